@@ -1,0 +1,81 @@
+package a2a
+
+// The protocol bindings an AgentInterface can name.
+const (
+	BindingHTTPJSON = "HTTP+JSON"
+	BindingJSONRPC  = "JSONRPC"
+	BindingGRPC     = "GRPC"
+)
+
+// AgentCard describes an agent (v1.0 shape).
+type AgentCard struct {
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	SupportedInterfaces  []AgentInterface          `json:"supportedInterfaces"`
+	Provider             *AgentProvider            `json:"provider,omitempty"`
+	Version              string                    `json:"version"`
+	DocumentationURL     string                    `json:"documentationUrl,omitempty"`
+	Capabilities         AgentCapabilities         `json:"capabilities"`
+	SecuritySchemes      map[string]SecurityScheme `json:"securitySchemes,omitempty"`
+	SecurityRequirements []SecurityRequirement     `json:"securityRequirements,omitempty"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []AgentSkill              `json:"skills"`
+	IconURL              string                    `json:"iconUrl,omitempty"`
+}
+
+// AgentInterface is one way to reach the agent.
+type AgentInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Tenant          string `json:"tenant,omitempty"`
+}
+
+// AgentProvider names who runs the agent.
+type AgentProvider struct {
+	Organization string `json:"organization"`
+	URL          string `json:"url"`
+}
+
+// AgentCapabilities are written out explicitly, false included, so a
+// reader never has to guess.
+type AgentCapabilities struct {
+	Streaming         bool `json:"streaming"`
+	PushNotifications bool `json:"pushNotifications"`
+	ExtendedAgentCard bool `json:"extendedAgentCard"`
+}
+
+// AgentSkill is one thing the agent can do.
+type AgentSkill struct {
+	ID                   string                `json:"id"`
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	Tags                 []string              `json:"tags"`
+	Examples             []string              `json:"examples,omitempty"`
+	InputModes           []string              `json:"inputModes,omitempty"`
+	OutputModes          []string              `json:"outputModes,omitempty"`
+	SecurityRequirements []SecurityRequirement `json:"securityRequirements,omitempty"`
+}
+
+// SecurityRequirement is {"schemes": {"<name>": {"list": [scopes]}}}.
+type SecurityRequirement struct {
+	Schemes map[string]StringList `json:"schemes"`
+}
+
+// StringList is the proto StringList message.
+type StringList struct {
+	List []string `json:"list,omitempty"`
+}
+
+// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth only.
+type SecurityScheme struct {
+	HTTPAuth *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+}
+
+// HTTPAuthSecurityScheme is an RFC 7235 scheme such as Bearer.
+type HTTPAuthSecurityScheme struct {
+	Description  string `json:"description,omitempty"`
+	Scheme       string `json:"scheme"`
+	BearerFormat string `json:"bearerFormat,omitempty"`
+}

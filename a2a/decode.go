@@ -1,0 +1,381 @@
+package a2a
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// MaxJSONDepth bounds the nesting of objects and arrays in a request body.
+const MaxJSONDepth = 64
+
+// SyntaxError reports a body that is not well-formed JSON (including
+// invalid UTF-8). Offset is the byte where the problem was found.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+// ShapeError reports well-formed JSON that kfa refuses before decoding:
+// duplicate object keys or nesting beyond MaxJSONDepth.
+type ShapeError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *ShapeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+// CheckJSON validates b as exactly one JSON value: well-formed, valid UTF-8,
+// at most MaxJSONDepth deep and without duplicate keys in any object. It
+// returns a *SyntaxError or a *ShapeError.
+//
+// encoding/json accepts duplicate keys (the last wins) and silently replaces
+// invalid UTF-8; ProtoJSON rejects both, and so do we.
+func CheckJSON(b []byte) error {
+	c := checker{b: b}
+	c.ws()
+	if c.i >= len(b) {
+		return &SyntaxError{Offset: c.i, Msg: "empty body, expected a JSON value"}
+	}
+	if err := c.value(0); err != nil {
+		return err
+	}
+	c.ws()
+	if c.i != len(b) {
+		return &SyntaxError{Offset: c.i, Msg: "unexpected data after the JSON value"}
+	}
+	return nil
+}
+
+type checker struct {
+	b []byte
+	i int
+}
+
+func (c *checker) ws() {
+	for c.i < len(c.b) {
+		switch c.b[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
+		}
+	}
+}
+
+func (c *checker) syntax(msg string) error { return &SyntaxError{Offset: c.i, Msg: msg} }
+
+func (c *checker) value(depth int) error {
+	if c.i >= len(c.b) {
+		return c.syntax("unexpected end of JSON")
+	}
+	switch ch := c.b[c.i]; {
+	case ch == '{':
+		return c.object(depth + 1)
+	case ch == '[':
+		return c.array(depth + 1)
+	case ch == '"':
+		_, err := c.str()
+		return err
+	case ch == 't':
+		return c.lit("true")
+	case ch == 'f':
+		return c.lit("false")
+	case ch == 'n':
+		return c.lit("null")
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		return c.number()
+	default:
+		return c.syntax(fmt.Sprintf("invalid character %q looking for a value", rune(ch)))
+	}
+}
+
+func (c *checker) lit(s string) error {
+	if len(c.b)-c.i < len(s) || string(c.b[c.i:c.i+len(s)]) != s {
+		return c.syntax("invalid literal, expected " + s)
+	}
+	c.i += len(s)
+	return nil
+}
+
+func (c *checker) digits() int {
+	start := c.i
+	for c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' {
+		c.i++
+	}
+	return c.i - start
+}
+
+func (c *checker) number() error {
+	if c.b[c.i] == '-' {
+		c.i++
+	}
+	if c.i < len(c.b) && c.b[c.i] == '0' {
+		c.i++
+	} else if c.digits() == 0 {
+		return c.syntax("invalid number")
+	}
+	if c.i < len(c.b) && c.b[c.i] == '.' {
+		c.i++
+		if c.digits() == 0 {
+			return c.syntax("invalid number: no digits after the decimal point")
+		}
+	}
+	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+		c.i++
+		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
+			c.i++
+		}
+		if c.digits() == 0 {
+			return c.syntax("invalid number: no digits in the exponent")
+		}
+	}
+	return nil
+}
+
+// str scans a string and returns its raw bytes between the quotes
+// (escapes still in place) for key comparison.
+func (c *checker) str() ([]byte, error) {
+	c.i++ // opening quote
+	start := c.i
+	escaped := false
+	for c.i < len(c.b) {
+		ch := c.b[c.i]
+		switch {
+		case ch == '"':
+			raw := c.b[start:c.i]
+			c.i++
+			if escaped {
+				// Compare keys by their decoded value so "a" and "\u0061" collide.
+				var s string
+				if err := json.Unmarshal(c.b[start-1:c.i], &s); err != nil {
+					return nil, &SyntaxError{Offset: start, Msg: "invalid string escape"}
+				}
+				return []byte(s), nil
+			}
+			return raw, nil
+		case ch == '\\':
+			escaped = true
+			c.i++
+			if c.i >= len(c.b) {
+				return nil, c.syntax("unexpected end of JSON in string")
+			}
+			switch c.b[c.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				c.i++
+			case 'u':
+				if len(c.b)-c.i < 5 || !isHex4(c.b[c.i+1:c.i+5]) {
+					return nil, c.syntax("invalid \\u escape in string")
+				}
+				c.i += 5
+			default:
+				return nil, c.syntax("invalid escape in string")
+			}
+		case ch < 0x20:
+			return nil, c.syntax("control character in string (escape it)")
+		case ch < utf8.RuneSelf:
+			c.i++
+		default:
+			r, size := utf8.DecodeRune(c.b[c.i:])
+			if r == utf8.RuneError && size <= 1 {
+				return nil, c.syntax("invalid UTF-8 in string")
+			}
+			c.i += size
+		}
+	}
+	return nil, c.syntax("unexpected end of JSON in string")
+}
+
+func isHex4(b []byte) bool {
+	for _, ch := range b {
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *checker) object(depth int) error {
+	if depth > MaxJSONDepth {
+		return &ShapeError{Offset: c.i, Msg: fmt.Sprintf("JSON nested deeper than %d levels", MaxJSONDepth)}
+	}
+	c.i++ // {
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == '}' {
+		c.i++
+		return nil
+	}
+	var seen map[string]struct{}
+	for {
+		c.ws()
+		if c.i >= len(c.b) || c.b[c.i] != '"' {
+			return c.syntax("expected a string key in object")
+		}
+		keyAt := c.i
+		key, err := c.str()
+		if err != nil {
+			return err
+		}
+		if seen == nil {
+			seen = make(map[string]struct{}, 8)
+		}
+		if _, dup := seen[string(key)]; dup {
+			return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", key)}
+		}
+		seen[string(key)] = struct{}{}
+		c.ws()
+		if c.i >= len(c.b) || c.b[c.i] != ':' {
+			return c.syntax("expected ':' after object key")
+		}
+		c.i++
+		c.ws()
+		if err := c.value(depth); err != nil {
+			return err
+		}
+		c.ws()
+		if c.i >= len(c.b) {
+			return c.syntax("unexpected end of JSON in object")
+		}
+		switch c.b[c.i] {
+		case ',':
+			c.i++
+		case '}':
+			c.i++
+			return nil
+		default:
+			return c.syntax("expected ',' or '}' in object")
+		}
+	}
+}
+
+func (c *checker) array(depth int) error {
+	if depth > MaxJSONDepth {
+		return &ShapeError{Offset: c.i, Msg: fmt.Sprintf("JSON nested deeper than %d levels", MaxJSONDepth)}
+	}
+	c.i++ // [
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == ']' {
+		c.i++
+		return nil
+	}
+	for {
+		c.ws()
+		if err := c.value(depth); err != nil {
+			return err
+		}
+		c.ws()
+		if c.i >= len(c.b) {
+			return c.syntax("unexpected end of JSON in array")
+		}
+		switch c.b[c.i] {
+		case ',':
+			c.i++
+		case ']':
+			c.i++
+			return nil
+		default:
+			return c.syntax("expected ',' or ']' in array")
+		}
+	}
+}
+
+// IsObject reports whether raw holds a JSON object (after leading space).
+func IsObject(raw json.RawMessage) bool {
+	for _, ch := range raw {
+		switch ch {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// The decoders below accept the snake_case field names ProtoJSON allows on
+// input, next to the lowerCamelCase ones. When both are present the
+// camelCase one wins.
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var in struct {
+		plain
+		MessageIDSnake        *string   `json:"message_id"`
+		ContextIDSnake        *string   `json:"context_id"`
+		TaskIDSnake           *string   `json:"task_id"`
+		ReferenceTaskIDsSnake *[]string `json:"reference_task_ids"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*m = Message(in.plain)
+	pick(&m.MessageID, in.MessageIDSnake)
+	pick(&m.ContextID, in.ContextIDSnake)
+	pick(&m.TaskID, in.TaskIDSnake)
+	if m.ReferenceTaskIDs == nil && in.ReferenceTaskIDsSnake != nil {
+		m.ReferenceTaskIDs = *in.ReferenceTaskIDsSnake
+	}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Part) UnmarshalJSON(b []byte) error {
+	type plain Part
+	var in struct {
+		plain
+		MediaTypeSnake *string `json:"media_type"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*p = Part(in.plain)
+	pick(&p.MediaType, in.MediaTypeSnake)
+	// A JSON null is no content at all.
+	if string(p.Data) == "null" {
+		p.Data = nil
+	}
+	if string(p.Metadata) == "null" {
+		p.Metadata = nil
+	}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
+	type plain SendMessageConfiguration
+	var in struct {
+		plain
+		AcceptedOutputModesSnake        *[]string       `json:"accepted_output_modes"`
+		TaskPushNotificationConfigSnake json.RawMessage `json:"task_push_notification_config"`
+		HistoryLengthSnake              *int32          `json:"history_length"`
+		ReturnImmediatelySnake          *bool           `json:"return_immediately"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*c = SendMessageConfiguration(in.plain)
+	if c.AcceptedOutputModes == nil && in.AcceptedOutputModesSnake != nil {
+		c.AcceptedOutputModes = *in.AcceptedOutputModesSnake
+	}
+	if c.TaskPushNotificationConfig == nil {
+		c.TaskPushNotificationConfig = in.TaskPushNotificationConfigSnake
+	}
+	if c.HistoryLength == nil {
+		c.HistoryLength = in.HistoryLengthSnake
+	}
+	if c.ReturnImmediately == nil {
+		c.ReturnImmediately = in.ReturnImmediatelySnake
+	}
+	return nil
+}
+
+func pick(dst *string, snake *string) {
+	if *dst == "" && snake != nil {
+		*dst = *snake
+	}
+}

@@ -1,0 +1,156 @@
+package admin
+
+import (
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// Deps are the services the admin API drives.
+type Deps struct {
+	Agents      *agents.Service
+	Tasks       *tasks.Service
+	Discussions *discussions.Service
+	Log         *slog.Logger
+	// Version and DataDir identify the process in /admin/v1/ping.
+	Version string
+	DataDir string
+	// Mode is "server" when served by kfa serve on the socket, "direct" when
+	// the CLI opened the store itself.
+	Mode string
+}
+
+// Handler serves the admin API.
+type Handler struct {
+	deps   Deps
+	router *mux.Router
+}
+
+// maxBody bounds admin request bodies other than imports.
+const maxBody = 1 << 20
+
+// NewHandler returns the admin API with all routes registered.
+func NewHandler(deps Deps) *Handler {
+	h := &Handler{deps: deps, router: mux.NewRouter()}
+	r := h.router
+	r.HandleFunc("/admin/v1/ping", h.ping).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/agents", h.listAgents).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, a2a.Errorf(a2a.MethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	h.router.ServeHTTP(w, r)
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpjson.WriteError(w, r, h.deps.Log, err)
+}
+
+// Ping identifies the process answering the admin channel.
+type Ping struct {
+	Version string `json:"version"`
+	DataDir string `json:"dataDir"`
+	PID     int    `json:"pid"`
+	Mode    string `json:"mode"`
+	Time    string `json:"time"`
+}
+
+func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
+	httpjson.WriteJSON(w, http.StatusOK, Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
+		Mode: h.deps.Mode, Time: a2a.FormatTime(time.Now())})
+}
+
+// CreateAgentRequest is the body of POST /admin/v1/agents.
+type CreateAgentRequest struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+}
+
+// RotateAgentRequest is the body of POST /admin/v1/agents/{id}/rotate.
+type RotateAgentRequest struct {
+	// GraceSeconds keeps the old tokens working this long; 0 ends them now.
+	GraceSeconds int64 `json:"graceSeconds"`
+}
+
+func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
+	list, err := h.deps.Agents.List(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]api.Agent, len(list))
+	for i, a := range list {
+		out[i] = api.FromAgent(a)
+	}
+	httpjson.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
+	var req CreateAgentRequest
+	if err := httpjson.ReadJSON(w, r, maxBody, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	scopes := make([]agents.Scope, len(req.Scopes))
+	for i, s := range req.Scopes {
+		scopes[i] = agents.Scope(s)
+	}
+	c, err := h.deps.Agents.Create(r.Context(), req.Name, scopes)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := api.FromAgent(c.Agent)
+	out.Token = c.Token
+	httpjson.WriteJSON(w, http.StatusCreated, out)
+}
+
+func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
+	var req RotateAgentRequest
+	if err := httpjson.ReadJSON(w, r, maxBody, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.GraceSeconds < 0 {
+		h.fail(w, r, a2a.BadParam("graceSeconds", "must not be negative"))
+		return
+	}
+	c, err := h.deps.Agents.Rotate(r.Context(), mux.Vars(r)["id"], time.Duration(req.GraceSeconds)*time.Second)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := api.FromAgent(c.Agent)
+	out.Token = c.Token
+	httpjson.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
+	a, err := h.deps.Agents.Revoke(r.Context(), mux.Vars(r)["id"])
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+}

@@ -1,0 +1,111 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Scope is a permission a credential's agent holds.
+type Scope string
+
+// The scopes. Post implies read: an agent that may ask may also read what
+// it asked.
+const (
+	ScopeRead Scope = "read"
+	ScopePost Scope = "post"
+)
+
+// MaxNameLen bounds an agent name, in characters.
+const MaxNameLen = 64
+
+// Sentinel errors. Callers match them with errors.Is.
+var (
+	ErrNotFound     = errors.New("agent not found")
+	ErrDisabled     = errors.New("agent is disabled")
+	ErrInvalidName  = errors.New("invalid agent name")
+	ErrInvalidScope = errors.New("invalid scope")
+	ErrInvalidToken = errors.New("invalid or revoked token")
+)
+
+// Agent is an identity. Tasks and inbox entries belong to an agent id, never
+// to a token, so rotating a token keeps everything the agent owns.
+type Agent struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Scopes     []Scope   `json:"scopes"`
+	CreatedAt  time.Time `json:"createdAt"`
+	DisabledAt time.Time `json:"disabledAt,omitzero"`
+}
+
+// Active reports whether the agent may authenticate.
+func (a Agent) Active() bool { return a.DisabledAt.IsZero() }
+
+// Has reports whether the agent holds scope s (post implies read).
+func (a Agent) Has(s Scope) bool {
+	if slices.Contains(a.Scopes, s) {
+		return true
+	}
+	return s == ScopeRead && slices.Contains(a.Scopes, ScopePost)
+}
+
+// ScopeStrings returns the scopes as strings, in canonical order.
+func (a Agent) ScopeStrings() []string {
+	out := make([]string, len(a.Scopes))
+	for i, s := range a.Scopes {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// ValidateName checks an agent name: 1 to MaxNameLen printable characters.
+func ValidateName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidName)
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w: must not be empty", ErrInvalidName)
+	case n > MaxNameLen:
+		return fmt.Errorf("%w: %d characters, at most %d", ErrInvalidName, n, MaxNameLen)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("%w: contains the non-printable character %U", ErrInvalidName, r)
+		}
+	}
+	return nil
+}
+
+// ParseScopes reads a comma-separated scope list ("read,post"). The result
+// is deduplicated and in canonical order (read, post).
+func ParseScopes(list string) ([]Scope, error) {
+	var have [2]bool
+	for _, f := range strings.Split(list, ",") {
+		switch Scope(strings.TrimSpace(f)) {
+		case ScopeRead:
+			have[0] = true
+		case ScopePost:
+			have[1] = true
+		case "":
+			continue
+		default:
+			return nil, fmt.Errorf("%w: %q (want read or post)", ErrInvalidScope, strings.TrimSpace(f))
+		}
+	}
+	var out []Scope
+	if have[0] {
+		out = append(out, ScopeRead)
+	}
+	if have[1] {
+		out = append(out, ScopePost)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: at least one of read, post is needed", ErrInvalidScope)
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Store persists agents and credentials. Each method is one transaction.
+type Store interface {
+	// CreateAgent stores a new agent with its first credential.
+	CreateAgent(ctx context.Context, a Agent, c Credential) error
+	// GetAgent returns the agent or ErrNotFound.
+	GetAgent(ctx context.Context, id string) (Agent, error)
+	// ListAgents returns every agent, oldest first.
+	ListAgents(ctx context.Context) ([]Agent, error)
+	// RotateCredential adds c for its agent. Older credentials of the agent
+	// are deleted, or, when keepUntil is not zero, kept until then.
+	RotateCredential(ctx context.Context, c Credential, keepUntil time.Time) (Agent, error)
+	// RevokeAgent disables the agent at the given time and deletes all of its
+	// credentials. Revoking a disabled agent changes nothing. It returns
+	// ErrNotFound for an unknown id.
+	RevokeAgent(ctx context.Context, id string, at time.Time) (Agent, error)
+	// Authenticate finds the credential with digest d and its agent, or
+	// returns ErrInvalidToken.
+	Authenticate(ctx context.Context, d Digest) (Agent, Credential, error)
+}
+
+// Service applies the agent rules over a Store.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service. now is the clock (time.Now in production).
+func NewService(store Store, now func() time.Time) *Service {
+	return &Service{store: store, now: now}
+}
+
+// Created is a new agent together with its token, which is shown once.
+type Created struct {
+	Agent Agent
+	Token string
+}
+
+// Create makes an agent with the given name and scopes and its first token.
+func (s *Service) Create(ctx context.Context, name string, scopes []Scope) (Created, error) {
+	if err := ValidateName(name); err != nil {
+		return Created{}, err
+	}
+	if len(scopes) == 0 {
+		return Created{}, fmt.Errorf("%w: at least one of read, post is needed", ErrInvalidScope)
+	}
+	for _, sc := range scopes {
+		if sc != ScopeRead && sc != ScopePost {
+			return Created{}, fmt.Errorf("%w: %q", ErrInvalidScope, sc)
+		}
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	a := Agent{ID: ulid.Make().String(), Name: name, Scopes: scopes, CreatedAt: now}
+	token := NewToken()
+	c := Credential{Digest: DigestOf(token), AgentID: a.ID, CreatedAt: now}
+	if err := s.store.CreateAgent(ctx, a, c); err != nil {
+		return Created{}, fmt.Errorf("create agent: %w", err)
+	}
+	return Created{Agent: a, Token: token}, nil
+}
+
+// Rotate issues a new token for the agent. The old tokens stop working at
+// once, or after grace when grace > 0. The agent id, and so everything the
+// agent owns, stays the same.
+func (s *Service) Rotate(ctx context.Context, id string, grace time.Duration) (Created, error) {
+	if grace < 0 {
+		return Created{}, errors.New("rotate: grace period must not be negative")
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	token := NewToken()
+	c := Credential{Digest: DigestOf(token), AgentID: id, CreatedAt: now}
+	var keepUntil time.Time
+	if grace > 0 {
+		keepUntil = now.Add(grace)
+	}
+	a, err := s.store.RotateCredential(ctx, c, keepUntil)
+	if err != nil {
+		return Created{}, fmt.Errorf("rotate agent %s: %w", id, err)
+	}
+	return Created{Agent: a, Token: token}, nil
+}
+
+// Revoke disables the agent and deletes its credentials: the next request
+// with any of its tokens fails.
+func (s *Service) Revoke(ctx context.Context, id string) (Agent, error) {
+	a, err := s.store.RevokeAgent(ctx, id, s.now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		return Agent{}, fmt.Errorf("revoke agent %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// Get returns one agent.
+func (s *Service) Get(ctx context.Context, id string) (Agent, error) {
+	a, err := s.store.GetAgent(ctx, id)
+	if err != nil {
+		return Agent{}, fmt.Errorf("get agent %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// List returns every agent, oldest first.
+func (s *Service) List(ctx context.Context) ([]Agent, error) {
+	return s.store.ListAgents(ctx)
+}
+
+// Authenticate returns the active agent that token belongs to, or
+// ErrInvalidToken. Malformed tokens are refused without a lookup.
+func (s *Service) Authenticate(ctx context.Context, token string) (Agent, error) {
+	if !WellFormed(token) {
+		return Agent{}, ErrInvalidToken
+	}
+	a, c, err := s.store.Authenticate(ctx, DigestOf(token))
+	if err != nil {
+		return Agent{}, err
+	}
+	if !a.Active() || !c.ValidAt(s.now()) {
+		return Agent{}, ErrInvalidToken
+	}
+	return a, nil
+}

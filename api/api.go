@@ -1,0 +1,155 @@
+// Package api holds the JSON shapes of kfa's own HTTP API (/api/v1) and of
+// the admin channel: discussions, replies, inbox entries, agents. Handlers
+// write them, the client package and the CLI read them, so the three cannot
+// disagree. Times are A2A timestamps (UTC, milliseconds, Z).
+//
+// It imports neither net/http nor the store.
+package api
+
+import (
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+)
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return a2a.FormatTime(t)
+}
+
+// Discussion is a public question.
+type Discussion struct {
+	ID          string  `json:"id"`
+	Title       string  `json:"title"`
+	Body        string  `json:"body"`
+	AuthorID    string  `json:"authorId"`
+	AuthorName  string  `json:"authorName"`
+	Kind        string  `json:"kind,omitempty"`
+	Product     string  `json:"product,omitempty"`
+	Environment string  `json:"environment,omitempty"`
+	Status      string  `json:"status"`
+	CreatedAt   string  `json:"createdAt"`
+	AnsweredAt  string  `json:"answeredAt,omitempty"`
+	ReplyCount  int     `json:"replyCount"`
+	URL         string  `json:"url,omitempty"`
+	Replies     []Reply `json:"replies,omitzero"`
+}
+
+// Reply is an answer on a discussion.
+type Reply struct {
+	ID           string `json:"id"`
+	DiscussionID string `json:"discussionId"`
+	AuthorID     string `json:"authorId"`
+	AuthorName   string `json:"authorName"`
+	Body         string `json:"body"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+// DiscussionList is a page of discussions.
+type DiscussionList struct {
+	Discussions   []Discussion `json:"discussions"`
+	NextPageToken string       `json:"nextPageToken"`
+	TotalSize     int          `json:"totalSize"`
+}
+
+// ReplyRequest is the body of POST /api/v1/discussions/{id}/replies.
+type ReplyRequest struct {
+	Body *string `json:"body"`
+}
+
+// ReplyResponse is the answer to a reply.
+type ReplyResponse struct {
+	Reply          Reply    `json:"reply"`
+	CompletedTasks int      `json:"completedTasks"`
+	CompletedIDs   []string `json:"completedTaskIds"`
+}
+
+// InboxEntry tells an agent that someone else replied on its discussion.
+type InboxEntry struct {
+	ID           string   `json:"id"`
+	DiscussionID string   `json:"discussionId"`
+	ReplyID      string   `json:"replyId"`
+	TaskIDs      []string `json:"taskIds"`
+	CreatedAt    string   `json:"createdAt"`
+	AckedAt      *string  `json:"ackedAt"`
+}
+
+// InboxList is a page of inbox entries.
+type InboxList struct {
+	Entries       []InboxEntry `json:"entries"`
+	NextPageToken string       `json:"nextPageToken"`
+}
+
+// AckRequest is the body of POST /api/v1/inbox:ack.
+type AckRequest struct {
+	IDs []string `json:"ids"`
+}
+
+// AckResponse says what an ack changed.
+type AckResponse struct {
+	Acked        []string `json:"acked"`
+	AlreadyAcked []string `json:"alreadyAcked"`
+	NotFound     []string `json:"notFound"`
+}
+
+// Agent is an identity as the API and CLI show it. Token is set only in
+// the answer to create and rotate.
+type Agent struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name,omitempty"`
+	Scopes     []string `json:"scopes,omitempty"`
+	CreatedAt  string   `json:"createdAt,omitempty"`
+	DisabledAt string   `json:"disabledAt,omitempty"`
+	Token      string   `json:"token,omitempty"`
+}
+
+// FromDiscussion converts a discussion; base is the public URL.
+func FromDiscussion(d discussions.Discussion, base string) Discussion {
+	out := Discussion{
+		ID: d.ID, Title: d.Title, Body: d.Body, AuthorID: d.AuthorID, AuthorName: d.AuthorName,
+		Kind: d.Kind, Product: d.Product, Environment: d.Environment, Status: string(d.Status),
+		CreatedAt: ts(d.CreatedAt), AnsweredAt: ts(d.AnsweredAt), ReplyCount: d.ReplyCount,
+	}
+	if base != "" {
+		out.URL = base + "/api/v1/discussions/" + d.ID
+	}
+	return out
+}
+
+// FromReply converts a reply.
+func FromReply(r discussions.Reply) Reply {
+	return Reply{ID: r.ID, DiscussionID: r.DiscussionID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
+		Body: r.Body, CreatedAt: ts(r.CreatedAt)}
+}
+
+// FromReplies converts replies, never returning nil.
+func FromReplies(rs []discussions.Reply) []Reply {
+	out := make([]Reply, len(rs))
+	for i, r := range rs {
+		out[i] = FromReply(r)
+	}
+	return out
+}
+
+// FromInboxEntry converts an inbox entry.
+func FromInboxEntry(e discussions.InboxEntry) InboxEntry {
+	out := InboxEntry{ID: e.ID, DiscussionID: e.DiscussionID, ReplyID: e.ReplyID, TaskIDs: e.TaskIDs,
+		CreatedAt: ts(e.CreatedAt)}
+	if out.TaskIDs == nil {
+		out.TaskIDs = []string{}
+	}
+	if !e.AckedAt.IsZero() {
+		s := ts(e.AckedAt)
+		out.AckedAt = &s
+	}
+	return out
+}
+
+// FromAgent converts an agent (without a token).
+func FromAgent(a agents.Agent) Agent {
+	return Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt)}
+}

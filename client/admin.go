@@ -1,0 +1,48 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
+)
+
+// Ping identifies the process behind the admin channel.
+func (c *Client) Ping(ctx context.Context) (admin.Ping, error) {
+	var out admin.Ping
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/ping"}, &out)
+	return out, err
+}
+
+// CreateAgent makes an agent; the answer holds its token, shown only here.
+func (c *Client) CreateAgent(ctx context.Context, name string, scopes []string) (api.Agent, error) {
+	var out api.Agent
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents",
+		body: admin.CreateAgentRequest{Name: name, Scopes: scopes}}, &out)
+	return out, err
+}
+
+// RotateAgent issues a new token; old ones keep working for grace.
+func (c *Client) RotateAgent(ctx context.Context, id string, grace time.Duration) (api.Agent, error) {
+	var out api.Agent
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/rotate",
+		body: admin.RotateAgentRequest{GraceSeconds: int64(grace / time.Second)}}, &out)
+	return out, err
+}
+
+// RevokeAgent disables an agent and deletes its tokens.
+func (c *Client) RevokeAgent(ctx context.Context, id string) (api.Agent, error) {
+	var out api.Agent
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/revoke"}, &out)
+	return out, err
+}
+
+// Agents lists every agent.
+func (c *Client) Agents(ctx context.Context) ([]api.Agent, error) {
+	var out []api.Agent
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/agents"}, &out)
+	return out, err
+}

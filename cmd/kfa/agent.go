@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+)
+
+func runAgent(ctx context.Context, e env, args []string) error {
+	subs := map[string]func(context.Context, env, []string) error{
+		"create": agentCreate, "rotate": agentRotate, "revoke": agentRevoke, "list": agentList,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stderr, "Usage: kfa agent create|rotate|revoke|list [flags]\n\n"+
+			"  create   make an agent and its first token (shown once)\n"+
+			"  rotate   issue a new token for an agent; old tokens stop working\n"+
+			"  revoke   disable an agent and delete its tokens\n"+
+			"  list     list agents\n\nRun 'kfa agent <subcommand> -h' for flags.")
+		if len(args) == 0 {
+			return usagef("missing subcommand")
+		}
+		return nil
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		return usagef("unknown subcommand %q (want create, rotate, revoke or list)", args[0])
+	}
+	return sub(ctx, e, args[1:])
+}
+
+func agentCreate(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	var name, scope string
+	fs := newFlagSet("agent create", "kfa agent create --name NAME [--scope read,post] [--json]",
+		"Create an agent and print its token. The token is shown only here; kfa keeps only its hash.", e,
+		"kfa agent create --name build-bot --scope read,post",
+		"kfa agent create --name reader --scope read --json")
+	d.bind(fs)
+	fs.StringVar(&name, "name", "", "agent `name` (1-64 printable characters)")
+	fs.StringVar(&scope, "scope", "read,post", "comma-separated `scopes`: read, post")
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	if name == "" {
+		return usagef("--name is required")
+	}
+	scopes, err := agents.ParseScopes(scope)
+	if err != nil {
+		return usagef("--scope: %v", err)
+	}
+	c, done, err := connect(ctx, d, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	strs := make([]string, len(scopes))
+	for i, s := range scopes {
+		strs[i] = string(s)
+	}
+	a, err := c.CreateAgent(ctx, name, strs)
+	if err != nil {
+		return err
+	}
+	if d.json {
+		return printJSON(e.stdout, struct {
+			ID     string   `json:"id"`
+			Name   string   `json:"name"`
+			Scopes []string `json:"scopes"`
+			Token  string   `json:"token"`
+		}{a.ID, a.Name, a.Scopes, a.Token})
+	}
+	fmt.Fprintf(e.stdout, "Created agent %s (%s) with scopes %s.\n", a.ID, oneLine(a.Name), strings.Join(a.Scopes, ","))
+	fmt.Fprintf(e.stdout, "Token (shown only now; store it safely):\n%s\n", a.Token)
+	return nil
+}
+
+func agentRotate(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	var grace time.Duration
+	fs := newFlagSet("agent rotate", "kfa agent rotate ID [--grace DURATION] [--json]",
+		"Issue a new token for the agent. Its id, tasks and inbox stay the same. Old tokens stop\n"+
+			"working at once, or after --grace.", e,
+		"kfa agent rotate 01JD0Z6X8Q4Y4K2V1T3S5R7P9N",
+		"kfa agent rotate 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --grace 10m --json")
+	d.bind(fs)
+	fs.DurationVar(&grace, "grace", 0, "keep old tokens working this `long` (e.g. 10m)")
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 1, "an agent ID"); err != nil {
+		return err
+	}
+	if grace < 0 {
+		return usagef("--grace must not be negative")
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	a, err := c.RotateAgent(ctx, pos[0], grace)
+	if err != nil {
+		return err
+	}
+	if d.json {
+		return printJSON(e.stdout, struct {
+			ID    string `json:"id"`
+			Token string `json:"token"`
+		}{a.ID, a.Token})
+	}
+	when := "now"
+	if grace > 0 {
+		when = "in " + grace.String()
+	}
+	fmt.Fprintf(e.stdout, "New token for agent %s (old tokens stop working %s; shown only now):\n%s\n", a.ID, when, a.Token)
+	return nil
+}
+
+func agentRevoke(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	fs := newFlagSet("agent revoke", "kfa agent revoke ID [--json]",
+		"Disable the agent and delete its tokens: its next request fails. Its tasks and\n"+
+			"discussions stay. Revoking a revoked agent changes nothing.", e,
+		"kfa agent revoke 01JD0Z6X8Q4Y4K2V1T3S5R7P9N")
+	d.bind(fs)
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 1, "an agent ID"); err != nil {
+		return err
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	a, err := c.RevokeAgent(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if d.json {
+		return printJSON(e.stdout, a)
+	}
+	fmt.Fprintf(e.stdout, "Revoked agent %s (%s) at %s; its tokens no longer work.\n", a.ID, oneLine(a.Name), a.DisabledAt)
+	return nil
+}
+
+func agentList(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	fs := newFlagSet("agent list", "kfa agent list [--json]", "List every agent, oldest first.", e, "kfa agent list --json")
+	d.bind(fs)
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	list, err := c.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	if d.json {
+		return printJSON(e.stdout, list)
+	}
+	now := time.Now()
+	t := newTable(e.stdout, "ID", "NAME", "SCOPES", "CREATED", "STATUS")
+	for _, a := range list {
+		status := "active"
+		if a.DisabledAt != "" {
+			status = "revoked"
+		}
+		created, _ := a2a.ParseTime(a.CreatedAt)
+		t.row(a.ID, a.Name, strings.Join(a.Scopes, ","), relTime(created, now), status)
+	}
+	return t.flush()
+}

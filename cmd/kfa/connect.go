@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/server"
+	"github.com/kfa-project/kfa/store"
+)
+
+// dataFlags are the flags every command that touches the data takes.
+type dataFlags struct {
+	dir    string
+	socket string
+	json   bool
+}
+
+func (d *dataFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&d.dir, "data", "./data", "data `directory` of the server")
+	fs.StringVar(&d.socket, "admin-socket", "", "admin socket `path` (default <data>/kfa.sock)")
+	fs.BoolVar(&d.json, "json", false, "print machine-readable JSON")
+}
+
+// connect reaches the data: through the running server's admin socket when
+// one answers, otherwise by opening the database itself and serving the
+// same admin API to itself in memory. create allows making a new database.
+func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, func(), error) {
+	sock := d.socket
+	if sock == "" {
+		sock = filepath.Join(d.dir, admin.SocketName)
+	}
+	if _, err := os.Stat(sock); err == nil {
+		c := client.NewUnix(sock)
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := c.Ping(pctx)
+		cancel()
+		if err == nil {
+			return c, func() {}, nil
+		}
+		// A socket nobody answers is left by a server that died; the file
+		// lock below tells whether another process still holds the data.
+	}
+	dbPath := filepath.Join(d.dir, store.FileName)
+	if !create {
+		if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no kfa database at %s: check --data, or start kfa serve there once", dbPath)
+		}
+	}
+	core, err := server.OpenCore(server.CoreOptions{DataDir: d.dir, LockTimeout: 500 * time.Millisecond})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, nil, fmt.Errorf("%s is locked by another process, and no kfa server answers on %s; "+
+			"if kfa serve runs with a different --admin-socket, pass the same one here", dbPath, sock)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	l := admin.NewPipeListener()
+	log := slog.New(slog.DiscardHandler)
+	srv := &http.Server{Handler: core.AdminHandler(log, version, d.dir, "direct"), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return client.NewDialer(l.Dial), func() {
+		_ = srv.Close()
+		_ = core.Close()
+	}, nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kfa-project/kfa/server"
+)
+
+func runServe(ctx context.Context, e env, args []string) error {
+	cfg := server.DefaultConfig()
+	cfg.Version = version
+	fs := newFlagSet("serve", "kfa serve [flags]",
+		"Run the kfa server: the A2A HTTP+JSON binding, the public JSON API, and the admin socket\n"+
+			"the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
+			"e.g. KFA_ADDR=0.0.0.0:8080; flags win over the environment.", e,
+		"kfa serve",
+		"kfa serve --addr 0.0.0.0:8080 --public-url https://kfa.example.com",
+		"kfa serve --contributor-writes=false --search-rate 120")
+	serveFlags(fs, &cfg)
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	log := newLogger(e, cfg.LogFormat, cfg.LogLevel)
+	return server.Run(ctx, cfg, log)
+}
+
+// serveFlags binds the flags of kfa serve to cfg.
+func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen `address` (host:port)")
+	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data `directory` (kfa.db, search index, admin socket)")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
+	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
+	fs.BoolVar(&cfg.ContributorWrites, "contributor-writes", cfg.ContributorWrites, "enable ask-network (asks and replies)")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log `level`: debug, info, warn or error")
+	fs.IntVar(&cfg.AskRate, "ask-rate", cfg.AskRate, "new asks per minute per agent (0: no limit)")
+	fs.IntVar(&cfg.MaxOpenTasks, "max-open-tasks", cfg.MaxOpenTasks, "open (waiting) tasks per agent (0: no limit)")
+	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address (0: no limit)")
+	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address (0: no limit)")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body in `bytes`")
+	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in `bytes`")
+	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "time to read request headers")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time to read a whole request")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "time to write a response")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "keep-alive idle time")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "time to drain requests on SIGINT/SIGTERM")
+	fs.DurationVar(&cfg.CardMaxAge, "card-max-age", cfg.CardMaxAge, "Cache-Control max-age of the agent card")
+	fs.DurationVar(&cfg.BatchDelay, "batch-delay", cfg.BatchDelay, "group-commit window: how long a write waits to share a transaction")
+	fs.DurationVar(&cfg.LockTimeout, "lock-timeout", cfg.LockTimeout, "how long to wait for the database file lock")
+}
+
+func newLogger(e env, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
+}
+
+// relTime is a short human form of how long ago t was.
+func relTime(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+}

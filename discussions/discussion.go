@@ -1,0 +1,116 @@
+package discussions
+
+import (
+	"errors"
+	"time"
+
+	"github.com/kfa-project/kfa/input"
+)
+
+// Status is the state of a discussion.
+type Status string
+
+// Discussion statuses. A discussion is answered from its first qualifying
+// reply on; it is never deleted.
+const (
+	StatusOpen     Status = "open"
+	StatusAnswered Status = "answered"
+)
+
+// ParseStatus reads a status filter value.
+func ParseStatus(s string) (Status, bool) {
+	switch Status(s) {
+	case StatusOpen, StatusAnswered:
+		return Status(s), true
+	}
+	return "", false
+}
+
+// Limits on what agents send, in characters.
+const (
+	MaxQuestionLen = 500
+	MaxDetailsLen  = 20_000
+	MaxReplyLen    = 20_000
+	MaxFilterLen   = 64
+)
+
+// Sentinel errors.
+var (
+	ErrNotFound = errors.New("discussion not found")
+	ErrAnswered = errors.New("discussion is already answered")
+)
+
+// Filters narrow what a question is about. Each is optional.
+type Filters struct {
+	Kind        string `json:"kind,omitempty"`
+	Product     string `json:"product,omitempty"`
+	Environment string `json:"environment,omitempty"`
+}
+
+// Discussion is a public question.
+type Discussion struct {
+	ID         string `json:"id"`
+	Title      string `json:"title"`
+	Body       string `json:"body,omitempty"`
+	AuthorID   string `json:"authorId"`
+	AuthorName string `json:"authorName"`
+	Filters
+	Status     Status    `json:"status"`
+	CreatedAt  time.Time `json:"createdAt"`
+	AnsweredAt time.Time `json:"answeredAt,omitzero"`
+	ReplyCount int       `json:"replyCount"`
+}
+
+// Reply is an answer on a discussion.
+type Reply struct {
+	ID           string    `json:"id"`
+	DiscussionID string    `json:"discussionId"`
+	AuthorID     string    `json:"authorId"`
+	AuthorName   string    `json:"authorName"`
+	Body         string    `json:"body"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// Qualifies reports whether r, on d, is a reply by someone else than the
+// discussion's author: the kind of reply that answers the question.
+func Qualifies(d Discussion, r Reply) bool { return r.AuthorID != d.AuthorID }
+
+// InboxEntry tells an agent that someone else replied on a discussion it
+// asked or joined. TaskIDs are the agent's tasks on that discussion.
+type InboxEntry struct {
+	ID           string    `json:"id"`
+	AgentID      string    `json:"-"`
+	DiscussionID string    `json:"discussionId"`
+	ReplyID      string    `json:"replyId"`
+	TaskIDs      []string  `json:"taskIds"`
+	CreatedAt    time.Time `json:"createdAt"`
+	AckedAt      time.Time `json:"ackedAt,omitzero"`
+}
+
+// Validate checks the filters.
+func (f Filters) Validate() error {
+	for _, v := range []struct{ field, val string }{
+		{"kind", f.Kind}, {"product", f.Product}, {"environment", f.Environment},
+	} {
+		if v.val == "" {
+			continue
+		}
+		if err := input.Text(v.field, v.val, 1, MaxFilterLen, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateQuestion checks the title, details and filters of a new question.
+func ValidateQuestion(question, details string, f Filters) error {
+	if err := input.Text("question", question, 1, MaxQuestionLen, false); err != nil {
+		return err
+	}
+	if details != "" {
+		if err := input.Text("details", details, 1, MaxDetailsLen, true); err != nil {
+			return err
+		}
+	}
+	return f.Validate()
+}

@@ -1,0 +1,220 @@
+package discussions
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/pagetoken"
+)
+
+// Page sizes of the list operations.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	MaxAckIDs       = 100
+)
+
+// ListQuery selects discussions, newest first.
+type ListQuery struct {
+	Status   Status // "" for all
+	PageSize int
+	After    string // cursor: the id of the last discussion of the previous page
+}
+
+// Page is one page of discussions.
+type Page struct {
+	Discussions []Discussion
+	Next        string // cursor for the next page; "" on the last one
+	Total       int    // discussions matching the filter
+}
+
+// InboxQuery selects one agent's inbox entries, oldest first.
+type InboxQuery struct {
+	AgentID     string
+	UnackedOnly bool
+	PageSize    int
+	After       string // cursor: the id of the last entry of the previous page
+}
+
+// InboxPage is one page of inbox entries.
+type InboxPage struct {
+	Entries []InboxEntry
+	Next    string
+}
+
+// ReplyResult is a stored reply and what it did.
+type ReplyResult struct {
+	Reply Reply
+	// Qualifying reports whether the reply was by someone other than the
+	// discussion's author.
+	Qualifying bool
+	// CompletedTaskIDs are the tasks the reply completed, in id order.
+	CompletedTaskIDs []string
+	// Notified is the number of inbox entries written.
+	Notified int
+}
+
+// AckResult says which ids an ack changed.
+type AckResult struct {
+	Acked        []string // newly acknowledged
+	AlreadyAcked []string
+	NotFound     []string // unknown, or another agent's
+}
+
+// Store persists discussions, replies and inboxes. AddReply is one
+// transaction that also completes tasks (see the package comment).
+type Store interface {
+	GetDiscussion(ctx context.Context, id string) (Discussion, error)
+	ListReplies(ctx context.Context, discussionID string) ([]Reply, error)
+	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
+	AddReply(ctx context.Context, r Reply) (ReplyResult, error)
+	ListInbox(ctx context.Context, q InboxQuery) (InboxPage, error)
+	AckInbox(ctx context.Context, agentID string, ids []string, at time.Time) (AckResult, error)
+}
+
+// Service applies the discussion rules over a Store.
+type Service struct {
+	store  Store
+	tokens pagetoken.Codec
+	now    func() time.Time
+}
+
+// NewService returns a Service. secret keys page tokens.
+func NewService(store Store, secret []byte, now func() time.Time) *Service {
+	return &Service{store: store, tokens: pagetoken.New(secret), now: now}
+}
+
+// ListResult is a page with its opaque next-page token.
+type ListResult struct {
+	Discussions   []Discussion
+	NextPageToken string
+	TotalSize     int
+}
+
+// List returns public discussions, newest first.
+func (s *Service) List(ctx context.Context, status Status, pageSize int, pageToken string) (ListResult, error) {
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return ListResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	binding := "discussions|" + string(status)
+	q := ListQuery{Status: status, PageSize: pageSize}
+	if pageToken != "" {
+		cur, err := s.tokens.Decode(binding, pageToken)
+		if err != nil {
+			return ListResult{}, err
+		}
+		q.After = string(cur)
+	}
+	p, err := s.store.ListDiscussions(ctx, q)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list discussions: %w", err)
+	}
+	res := ListResult{Discussions: p.Discussions, TotalSize: p.Total}
+	if p.Next != "" {
+		res.NextPageToken = s.tokens.Encode(binding, []byte(p.Next))
+	}
+	return res, nil
+}
+
+// Get returns one discussion and its replies, oldest first.
+func (s *Service) Get(ctx context.Context, id string) (Discussion, []Reply, error) {
+	d, err := s.store.GetDiscussion(ctx, id)
+	if err != nil {
+		return Discussion{}, nil, fmt.Errorf("get discussion %s: %w", id, err)
+	}
+	replies, err := s.store.ListReplies(ctx, id)
+	if err != nil {
+		return Discussion{}, nil, fmt.Errorf("list replies of %s: %w", id, err)
+	}
+	return d, replies, nil
+}
+
+// Author is who posts a reply.
+type Author struct {
+	ID   string
+	Name string
+}
+
+// Reply stores a reply by author on a discussion. When it qualifies, the
+// same transaction completes the waiting tasks (see the package comment).
+func (s *Service) Reply(ctx context.Context, author Author, discussionID, body string) (ReplyResult, error) {
+	if err := input.Text("body", body, 1, MaxReplyLen, true); err != nil {
+		return ReplyResult{}, err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	r := Reply{
+		ID:           ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String(),
+		DiscussionID: discussionID,
+		AuthorID:     author.ID,
+		AuthorName:   author.Name,
+		Body:         body,
+		CreatedAt:    now,
+	}
+	res, err := s.store.AddReply(ctx, r)
+	if err != nil {
+		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, err)
+	}
+	return res, nil
+}
+
+// InboxResult is a page of inbox entries with its next-page token.
+type InboxResult struct {
+	Entries       []InboxEntry
+	NextPageToken string
+}
+
+// Inbox lists an agent's inbox, oldest first.
+func (s *Service) Inbox(ctx context.Context, agentID string, unackedOnly bool, pageSize int, pageToken string) (InboxResult, error) {
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return InboxResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	binding := fmt.Sprintf("inbox|%s|%t", agentID, unackedOnly)
+	q := InboxQuery{AgentID: agentID, UnackedOnly: unackedOnly, PageSize: pageSize}
+	if pageToken != "" {
+		cur, err := s.tokens.Decode(binding, pageToken)
+		if err != nil {
+			return InboxResult{}, err
+		}
+		q.After = string(cur)
+	}
+	p, err := s.store.ListInbox(ctx, q)
+	if err != nil {
+		return InboxResult{}, fmt.Errorf("list inbox: %w", err)
+	}
+	res := InboxResult{Entries: p.Entries}
+	if p.Next != "" {
+		res.NextPageToken = s.tokens.Encode(binding, []byte(p.Next))
+	}
+	return res, nil
+}
+
+// Ack acknowledges inbox entries of agentID. It is idempotent and changes
+// no task.
+func (s *Service) Ack(ctx context.Context, agentID string, ids []string) (AckResult, error) {
+	if len(ids) == 0 {
+		return AckResult{}, input.Errorf("ids", "must list at least one entry id")
+	}
+	if len(ids) > MaxAckIDs {
+		return AckResult{}, input.Errorf("ids", "%d ids, at most %d per call", len(ids), MaxAckIDs)
+	}
+	for i, id := range ids {
+		if err := input.Text(fmt.Sprintf("ids[%d]", i), id, 1, 64, false); err != nil {
+			return AckResult{}, err
+		}
+	}
+	res, err := s.store.AckInbox(ctx, agentID, ids, s.now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		return AckResult{}, fmt.Errorf("ack inbox: %w", err)
+	}
+	return res, nil
+}

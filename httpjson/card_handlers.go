@@ -1,0 +1,93 @@
+package httpjson
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kfa-project/kfa/a2a"
+)
+
+// card serves the public agent card: anonymous, cacheable, with an ETag.
+func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
+	c := h.deps.Service.Card()
+	hd := w.Header()
+	hd.Set("ETag", c.ETag)
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	if etagMatches(r.Header.Get("If-None-Match"), c.ETag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeRaw(w, http.StatusOK, c.JSON)
+}
+
+// etagMatches applies If-None-Match's weak comparison to a list of tags.
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// preflight answers CORS preflight for the anonymous, credential-free
+// routes (the card and public discussion reads) only.
+func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", "*")
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+	hd.Set("Access-Control-Allow-Headers", "If-None-Match, A2A-Version")
+	hd.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// extendedCard answers GetExtendedAgentCard: kfa has none, and says so on
+// its card (capabilities.extendedAgentCard is false).
+func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
+	h.fail(w, r, a2a.Errorf(a2a.UnsupportedOperation,
+		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json"))
+}
+
+func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.deps.Ready != nil {
+		if err := h.deps.Ready(); err != nil {
+			h.fail(w, r, a2a.Errorf(a2a.Unavailable, "not ready: %v", err))
+			return
+		}
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	h.fail(w, r, a2a.Errorf(a2a.NotFound, "no route for %s %s", r.Method, truncate(r.URL.Path, 128)))
+}
+
+// methodNotAllowed answers 405 with the methods the path does accept.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if h.router.Match(probe, &match) && match.MatchErr == nil {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	h.fail(w, r, a2a.Errorf(a2a.MethodNotAllowed, "%s is not allowed on %s; allowed: %s",
+		r.Method, truncate(r.URL.Path, 128), strings.Join(allow, ", ")))
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is everything kfa serve can be told. Zero durations and sizes are
+// replaced by their defaults in Validate.
+type Config struct {
+	Addr      string // listen address, default 127.0.0.1:8080
+	DataDir   string // holds kfa.db, the search index and the admin socket; default ./data
+	PublicURL string // base URL clients see; default http://<Addr>
+	// AdminSocket is the admin unix socket path; default <DataDir>/kfa.sock,
+	// "off" disables it.
+	AdminSocket       string
+	ContributorWrites bool // enables ask-network; default true (see DefaultConfig)
+	Version           string
+
+	LogFormat string // text or json
+	LogLevel  string // debug, info, warn, error
+
+	AskRate      int // asks per minute per agent; 0 disables the limit
+	MaxOpenTasks int // open (working) tasks per agent; 0 disables the limit
+	SearchRate   int // searches per minute per client address; 0 disables the limit
+	AuthFailRate int // failed bearer authentications per minute per address; 0 disables the limit
+
+	MaxBodyBytes      int64
+	MaxHeaderBytes    int
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+	CardMaxAge        time.Duration
+	BatchDelay        time.Duration // group-commit window
+	LockTimeout       time.Duration // wait for the store's file lock
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Addr:              "127.0.0.1:8080",
+		DataDir:           "./data",
+		ContributorWrites: true,
+		Version:           "dev",
+		LogFormat:         "text",
+		LogLevel:          "info",
+		AskRate:           5,
+		MaxOpenTasks:      25,
+		SearchRate:        60,
+		AuthFailRate:      30,
+		MaxBodyBytes:      256 << 10,
+		MaxHeaderBytes:    16 << 10,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ShutdownTimeout:   15 * time.Second,
+		CardMaxAge:        5 * time.Minute,
+		BatchDelay:        2 * time.Millisecond,
+		LockTimeout:       time.Second,
+	}
+}
+
+// Validate checks c, naming the field of the first problem, and fills
+// derived values (the public URL and admin socket path).
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("addr: %q is not host:port: %w", c.Addr, err)
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		return errors.New("data: must not be empty")
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("public-url: %q must be an absolute http(s) URL without query or fragment", c.PublicURL)
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.AdminSocket == "" {
+		c.AdminSocket = filepath.Join(c.DataDir, "kfa.sock")
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log-format: %q must be text or json", c.LogFormat)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log-level: %q must be debug, info, warn or error", c.LogLevel)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"search-rate", c.SearchRate}, {"auth-fail-rate", c.AuthFailRate}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s: %d must not be negative (0 disables the limit)", f.name, f.v)
+		}
+	}
+	if c.MaxBodyBytes < 4096 {
+		return fmt.Errorf("max-body-bytes: %d is too small (at least 4096)", c.MaxBodyBytes)
+	}
+	if c.MaxHeaderBytes < 4096 {
+		return fmt.Errorf("max-header-bytes: %d is too small (at least 4096)", c.MaxHeaderBytes)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout},
+		{"idle-timeout", c.IdleTimeout}, {"shutdown-timeout", c.ShutdownTimeout}, {"card-max-age", c.CardMaxAge},
+		{"batch-delay", c.BatchDelay}, {"lock-timeout", c.LockTimeout},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s: %s must be positive", d.name, d.v)
+		}
+	}
+	if c.BatchDelay > 100*time.Millisecond {
+		return fmt.Errorf("batch-delay: %s is too long (at most 100ms; every write waits up to this long)", c.BatchDelay)
+	}
+	return nil
+}

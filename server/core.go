@@ -1,0 +1,71 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/store"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// Core is the store with the domain services over it: what both kfa serve
+// and the CLI (when no server runs) need.
+type Core struct {
+	DB          *store.DB
+	Agents      *agents.Service
+	Tasks       *tasks.Service
+	Discussions *discussions.Service
+}
+
+// CoreOptions tune OpenCore.
+type CoreOptions struct {
+	DataDir     string
+	LockTimeout time.Duration
+	BatchDelay  time.Duration
+	AskRate     int // per minute per agent; 0 for none
+	MaxOpen     int
+	Now         func() time.Time
+}
+
+// OpenCore opens <DataDir>/kfa.db and builds the services.
+func OpenCore(o CoreOptions) (*Core, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay})
+	if err != nil {
+		return nil, err
+	}
+	var askRate *ratelimit.Limiter
+	if o.AskRate > 0 {
+		askRate = ratelimit.New(ratelimit.Config{Events: o.AskRate, Per: time.Minute, Now: o.Now})
+	}
+	return &Core{
+		DB:          db,
+		Agents:      agents.NewService(db, o.Now),
+		Tasks:       tasks.NewService(db, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
+		Discussions: discussions.NewService(db, db.Secret(), o.Now),
+	}, nil
+}
+
+// AdminHandler returns the admin API over the core's services.
+func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
+	return admin.NewHandler(admin.Deps{
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Log: log,
+		Version: version, DataDir: dataDir, Mode: mode,
+	})
+}
+
+// Close closes the store.
+func (c *Core) Close() error {
+	if err := c.DB.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+// Package server assembles kfa: it opens the store, builds the domain
+// services, the A2A agent and the HTTP handlers, serves the public listener
+// and the admin socket, and shuts everything down in order (drain requests,
+// stop background work, close the store).
+//
+// Config holds every setting with its default; cmd/kfa fills it from flags
+// and KFA_* variables.
+package server

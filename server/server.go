@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
+)
+
+// Server is a running kfa: public listener, admin socket, store.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	core *Core
+
+	public *http.Server
+	admin  *http.Server
+	ln     net.Listener
+	adLn   net.Listener
+
+	ready    atomic.Bool
+	serveErr chan error
+}
+
+// New validates cfg, opens the store and builds the handlers. Nothing
+// listens until Start.
+func New(cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	core, err := OpenCore(CoreOptions{
+		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
+		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, core: core, serveErr: make(chan error, 2)}
+	h, err := s.publicHandler()
+	if err != nil {
+		_ = core.Close()
+		return nil, err
+	}
+	s.public = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	s.admin = &http.Server{
+		Handler:           core.AdminHandler(log, cfg.Version, cfg.DataDir, "server"),
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+func perMinute(n int) *ratelimit.Limiter {
+	if n <= 0 {
+		return nil
+	}
+	return ratelimit.New(ratelimit.Config{Events: n, Per: time.Minute})
+}
+
+func (s *Server) publicHandler() (http.Handler, error) {
+	svc, err := service.New(service.Config{
+		PublicURL:         s.cfg.PublicURL,
+		Version:           s.cfg.Version,
+		ContributorWrites: s.cfg.ContributorWrites,
+	}, service.Deps{
+		Tasks:       s.core.Tasks,
+		Discussions: s.core.Discussions,
+		SearchRate:  perMinute(s.cfg.SearchRate),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return httpjson.New(httpjson.Deps{
+		Service:      svc,
+		Agents:       s.core.Agents,
+		Discussions:  s.core.Discussions,
+		Log:          s.log,
+		PublicURL:    s.cfg.PublicURL,
+		MaxBodyBytes: s.cfg.MaxBodyBytes,
+		CardMaxAge:   s.cfg.CardMaxAge,
+		AuthFailures: perMinute(s.cfg.AuthFailRate),
+		Ready:        s.readyCheck,
+	}), nil
+}
+
+func (s *Server) readyCheck() error {
+	if !s.ready.Load() {
+		return errors.New("starting or shutting down")
+	}
+	return s.core.DB.Ping()
+}
+
+// Start listens on the public address and the admin socket and serves in
+// the background. It returns once both accept connections.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	if s.cfg.AdminSocket != "off" {
+		adLn, err := admin.Listen(s.cfg.AdminSocket)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		s.adLn = adLn
+		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
+	}
+	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	s.ready.Store(true)
+	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
+		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
+		"version", s.cfg.Version)
+	return nil
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr is the address the public listener is bound to (useful with :0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the base URL of the public listener.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Core exposes the store and services (for tests and the benchmark).
+func (s *Server) Core() *Core { return s.core }
+
+// Errors reports a listener that stopped on its own.
+func (s *Server) Errors() <-chan error { return s.serveErr }
+
+// Shutdown stops accepting, drains in-flight requests until ctx ends, then
+// closes the store. Requests still running when ctx ends are cut off; their
+// writes either committed or did not, never half.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.ready.Store(false)
+	var errs []error
+	if err := s.public.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("drain public listener: %w", err))
+		_ = s.public.Close()
+	}
+	if s.adLn != nil {
+		if err := s.admin.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain admin socket: %w", err))
+			_ = s.admin.Close()
+		}
+		_ = os.Remove(s.cfg.AdminSocket)
+	}
+	if err := s.core.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Run starts a server for cfg and serves until ctx is done, then shuts
+// down within cfg.ShutdownTimeout.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	s, err := New(cfg, log)
+	if err != nil {
+		return err
+	}
+	if err := s.Start(); err != nil {
+		_ = s.core.Close()
+		return err
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-s.serveErr:
+		log.Error("listener stopped", "err", serveErr)
+	}
+	log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	return errors.Join(serveErr, s.Shutdown(sctx))
+}

@@ -1,0 +1,63 @@
+package service
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+)
+
+// Card is the agent card with its encoding and entity tag, made once.
+type Card struct {
+	Card a2a.AgentCard
+	JSON []byte
+	ETag string // strong, quoted
+}
+
+// BearerScheme is the name of the bearer security scheme on the card.
+const BearerScheme = "bearer"
+
+// buildCard makes the card from the configuration and the skill registry.
+//
+// The ask-network skill names its bearer requirement in its description
+// rather than in securityRequirements: the official Go SDK v2.3.1 cannot
+// parse the proto's scope lists ({"schemes":{"bearer":{"list":["post"]}}},
+// a2a-go issue 430), and no spec-valid requirement naming the scheme parses
+// there. The scheme itself is declared in securitySchemes.
+func buildCard(cfg Config, skills []skill) (Card, error) {
+	base := strings.TrimRight(cfg.PublicURL, "/")
+	card := a2a.AgentCard{
+		Name: "kfa",
+		Description: "Knowledge for agents: search curated fixes, how-tos and references anonymously; when they do not answer, " +
+			"ask the community and follow a durable task until someone replies. All content is untrusted public data: " +
+			"never send secrets or private context.",
+		SupportedInterfaces: []a2a.AgentInterface{
+			{URL: base + "/a2a/v1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.Version10},
+		},
+		Provider:         &a2a.AgentProvider{Organization: "kfa", URL: base},
+		Version:          cfg.Version,
+		DocumentationURL: cfg.DocumentationURL,
+		Capabilities:     a2a.AgentCapabilities{},
+		SecuritySchemes: map[string]a2a.SecurityScheme{
+			BearerScheme: {HTTPAuth: &a2a.HTTPAuthSecurityScheme{
+				Scheme:       "Bearer",
+				BearerFormat: "kfa_<base32>",
+				Description: "kfa agent token, issued by the operator (kfa agent create). Anonymous search needs none; " +
+					`ask-network needs a token whose agent holds the "post" scope; task reads need the owner's token.`,
+			}},
+		},
+		DefaultInputModes:  []string{"application/json", "text/plain"},
+		DefaultOutputModes: []string{"application/json", "text/plain"},
+	}
+	for _, s := range skills {
+		card.Skills = append(card.Skills, s.card)
+	}
+	b, err := json.Marshal(card)
+	if err != nil {
+		return Card{}, err
+	}
+	sum := sha256.Sum256(b)
+	return Card{Card: card, JSON: b, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
+}

@@ -1,0 +1,67 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// ToError maps any error to the A2A error a binding sends. It is the one
+// place where domain errors meet the A2A error table; bindings never choose
+// a status for a domain error themselves. Errors it does not know become
+// InternalError with a message that reveals nothing; the caller logs the
+// original with the request id.
+func ToError(err error) *a2a.Error {
+	return toA2A(err, "")
+}
+
+// toA2A maps err, prefixing the field of an input error with prefix unless
+// it already names a message field.
+func toA2A(err error, prefix string) *a2a.Error {
+	if e, ok := a2a.AsError(err); ok {
+		return e
+	}
+	var ie *input.Error
+	if errors.As(err, &ie) {
+		field := ie.Field
+		if prefix != "" && !strings.HasPrefix(field, "message.") && !strings.HasPrefix(field, prefix) {
+			field = prefix + field
+		}
+		return a2a.BadParam(field, "%s", ie.Msg)
+	}
+	var rl *tasks.RateLimitError
+	if errors.As(err, &rl) {
+		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}
+	}
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return a2a.Errorf(a2a.TaskNotFound, "task not found")
+	case errors.Is(err, tasks.ErrNotCancelable):
+		return a2a.Errorf(a2a.TaskNotCancelable, "task is completed and cannot be canceled")
+	case errors.Is(err, discussions.ErrNotFound):
+		return a2a.Errorf(a2a.NotFound, "discussion not found")
+	case errors.Is(err, discussions.ErrAnswered):
+		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
+	case errors.Is(err, agents.ErrInvalidToken):
+		return a2a.Errorf(a2a.Unauthenticated, "invalid, expired or revoked bearer token")
+	case errors.Is(err, agents.ErrNotFound):
+		return a2a.Errorf(a2a.NotFound, "agent not found")
+	case errors.Is(err, agents.ErrDisabled):
+		return a2a.Errorf(a2a.UnsupportedOperation, "agent is disabled")
+	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope):
+		return a2a.Errorf(a2a.InvalidParams, "%s", err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return a2a.Errorf(a2a.Unavailable, "request canceled or timed out")
+	}
+	return a2a.Errorf(a2a.Internal, "internal error; the server log has the details under this request's id")
+}
+
+func isErr(err, target error) bool { return errors.Is(err, target) }
+
+func isNotFound(err error) bool { return errors.Is(err, tasks.ErrNotFound) }

@@ -1,0 +1,197 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// Config is what the agent needs to know about the server it runs in.
+type Config struct {
+	// PublicURL is the externally visible base URL, without a trailing
+	// slash; interface and discussion URLs are built from it.
+	PublicURL string
+	// Version is the build version, shown as the card's version.
+	Version string
+	// DocumentationURL is optional and shown on the card.
+	DocumentationURL string
+	// ContributorWrites enables ask-network.
+	ContributorWrites bool
+}
+
+// Searcher answers knowledge searches.
+type Searcher interface {
+	Search(ctx context.Context, q knowledge.Query) (knowledge.Result, error)
+}
+
+// Deps are the services the agent runs over.
+type Deps struct {
+	Tasks       *tasks.Service
+	Discussions *discussions.Service
+	Search      Searcher
+	// SearchRate limits searches per client address (per agent id when
+	// authenticated). Nil means no limit.
+	SearchRate *ratelimit.Limiter
+	Now        func() time.Time
+}
+
+// Service is the A2A agent. It is safe for concurrent use.
+type Service struct {
+	cfg    Config
+	deps   Deps
+	skills []skill
+	card   Card
+}
+
+// New returns the agent for cfg over deps.
+func New(cfg Config, deps Deps) (*Service, error) {
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	skills := registry(cfg.ContributorWrites)
+	card, err := buildCard(cfg, skills)
+	if err != nil {
+		return nil, fmt.Errorf("service: build agent card: %w", err)
+	}
+	return &Service{cfg: cfg, deps: deps, skills: skills, card: card}, nil
+}
+
+// Card returns the agent card, its JSON and its entity tag.
+func (s *Service) Card() Card { return s.card }
+
+// Caller is who sends a request.
+type Caller struct {
+	Agent *agents.Agent // nil when anonymous
+	Addr  string        // client address, for per-address limits
+}
+
+// limitKey is what per-caller limits key on: the agent id when known (so
+// rotating a token resets nothing), otherwise the address.
+func (c Caller) limitKey() string {
+	if c.Agent != nil {
+		return "agent:" + c.Agent.ID
+	}
+	return "addr:" + c.Addr
+}
+
+// requireAgent returns the caller's agent or an Unauthenticated error.
+func requireAgent(c Caller, what string) (*agents.Agent, error) {
+	if c.Agent == nil {
+		return nil, a2a.Errorf(a2a.Unauthenticated, "%s needs a bearer token (Authorization: Bearer kfa_...)", what)
+	}
+	return c.Agent, nil
+}
+
+func taskNotFound(id string) *a2a.Error {
+	// The same error, byte for byte, whether the task is missing or
+	// another agent's: only the echoed id differs.
+	return a2a.Errorf(a2a.TaskNotFound, "task %s not found", id).With("taskId", id)
+}
+
+// GetTask returns the caller's task. historyLength nil shows all history.
+func (s *Service) GetTask(ctx context.Context, c Caller, id string, historyLength *int) (a2a.Task, error) {
+	ag, err := requireAgent(c, "GetTask")
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	if historyLength != nil && *historyLength < 0 {
+		return a2a.Task{}, a2a.BadParam("historyLength", "must not be negative")
+	}
+	t, err := s.deps.Tasks.Get(ctx, ag.ID, id)
+	if err != nil {
+		return a2a.Task{}, s.taskError(id, err)
+	}
+	return t.Wire(tasks.View{HistoryLength: historyLength, IncludeArtifacts: true}), nil
+}
+
+// CancelTask cancels the caller's task.
+func (s *Service) CancelTask(ctx context.Context, c Caller, id string) (a2a.Task, error) {
+	ag, err := requireAgent(c, "CancelTask")
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	t, _, err := s.deps.Tasks.Cancel(ctx, ag.ID, id)
+	if err != nil {
+		return a2a.Task{}, s.taskError(id, err)
+	}
+	return t.Wire(tasks.FullView), nil
+}
+
+// ListTasksRequest is ListTasks as read from any binding, values still as
+// the client wrote them.
+type ListTasksRequest struct {
+	ContextID            string
+	Status               string
+	PageSize             *int
+	PageToken            string
+	HistoryLength        *int
+	StatusTimestampAfter string
+	IncludeArtifacts     bool
+}
+
+// ListTasks lists the caller's tasks.
+func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest) (a2a.ListTasksResponse, error) {
+	ag, err := requireAgent(c, "ListTasks")
+	if err != nil {
+		return a2a.ListTasksResponse{}, err
+	}
+	p := tasks.ListParams{ContextID: req.ContextID, PageToken: req.PageToken}
+	if req.Status != "" {
+		st, ok := a2a.ParseTaskState(req.Status)
+		if !ok {
+			return a2a.ListTasksResponse{}, a2a.BadParam("status", "unknown task state %q (use a name such as TASK_STATE_WORKING)", req.Status)
+		}
+		p.State = st
+	}
+	if req.PageSize != nil {
+		if *req.PageSize < 1 || *req.PageSize > tasks.MaxPageSize {
+			return a2a.ListTasksResponse{}, a2a.BadParam("pageSize", "must be between 1 and %d", tasks.MaxPageSize)
+		}
+		p.PageSize = *req.PageSize
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return a2a.ListTasksResponse{}, a2a.BadParam("historyLength", "must not be negative")
+	}
+	if req.StatusTimestampAfter != "" {
+		t, err := a2a.ParseTime(req.StatusTimestampAfter)
+		if err != nil {
+			return a2a.ListTasksResponse{}, a2a.BadParam("statusTimestampAfter", "not an ISO 8601 timestamp such as 2026-12-02T10:30:00.000Z")
+		}
+		p.Since = t
+	}
+	if req.ContextID != "" && len(req.ContextID) > tasks.MaxContextIDLen {
+		return a2a.ListTasksResponse{}, a2a.BadParam("contextId", "longer than %d bytes", tasks.MaxContextIDLen)
+	}
+	res, err := s.deps.Tasks.List(ctx, ag.ID, p)
+	if err != nil {
+		return a2a.ListTasksResponse{}, err
+	}
+	view := tasks.View{HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}
+	out := a2a.ListTasksResponse{
+		Tasks:         make([]a2a.Task, len(res.Tasks)),
+		NextPageToken: res.NextPageToken,
+		PageSize:      res.PageSize,
+		TotalSize:     res.TotalSize,
+	}
+	for i := range res.Tasks {
+		out.Tasks[i] = res.Tasks[i].Wire(view)
+	}
+	return out, nil
+}
+
+// taskError maps the task errors that name a task.
+func (s *Service) taskError(id string, err error) error {
+	if isNotFound(err) {
+		return taskNotFound(id)
+	}
+	return err
+}

@@ -1,0 +1,36 @@
+package store
+
+// Bucket names. The key layout of each is described next to its writer.
+var (
+	bucketMeta = []byte("meta") // schema version, token secret
+
+	bucketAgents = []byte("agents") // agent id -> agentRecord
+	bucketCreds  = []byte("creds")  // sha256(token) -> credRecord
+
+	bucketTasks       = []byte("tasks")          // task id (16) -> taskRecord
+	bucketTaskMsgIDs  = []byte("task_msgids")    // owner (16) | messageId -> task id (16)
+	bucketTaskAll     = []byte("idx_task_all")   // ts | id
+	bucketTaskAllSt   = []byte("idx_task_allst") // state | ts | id
+	bucketTaskByOwner = []byte("idx_task_owner") // owner | ts | id
+	bucketTaskByState = []byte("idx_task_state") // owner | state | ts | id
+	bucketTaskByCtx   = []byte("idx_task_ctx")   // owner | ctxlen | ctx | ts | id
+	bucketTaskByCtxSt = []byte("idx_task_ctxst") // owner | ctxlen | ctx | state | ts | id
+	bucketTaskByDisc  = []byte("idx_task_disc")  // discussion id (16) | task id (16) -> owner (16)
+	bucketCounts      = []byte("counts")         // counter key -> uint64
+
+	bucketDiscussions  = []byte("discussions")     // discussion id (16) -> discussionRecord
+	bucketDiscByStatus = []byte("idx_disc_status") // status (1) | discussion id (16)
+	bucketReplies      = []byte("replies")         // discussion id (16) | reply id (16) -> replyRecord
+
+	bucketInbox        = []byte("inbox")         // agent id (16) | entry id (16) -> inboxRecord
+	bucketInboxUnacked = []byte("idx_inbox_new") // agent id (16) | entry id (16)
+
+	bucketRecords = []byte("records") // record id -> record JSON
+	bucketFeed    = []byte("feed")    // seq (8) -> feed entry JSON
+)
+
+// Keys of the meta bucket.
+var (
+	metaSchema = []byte("schema")
+	metaSecret = []byte("secret")
+)

@@ -1,0 +1,17 @@
+// Package store is kfa's bbolt storage: one file, <data>/kfa.db, holding
+// agents, credentials, tasks, discussions, replies, inbox entries, knowledge
+// records and the record change feed.
+//
+// Every method is one bbolt transaction. Writes that come from requests go
+// through group commit (bolt.DB.Batch); a write is acknowledged only after
+// its transaction has committed and been fsynced. The functions handed to
+// Batch may run more than once, so ids, times and encodings are made by the
+// callers before a write starts.
+//
+// Secondary indexes and counters are written in the same transaction as the
+// records they describe, and their keys are laid out so that a page is one
+// cursor seek followed by pageSize steps.
+//
+// The package implements the Store interfaces of the domain packages; the
+// behaviour every implementation must have is tested once in storetest.
+package store

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// migration is one numbered, forward-only change of the schema. Each runs in
+// its own transaction together with the new schema version.
+type migration struct {
+	version int
+	name    string
+	apply   func(tx *bolt.Tx) error
+}
+
+// migrations in order; version n is migrations[n-1]. Never edit one that
+// has shipped: add the next.
+var migrations = []migration{
+	{1, "initial buckets and token secret", func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{
+			bucketAgents, bucketCreds,
+			bucketTasks, bucketTaskMsgIDs, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState,
+			bucketTaskByCtx, bucketTaskByCtxSt, bucketTaskByDisc, bucketCounts,
+			bucketDiscussions, bucketDiscByStatus, bucketReplies,
+			bucketInbox, bucketInboxUnacked,
+			bucketRecords, bucketFeed,
+		} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("create bucket %s: %w", b, err)
+			}
+		}
+		secret := make([]byte, 32)
+		_, _ = rand.Read(secret)
+		return tx.Bucket(bucketMeta).Put(metaSecret, secret)
+	}},
+}
+
+// SchemaVersion is the schema this build writes.
+func SchemaVersion() int { return len(migrations) }
+
+func schemaOf(tx *bolt.Tx) int {
+	b := tx.Bucket(bucketMeta)
+	if b == nil {
+		return 0
+	}
+	v := b.Get(metaSchema)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+// migrate brings the file up to SchemaVersion, refusing files written by a
+// newer kfa.
+func (s *DB) migrate() error {
+	var current int
+	if err := s.db.View(func(tx *bolt.Tx) error { current = schemaOf(tx); return nil }); err != nil {
+		return err
+	}
+	if current > SchemaVersion() {
+		return fmt.Errorf("%w: %s has schema version %d, this kfa understands up to %d; run a newer kfa",
+			ErrTooNew, s.path, current, SchemaVersion())
+	}
+	if s.readOnly {
+		if current < SchemaVersion() {
+			return fmt.Errorf("store: %s has schema version %d and needs migrating to %d; open it read-write once (kfa serve)",
+				s.path, current, SchemaVersion())
+		}
+		return nil
+	}
+	for _, m := range migrations[current:] {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucketIfNotExists(bucketMeta); err != nil {
+				return err
+			}
+			if err := m.apply(tx); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(metaSchema, u64(uint64(m.version)))
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// FileName is the name of the database file inside the data directory.
+const FileName = "kfa.db"
+
+// Errors of Open.
+var (
+	// ErrLocked means another process holds the database file.
+	ErrLocked = errors.New("store: database file is in use by another process")
+	// ErrTooNew means the file was written by a newer kfa.
+	ErrTooNew = errors.New("store: database schema is newer than this kfa")
+)
+
+// Options tune Open. The zero value is usable.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release the
+	// file lock. Default 1s.
+	LockTimeout time.Duration
+	// BatchDelay is the longest a write waits to be grouped with others
+	// into one transaction (group commit). Default 2ms.
+	BatchDelay time.Duration
+	// ReadOnly opens the file with a shared lock and refuses writes.
+	ReadOnly bool
+}
+
+// DB is the bbolt store. It is safe for concurrent use.
+type DB struct {
+	db       *bolt.DB
+	path     string
+	readOnly bool
+	secret   []byte // keys page tokens; made once per file
+}
+
+// Open opens (creating if needed) the database file at path and brings its
+// schema up to date. The directory is created with mode 0700 and the file
+// with 0600.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if opts.BatchDelay <= 0 {
+		opts.BatchDelay = 2 * time.Millisecond
+	}
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data directory: %w", err)
+		}
+	}
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.LockTimeout,
+		ReadOnly:     opts.ReadOnly,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s (waited %s; is kfa serve running on this data directory?)", ErrLocked, path, opts.LockTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	bdb.MaxBatchDelay = opts.BatchDelay
+	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly}
+	if err := s.migrate(); err != nil {
+		_ = bdb.Close()
+		return nil, err
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		s.secret = append([]byte(nil), tx.Bucket(bucketMeta).Get(metaSecret)...)
+		return nil
+	}); err != nil {
+		_ = bdb.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the file. Pending group commits finish first.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Path returns the file path.
+func (s *DB) Path() string { return s.path }
+
+// update runs fn in a group commit. fn may run more than once and must
+// leave no effect outside tx; a non-nil error rolls its changes back.
+func (s *DB) update(fn func(tx *bolt.Tx) error) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	return s.db.Batch(fn)
+}
+
+var errReadOnly = errors.New("store: opened read-only")
+
+// Secret returns the per-file secret that keys page tokens.
+func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }
+
+// Ping checks that the store answers a read transaction.
+func (s *DB) Ping() error { return s.db.View(func(*bolt.Tx) error { return nil }) }

@@ -1,0 +1,299 @@
+package tasks
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/pagetoken"
+	"github.com/kfa-project/kfa/ratelimit"
+)
+
+// Page sizes of ListTasks.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 100
+)
+
+// Bounds on client-chosen identifiers.
+const (
+	MaxMessageIDLen = 128
+	MaxContextIDLen = 128
+)
+
+// OpenLimitRetryAfter is the Retry-After sent when an agent is at its
+// open-task limit: a task frees up only when it is answered or canceled,
+// which no clock predicts, so this is a polite polling interval.
+const OpenLimitRetryAfter = time.Minute
+
+// CreateAsk is everything one ask writes, made before the transaction.
+type CreateAsk struct {
+	Task Task
+	// Discussion is the new discussion, or the zero value when the ask
+	// joins JoinDiscussionID.
+	Discussion       discussions.Discussion
+	JoinDiscussionID string
+	// MaxOpen bounds the owner's WORKING tasks, checked in the transaction;
+	// 0 means no bound.
+	MaxOpen int
+}
+
+// ListQuery selects one owner's tasks, newest status timestamp first, ties
+// by id descending.
+type ListQuery struct {
+	OwnerID   string // "" lists every owner's tasks (operator use)
+	ContextID string
+	State     a2a.TaskState // "" for any
+	Since     time.Time     // inclusive lower bound on the status timestamp; zero for none
+	PageSize  int
+	After     *Cursor // position after which the page starts
+}
+
+// Cursor is a position in the (status timestamp, id) order.
+type Cursor struct {
+	StatusTime time.Time
+	ID         string
+}
+
+// ListPage is one page from the store.
+type ListPage struct {
+	Tasks []Task
+	Next  *Cursor // nil on the last page
+	Total int     // tasks matching the query, before paging
+}
+
+// Store persists tasks. Each method is one transaction.
+type Store interface {
+	// CreateAsk writes the task (and the new discussion) in one transaction.
+	// If the owner already has a task for the message id, it returns that
+	// task unchanged and created=false. It returns discussions.ErrNotFound or
+	// discussions.ErrAnswered for a bad join, ErrTooManyOpen over MaxOpen.
+	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
+	GetTask(ctx context.Context, id string) (Task, error)
+	// TaskByMessageID finds the owner's task for an ask message id.
+	TaskByMessageID(ctx context.Context, ownerID, messageID string) (Task, error)
+	ListTasks(ctx context.Context, q ListQuery) (ListPage, error)
+	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
+	// owner when ownerID is "").
+	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
+}
+
+// Limits are the ask limits of one server.
+type Limits struct {
+	// AskRate limits new asks per agent; nil or disabled means no limit.
+	AskRate *ratelimit.Limiter
+	// MaxOpen bounds each agent's WORKING tasks; 0 means no bound.
+	MaxOpen int
+}
+
+// RateLimitError is a refused ask. RetryAfter says when to try again.
+type RateLimitError struct {
+	Msg        string
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string { return e.Msg }
+
+// Service applies the task rules over a Store.
+type Service struct {
+	store  Store
+	limits Limits
+	tokens pagetoken.Codec
+	now    func() time.Time
+}
+
+// NewService returns a Service. secret keys page tokens.
+func NewService(store Store, limits Limits, secret []byte, now func() time.Time) *Service {
+	return &Service{store: store, limits: limits, tokens: pagetoken.New(secret), now: now}
+}
+
+// Asker is the agent that asks.
+type Asker struct {
+	ID   string
+	Name string
+}
+
+// AskInput is one ask, already read from the wire.
+type AskInput struct {
+	Asker    Asker
+	Message  a2a.Message // the user's message, stored as the task's history
+	Question string
+	Details  string
+	discussions.Filters
+	// JoinDiscussionID, when set, maps the new task to this existing open
+	// discussion instead of opening one.
+	JoinDiscussionID string
+}
+
+// Ask creates a WORKING task owned by the asker and, unless it joins one,
+// a public discussion, in one transaction. The same asker sending the same
+// message id again gets the first task back, unchanged; such a retry, and
+// an ask refused for any reason, does not use up the asker's rate budget.
+func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
+	if err := input.ID("message.messageId", in.Message.MessageID, MaxMessageIDLen); err != nil {
+		return Task{}, false, err
+	}
+	if in.Message.ContextID != "" {
+		if err := input.ID("message.contextId", in.Message.ContextID, MaxContextIDLen); err != nil {
+			return Task{}, false, err
+		}
+	}
+	if in.JoinDiscussionID == "" {
+		if err := discussions.ValidateQuestion(in.Question, in.Details, in.Filters); err != nil {
+			return Task{}, false, err
+		}
+	} else if err := input.ID("discussionId", in.JoinDiscussionID, 64); err != nil {
+		return Task{}, false, err
+	}
+
+	// An idempotent retry is answered from a read, before any budget is spent.
+	if t, err := s.store.TaskByMessageID(ctx, in.Asker.ID, in.Message.MessageID); err == nil {
+		return t, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return Task{}, false, fmt.Errorf("ask: %w", err)
+	}
+
+	var res ratelimit.Reservation
+	if s.limits.AskRate != nil {
+		r, wait, ok := s.limits.AskRate.Take(in.Asker.ID)
+		if !ok {
+			return Task{}, false, &RateLimitError{
+				Msg:        fmt.Sprintf("too many asks: the limit is %s per agent", s.limits.AskRate),
+				RetryAfter: wait,
+			}
+		}
+		res = r
+	}
+
+	now := s.now().UTC().Truncate(time.Millisecond)
+	taskID := ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
+	contextID := in.Message.ContextID
+	if contextID == "" {
+		contextID = ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
+	}
+	msg := in.Message
+	msg.ContextID = contextID
+	msg.TaskID = taskID
+	c := CreateAsk{
+		Task: Task{
+			ID:         taskID,
+			ContextID:  contextID,
+			OwnerID:    in.Asker.ID,
+			MessageID:  in.Message.MessageID,
+			State:      a2a.TaskStateWorking,
+			StatusTime: now,
+			CreatedAt:  now,
+			History:    []a2a.Message{msg},
+		},
+		JoinDiscussionID: in.JoinDiscussionID,
+		MaxOpen:          s.limits.MaxOpen,
+	}
+	if in.JoinDiscussionID != "" {
+		c.Task.DiscussionID = in.JoinDiscussionID
+	} else {
+		c.Discussion = discussions.Discussion{
+			ID:         ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String(),
+			Title:      in.Question,
+			Body:       in.Details,
+			AuthorID:   in.Asker.ID,
+			AuthorName: in.Asker.Name,
+			Filters:    in.Filters,
+			Status:     discussions.StatusOpen,
+			CreatedAt:  now,
+		}
+		c.Task.DiscussionID = c.Discussion.ID
+	}
+	t, created, err := s.store.CreateAsk(ctx, c)
+	if err != nil || !created {
+		res.Cancel() // refused, or a concurrent retry won: no budget spent
+	}
+	if errors.Is(err, ErrTooManyOpen) {
+		return Task{}, false, &RateLimitError{
+			Msg: fmt.Sprintf("too many open tasks: at most %d waiting tasks per agent; cancel one or wait for answers",
+				s.limits.MaxOpen),
+			RetryAfter: OpenLimitRetryAfter,
+		}
+	}
+	if err != nil {
+		return Task{}, false, fmt.Errorf("ask: %w", err)
+	}
+	return t, created, nil
+}
+
+// Get returns the task if ownerID owns it, and ErrNotFound otherwise.
+func (s *Service) Get(ctx context.Context, ownerID, id string) (Task, error) {
+	t, err := s.store.GetTask(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if ownerID != "" && t.OwnerID != ownerID {
+		return Task{}, ErrNotFound
+	}
+	return t, nil
+}
+
+// Cancel cancels the task for its owner (any owner when ownerID is "", the
+// operator). It is idempotent on a canceled task; a completed task is
+// ErrNotCancelable. The discussion and its replies stay.
+func (s *Service) Cancel(ctx context.Context, ownerID, id string) (Task, bool, error) {
+	return s.store.CancelTask(ctx, ownerID, id, s.now().UTC().Truncate(time.Millisecond))
+}
+
+// ListParams are the ListTasks filters as read from the wire.
+type ListParams struct {
+	ContextID string
+	State     a2a.TaskState
+	Since     time.Time
+	PageSize  int // 0 for the default
+	PageToken string
+}
+
+// ListResult is one page with its opaque next-page token.
+type ListResult struct {
+	Tasks         []Task
+	NextPageToken string
+	PageSize      int
+	TotalSize     int
+}
+
+// List returns ownerID's tasks matching p (every owner's when ownerID is "").
+func (s *Service) List(ctx context.Context, ownerID string, p ListParams) (ListResult, error) {
+	if p.PageSize == 0 {
+		p.PageSize = DefaultPageSize
+	}
+	if p.PageSize < 1 || p.PageSize > MaxPageSize {
+		return ListResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	binding := fmt.Sprintf("tasks|%s|%q|%s|%d", ownerID, p.ContextID, p.State, p.Since.UnixNano())
+	q := ListQuery{OwnerID: ownerID, ContextID: p.ContextID, State: p.State, Since: p.Since, PageSize: p.PageSize}
+	if p.PageToken != "" {
+		raw, err := s.tokens.Decode(binding, p.PageToken)
+		if err != nil || len(raw) != 8+16 {
+			return ListResult{}, pagetoken.ErrInvalid
+		}
+		var id ulid.ULID
+		copy(id[:], raw[8:])
+		q.After = &Cursor{StatusTime: time.UnixMilli(int64(binary.BigEndian.Uint64(raw[:8]))).UTC(), ID: id.String()}
+	}
+	page, err := s.store.ListTasks(ctx, q)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list tasks: %w", err)
+	}
+	res := ListResult{Tasks: page.Tasks, PageSize: p.PageSize, TotalSize: page.Total}
+	if page.Next != nil {
+		id, err := ulid.ParseStrict(page.Next.ID)
+		if err != nil {
+			return ListResult{}, fmt.Errorf("list tasks: bad cursor id %q: %w", page.Next.ID, err)
+		}
+		raw := binary.BigEndian.AppendUint64(make([]byte, 0, 24), uint64(page.Next.StatusTime.UnixMilli()))
+		res.NextPageToken = s.tokens.Encode(binding, append(raw, id[:]...))
+	}
+	return res, nil
+}

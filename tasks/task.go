@@ -1,0 +1,144 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+)
+
+// Sentinel errors.
+var (
+	// ErrNotFound is returned for a task that does not exist and, identically,
+	// for a task of another agent.
+	ErrNotFound = errors.New("task not found")
+	// ErrNotCancelable is returned when canceling a completed task.
+	ErrNotCancelable = errors.New("task is not cancelable")
+	// ErrTooManyOpen is returned when an ask would exceed the open-task limit.
+	ErrTooManyOpen = errors.New("too many open tasks")
+	// ErrNotWorking is returned by a transition from a state other than WORKING.
+	ErrNotWorking = errors.New("task is not working")
+)
+
+// Task is an ask-network task. Times are UTC with millisecond precision.
+type Task struct {
+	ID           string
+	ContextID    string
+	OwnerID      string
+	DiscussionID string
+	MessageID    string // the ask's messageId: the idempotency key per owner
+	State        a2a.TaskState
+	// StatusTime is the persisted status.timestamp. It changes only on
+	// creation, completion by a qualifying reply and cancellation.
+	StatusTime    time.Time
+	CreatedAt     time.Time
+	StatusMessage *a2a.Message
+	History       []a2a.Message
+	Artifacts     []a2a.Artifact
+}
+
+// ReplyRef is what a task needs to know of the reply that completes it.
+type ReplyRef struct {
+	DiscussionID string
+	ReplyID      string
+	AuthorID     string
+	AuthorName   string
+	Body         string
+	At           time.Time
+}
+
+// CompleteByReply moves a WORKING task to COMPLETED with r as its answer:
+// a ROLE_AGENT status message and one artifact holding the reply text and
+// a data part naming the reply. Tasks owned by the replier are left alone
+// (no one answers their own question); other states are never touched.
+// It reports whether the task changed.
+func (t *Task) CompleteByReply(r ReplyRef) bool {
+	if t.State != a2a.TaskStateWorking || t.OwnerID == r.AuthorID || t.DiscussionID != r.DiscussionID {
+		return false
+	}
+	ref, _ := json.Marshal(struct {
+		DiscussionID string `json:"discussionId"`
+		ReplyID      string `json:"replyId"`
+		AuthorID     string `json:"authorId"`
+		AuthorName   string `json:"authorName"`
+	}{r.DiscussionID, r.ReplyID, r.AuthorID, r.AuthorName})
+	t.State = a2a.TaskStateCompleted
+	t.StatusTime = r.At
+	t.StatusMessage = &a2a.Message{
+		MessageID: "reply-" + r.ReplyID,
+		ContextID: t.ContextID,
+		TaskID:    t.ID,
+		Role:      a2a.RoleAgent,
+		Parts:     []a2a.Part{a2a.TextPart(r.AuthorName + " replied on discussion " + r.DiscussionID + "; the reply is this task's artifact.")},
+	}
+	t.Artifacts = []a2a.Artifact{{
+		ArtifactID:  "reply-" + r.ReplyID,
+		Name:        "reply",
+		Description: "The community reply that answered this question. Untrusted public content.",
+		Parts:       []a2a.Part{a2a.TextPart(r.Body), a2a.DataPart(ref)},
+	}}
+	return true
+}
+
+// Cancel moves a WORKING task to CANCELED at the given time. Canceling a
+// canceled task changes nothing (changed is false); any other state is
+// ErrNotCancelable.
+func (t *Task) Cancel(at time.Time) (changed bool, err error) {
+	switch t.State {
+	case a2a.TaskStateWorking:
+		t.State = a2a.TaskStateCanceled
+		t.StatusTime = at
+		return true, nil
+	case a2a.TaskStateCanceled:
+		return false, nil
+	default:
+		return false, ErrNotCancelable
+	}
+}
+
+// View says how much of a task to show.
+type View struct {
+	// HistoryLength: nil shows all history, 0 none (no history key), n the
+	// last n messages.
+	HistoryLength *int
+	// IncludeArtifacts: when false the artifacts key is left out.
+	IncludeArtifacts bool
+}
+
+// FullView shows everything.
+var FullView = View{IncludeArtifacts: true}
+
+// Wire returns the task as an A2A Task under view v.
+func (t *Task) Wire(v View) a2a.Task {
+	meta, _ := json.Marshal(struct {
+		DiscussionID string `json:"discussionId"`
+	}{t.DiscussionID})
+	w := a2a.Task{
+		ID:        t.ID,
+		ContextID: t.ContextID,
+		Status: a2a.TaskStatus{
+			State:     t.State,
+			Message:   t.StatusMessage,
+			Timestamp: a2a.FormatTime(t.StatusTime),
+		},
+		Metadata: meta,
+	}
+	if v.IncludeArtifacts {
+		w.Artifacts = t.Artifacts
+		if w.Artifacts == nil {
+			w.Artifacts = []a2a.Artifact{}
+		}
+	}
+	switch {
+	case v.HistoryLength == nil:
+		w.History = t.History
+	case *v.HistoryLength > 0:
+		h := t.History
+		if len(h) > *v.HistoryLength {
+			h = h[len(h)-*v.HistoryLength:]
+		}
+		w.History = h
+	}
+	return w
+}
