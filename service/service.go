@@ -190,8 +190,11 @@ func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest)
 
 // taskError maps the task errors that name a task.
 func (s *Service) taskError(id string, err error) error {
-	if isNotFound(err) {
+	switch {
+	case isNotFound(err):
 		return taskNotFound(id)
+	case isErr(err, tasks.ErrNotCancelable):
+		return a2a.Errorf(a2a.TaskNotCancelable, "task %s is completed; a completed task cannot be canceled", id).With("taskId", id)
 	}
 	return err
 }

@@ -65,11 +65,6 @@ func decodeReply(v []byte) (discussions.Reply, error) {
 	return r, nil
 }
 
-// inboxRecord is the stored inbox entry; the agent id is in the key.
-type inboxRecord struct {
-	discussions.InboxEntry
-}
-
 func decodeInbox(v []byte) (discussions.InboxEntry, error) {
 	var e discussions.InboxEntry
 	if err := json.Unmarshal(v, &e); err != nil {

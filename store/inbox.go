@@ -21,7 +21,7 @@ func putInbox(tx *bolt.Tx, e discussions.InboxEntry, unacked bool) error {
 	if !ok {
 		return errBadID("inbox entry", e.ID)
 	}
-	v, err := encodeJSON(inboxRecord{e})
+	v, err := encodeJSON(e) // the agent id is in the key
 	if err != nil {
 		return err
 	}

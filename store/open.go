@@ -9,6 +9,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // FileName is the name of the database file inside the data directory.
@@ -106,3 +110,10 @@ func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }
 
 // Ping checks that the store answers a read transaction.
 func (s *DB) Ping() error { return s.db.View(func(*bolt.Tx) error { return nil }) }
+
+// The domain stores this package implements.
+var (
+	_ agents.Store      = (*DB)(nil)
+	_ tasks.Store       = (*DB)(nil)
+	_ discussions.Store = (*DB)(nil)
+)
