@@ -134,7 +134,10 @@ func TestReadsAndRefusalsWriteNothing(t *testing.T) {
 			_, err := ds.Reply(ctx, discussions.Author{ID: c.Agent.ID}, "01JD0000000000000000000000", "x")
 			return ignore(err)
 		},
-		"cancel missing": func() error { _, _, err := tk.Cancel(ctx, c.Agent.ID, "01JD0000000000000000000000"); return ignore(err) },
+		"cancel missing": func() error {
+			_, _, err := tk.Cancel(ctx, c.Agent.ID, "01JD0000000000000000000000")
+			return ignore(err)
+		},
 	} {
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
