@@ -3,10 +3,19 @@ module github.com/kfa-project/kfa
 go 1.26.0
 
 require (
+	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/gorilla/mux v1.8.1
 	github.com/oklog/ulid/v2 v2.1.2
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/time v0.16.0
+	google.golang.org/protobuf v1.36.11
 )
 
-require golang.org/x/sys v0.45.0 // indirect
+require (
+	golang.org/x/net v0.49.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.33.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260427160629-7cedc36a6bc4 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260427160629-7cedc36a6bc4 // indirect
+	google.golang.org/grpc v1.80.0 // indirect
+)

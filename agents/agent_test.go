@@ -1,0 +1,71 @@
+package agents
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseScopes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"read,post", "read,post", true},
+		{"post,read", "read,post", true},
+		{" post , post ", "post", true},
+		{"read", "read", true},
+		{"", "", false},
+		{",", "", false},
+		{"admin", "", false},
+		{"read,write", "", false},
+	} {
+		got, err := ParseScopes(tc.in)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseScopes(%q) err = %v", tc.in, err)
+			continue
+		}
+		a := Agent{Scopes: got}
+		if tc.ok && strings.Join(a.ScopeStrings(), ",") != tc.want {
+			t.Errorf("ParseScopes(%q) = %v, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPostImpliesRead(t *testing.T) {
+	if !(Agent{Scopes: []Scope{ScopePost}}).Has(ScopeRead) {
+		t.Error("post should imply read")
+	}
+	if (Agent{Scopes: []Scope{ScopeRead}}).Has(ScopePost) {
+		t.Error("read must not imply post")
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"build-bot": true, "Ünïcode agent": true, strings.Repeat("x", MaxNameLen): true,
+		"": false, "   ": false, strings.Repeat("x", MaxNameLen+1): false, "bad\nname": false, "bad\xff": false,
+	} {
+		if err := ValidateName(name); (err == nil) != ok {
+			t.Errorf("ValidateName(%q) = %v", name, err)
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	a, b := NewToken(), NewToken()
+	if a == b || !WellFormed(a) || len(a) != TokenLen || !strings.HasPrefix(a, TokenPrefix) {
+		t.Fatalf("tokens %q %q", a, b)
+	}
+	if len(a)-len(TokenPrefix) < 32 { // 160 bits need at least 32 base32 characters
+		t.Fatalf("token too short: %d", len(a))
+	}
+	for _, bad := range []string{"", "kfa_", a[:len(a)-1], a + "a", "xyz_" + a[4:], strings.ToUpper(a), a[:10] + "!" + a[11:]} {
+		if WellFormed(bad) {
+			t.Errorf("WellFormed(%q) = true", bad)
+		}
+	}
+	if DigestOf(a) == DigestOf(b) {
+		t.Fatal("digests collide")
+	}
+}
