@@ -50,6 +50,9 @@ func (c *Client) WithToken(token string) *Client {
 	return &cp
 }
 
+// Token returns the bearer token the client sends, or "".
+func (c *Client) Token() string { return c.token }
+
 // NewDialer returns a client whose connections come from dial, for the
 // admin socket or an in-process pipe. Requests carry no timeout: imports
 // and backups may take long, and ctx bounds them.

@@ -49,34 +49,39 @@ func New(deps Deps) *Handler {
 	h := &Handler{deps: deps, router: mux.NewRouter()}
 	r := h.router
 	r.UseEncodedPath()
+	get, head, post, opts := http.MethodGet, http.MethodHead, http.MethodPost, http.MethodOptions
+	// a2aRoute is an A2A HTTP+JSON route: private, A2A-Version 1.0 required.
+	a2aRoute := func(path string, fn http.HandlerFunc, methods ...string) {
+		r.Handle("/a2a/v1"+path, h.private(h.requireVersion(fn))).Methods(methods...)
+	}
+	// privateRoute answers depend on the caller's credential.
+	privateRoute := func(path string, fn http.HandlerFunc, methods ...string) {
+		r.Handle(path, h.private(fn)).Methods(methods...)
+	}
 
 	// Discovery and health: anonymous, no version header.
-	r.HandleFunc("/.well-known/agent-card.json", h.card).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(http.MethodOptions)
-	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc("/readyz", h.readyz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/.well-known/agent-card.json", h.card).Methods(get, head)
+	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(opts)
+	r.HandleFunc("/healthz", h.healthz).Methods(get, head)
+	r.HandleFunc("/readyz", h.readyz).Methods(get, head)
 
-	// A2A HTTP+JSON binding, v1.0.
-	a := r.PathPrefix("/a2a/v1").Subrouter()
-	a.Use(h.private, h.requireVersion)
-	a.HandleFunc("/message:send", h.sendMessage).Methods(http.MethodPost)
-	a.HandleFunc("/tasks", h.listTasks).Methods(http.MethodGet)
-	a.HandleFunc("/tasks/{id:[^/:]+}:cancel", h.cancelTask).Methods(http.MethodPost)
-	a.HandleFunc("/tasks/{id:[^/:]+}", h.getTask).Methods(http.MethodGet)
-	a.HandleFunc("/extendedAgentCard", h.extendedCard).Methods(http.MethodGet)
+	// A2A HTTP+JSON binding, v1.0. Subrouters are avoided on purpose: with
+	// them gorilla/mux answers 404 instead of 405 for a wrong method.
+	a2aRoute("/message:send", h.sendMessage, post)
+	a2aRoute("/tasks", h.listTasks, get)
+	a2aRoute("/tasks/{id:[^/:]+}:cancel", h.cancelTask, post)
+	a2aRoute("/tasks/{id:[^/:]+}", h.getTask, get)
+	a2aRoute("/extendedAgentCard", h.extendedCard, get)
 
-	// kfa's own JSON API.
-	pub := r.PathPrefix("/api/v1").Subrouter()
-	pub.HandleFunc("/discussions", h.listDiscussions).Methods(http.MethodGet, http.MethodHead)
-	pub.HandleFunc("/discussions/{id}", h.getDiscussion).Methods(http.MethodGet, http.MethodHead)
-	pub.HandleFunc("/discussions", h.preflight).Methods(http.MethodOptions)
-	pub.HandleFunc("/discussions/{id}", h.preflight).Methods(http.MethodOptions)
-	priv := r.PathPrefix("/api/v1").Subrouter()
-	priv.Use(h.private)
-	priv.HandleFunc("/discussions/{id}/replies", h.postReply).Methods(http.MethodPost)
-	priv.HandleFunc("/inbox", h.listInbox).Methods(http.MethodGet)
-	priv.HandleFunc("/inbox:ack", h.ackInbox).Methods(http.MethodPost)
-	priv.HandleFunc("/whoami", h.whoami).Methods(http.MethodGet)
+	// kfa's own JSON API: public reads, then the credentialed routes.
+	r.HandleFunc("/api/v1/discussions", h.listDiscussions).Methods(get, head)
+	r.HandleFunc("/api/v1/discussions/{id}", h.getDiscussion).Methods(get, head)
+	r.HandleFunc("/api/v1/discussions", h.preflight).Methods(opts)
+	r.HandleFunc("/api/v1/discussions/{id}", h.preflight).Methods(opts)
+	privateRoute("/api/v1/discussions/{id}/replies", h.postReply, post)
+	privateRoute("/api/v1/inbox", h.listInbox, get)
+	privateRoute("/api/v1/inbox:ack", h.ackInbox, post)
+	privateRoute("/api/v1/whoami", h.whoami, get)
 
 	r.NotFoundHandler = http.HandlerFunc(h.notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(h.methodNotAllowed)

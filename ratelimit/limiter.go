@@ -151,10 +151,14 @@ func (l *Limiter) sweepLocked(now time.Time) {
 	}
 }
 
-// String describes the limit, e.g. "5 per 1m0s".
+// String describes the limit, e.g. "5 per minute".
 func (l *Limiter) String() string {
-	if !l.Enabled() {
+	switch {
+	case !l.Enabled():
 		return "unlimited"
+	case l.cfg.Per == time.Minute:
+		return fmt.Sprintf("%d per minute", l.cfg.Events)
+	default:
+		return fmt.Sprintf("%d per %s", l.cfg.Events, l.cfg.Per)
 	}
-	return fmt.Sprintf("%d per %s", l.cfg.Events, l.cfg.Per)
 }

@@ -200,13 +200,9 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 			return a2a.SendMessageResponse{}, err
 		}
 		if raw, ok := in.data["limit"]; ok && !bytes.Equal(raw, []byte("null")) {
-			var n json.Number
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&n); err != nil {
-				return a2a.SendMessageResponse{}, a2a.BadParam("data.limit", "must be an integer from 1 to %d", knowledge.MaxLimit)
-			}
-			v, err := n.Int64()
+			// A JSON number only: json.Number alone would also take "3".
+			var v int64
+			err := json.Unmarshal(raw, &v)
 			if err != nil || v < 1 || v > knowledge.MaxLimit {
 				return a2a.SendMessageResponse{}, a2a.BadParam("data.limit", "must be an integer from 1 to %d", knowledge.MaxLimit)
 			}
