@@ -12,6 +12,8 @@ require (
 )
 
 require (
+	github.com/google/uuid v1.6.0 // indirect
+	golang.org/x/mod v0.33.0 // indirect
 	golang.org/x/net v0.49.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 	golang.org/x/text v0.33.0 // indirect

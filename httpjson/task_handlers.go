@@ -109,7 +109,9 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if len(strings.TrimSpace(string(body))) > 0 {
+	// The body is optional; JSON null counts as none (the official Go SDK
+	// sends null for a cancel without metadata).
+	if b := strings.TrimSpace(string(body)); b != "" && b != "null" {
 		if err := jsonContentType(r); err != nil {
 			h.fail(w, r, err)
 			return
