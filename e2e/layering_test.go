@@ -1,0 +1,46 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestDomainKnowsNoTransportOrStorage enforces the layering: the domain
+// packages import neither net/http nor bbolt, and bindings never open the
+// store.
+func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	for _, tc := range []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"github.com/kfa-project/kfa/agents", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/tasks", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/discussions", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/knowledge", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/service", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/a2a", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
+		{"github.com/kfa-project/kfa/admin", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
+	} {
+		out, err := exec.Command(goTool, "list", "-deps", tc.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", tc.pkg, err, out)
+		}
+		deps := map[string]bool{}
+		for _, l := range strings.Split(string(out), "\n") {
+			deps[strings.TrimSpace(l)] = true
+		}
+		for _, f := range tc.forbidden {
+			if deps[f] {
+				t.Errorf("%s depends on %s", tc.pkg, f)
+			}
+		}
+	}
+}
