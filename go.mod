@@ -3,10 +3,12 @@ module github.com/kfa-project/kfa
 go 1.26.0
 
 require (
+	github.com/a2aproject/a2a-go v0.3.15
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/gorilla/mux v1.8.1
 	github.com/oklog/ulid/v2 v2.1.2
 	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.11
 )

@@ -38,14 +38,19 @@ func TestAgentCard(t *testing.T) {
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
 	}
-	if len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0] != (a2a.AgentInterface{
-		URL: "http://kfa.test/a2a/v1", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) {
+	wantIfaces := []a2a.AgentInterface{
+		{URL: "http://kfa.test/a2a/v1", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+		{URL: "http://kfa.test/a2a/jsonrpc", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+		{URL: "http://kfa.test/a2a/jsonrpc", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+	}
+	if mustJSON(card.SupportedInterfaces) != mustJSON(wantIfaces) {
 		t.Fatalf("interfaces: %+v", card.SupportedInterfaces)
 	}
-	if card.Capabilities.Streaming || card.Capabilities.PushNotifications || card.Capabilities.ExtendedAgentCard {
-		t.Fatalf("capabilities must be false until they work: %+v", card.Capabilities)
+	// Streaming works; push and the extended card do not, and the card says so.
+	if !card.Capabilities.Streaming || card.Capabilities.PushNotifications || card.Capabilities.ExtendedAgentCard {
+		t.Fatalf("capabilities: %+v", card.Capabilities)
 	}
-	if !strings.Contains(string(body), `"streaming":false`) {
+	if !strings.Contains(string(body), `"pushNotifications":false`) {
 		t.Fatal("capabilities should be written out explicitly")
 	}
 	if got := skillIDs(card); got != "knowledge-search,ask-network" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -32,11 +33,23 @@ func bearer(r *http.Request) (token string, present bool, err error) {
 	return tok, true, nil
 }
 
-// caller resolves who is calling. With required, a request without a
+// Auth resolves bearer tokens to callers, for every binding.
+type Auth struct {
+	Agents *agents.Service
+	// Failures limits failed authentications per client address; nil means
+	// no limit.
+	Failures *ratelimit.Limiter
+}
+
+func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
+	return Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures}.Caller(r, required)
+}
+
+// Caller resolves who is calling. With required, a request without a
 // credential is refused; without it, such a request is anonymous. A
 // credential that is present but bad is always refused: a client that sends
 // one wants to know it does not work.
-func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
+func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 	c := service.Caller{Addr: clientAddr(r)}
 	tok, present, err := bearer(r)
 	if !present {
@@ -47,7 +60,7 @@ func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error)
 	}
 	if err == nil {
 		var a agents.Agent
-		if a, err = h.deps.Agents.Authenticate(r.Context(), tok); err == nil {
+		if a, err = au.Agents.Authenticate(r.Context(), tok); err == nil {
 			c.Agent = &a
 			if slot, ok := r.Context().Value(keyAgentID).(*agentSlot); ok {
 				slot.id = a.ID
@@ -59,7 +72,7 @@ func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error)
 		}
 	}
 	// A failed credential costs the address a token of its guessing budget.
-	if l := h.deps.AuthFailures; l != nil {
+	if l := au.Failures; l != nil {
 		if wait, ok := l.Allow(c.Addr); !ok {
 			return c, &a2a.Error{Kind: a2a.RateLimited, RetryAfter: wait,
 				Message: "too many failed authentications from this address"}

@@ -158,6 +158,9 @@ func (h *Handler) requireVersion(next http.Handler) http.Handler {
 	})
 }
 
+// JSONContentType checks that a request's Content-Type is JSON.
+func JSONContentType(r *http.Request) error { return jsonContentType(r) }
+
 // jsonContentType checks the Content-Type of a request with a body.
 func jsonContentType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")

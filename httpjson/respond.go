@@ -91,6 +91,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return readBody(w, r, h.deps.MaxBodyBytes)
 }
 
+// ReadBody reads a request body of at most max bytes (413 beyond).
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	return readBody(w, r, max)
+}
+
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var tooBig *http.MaxBytesError
@@ -102,6 +107,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	}
 	return body, nil
 }
+
+// DecodeJSON validates and decodes a JSON object into v, naming the field of
+// a type mismatch.
+func DecodeJSON(body []byte, v any) error { return decodeJSON(body, v) }
 
 // decodeJSON validates and decodes a JSON object body into v.
 func decodeJSON(body []byte, v any) error {

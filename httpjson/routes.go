@@ -30,6 +30,11 @@ type Deps struct {
 	AuthFailures *ratelimit.Limiter
 	// Ready reports whether the store is open; /readyz answers 503 otherwise.
 	Ready func() error
+	// StreamHeartbeat is the idle interval after which a stream gets a
+	// keep-alive comment. Default 15s.
+	StreamHeartbeat time.Duration
+	// JSONRPC, when set, serves the JSON-RPC binding at /a2a/jsonrpc.
+	JSONRPC http.Handler
 }
 
 // Handler serves every public route. Build it with New.
@@ -71,7 +76,17 @@ func New(deps Deps) *Handler {
 	a2aRoute("/tasks", h.listTasks, get)
 	a2aRoute("/tasks/{id:[^/:]+}:cancel", h.cancelTask, post)
 	a2aRoute("/tasks/{id:[^/:]+}", h.getTask, get)
+	a2aRoute("/message:stream", h.streamMessage, post)
+	a2aRoute("/tasks/{id:[^/:]+}:subscribe", h.subscribe, get, post)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs", h.pushNotSupported, get, post)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs/{cfg}", h.pushNotSupported, get, http.MethodDelete)
 	a2aRoute("/extendedAgentCard", h.extendedCard, get)
+
+	// The JSON-RPC binding, at both spellings of its path.
+	if deps.JSONRPC != nil {
+		r.Handle("/a2a/jsonrpc", deps.JSONRPC).Methods(post)
+		r.Handle("/a2a/jsonrpc/", deps.JSONRPC).Methods(post)
+	}
 
 	// kfa's own JSON API: public reads, then the credentialed routes.
 	r.HandleFunc("/api/v1/discussions", h.listDiscussions).Methods(get, head)

@@ -30,6 +30,10 @@ type Config struct {
 	SearchRate   int // searches per minute per client address; 0 disables the limit
 	AuthFailRate int // failed bearer authentications per minute per address; 0 disables the limit
 
+	MaxStreams         int           // open task streams in total; 0 disables the limit
+	MaxStreamsPerAgent int           // open task streams per agent; 0 disables the limit
+	StreamHeartbeat    time.Duration // keep-alive comment after this much idle time on a stream
+
 	MaxBodyBytes      int64
 	MaxHeaderBytes    int
 	ReadHeaderTimeout time.Duration
@@ -45,26 +49,29 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Addr:              "127.0.0.1:8080",
-		DataDir:           "./data",
-		ContributorWrites: true,
-		Version:           "dev",
-		LogFormat:         "text",
-		LogLevel:          "info",
-		AskRate:           5,
-		MaxOpenTasks:      25,
-		SearchRate:        60,
-		AuthFailRate:      30,
-		MaxBodyBytes:      256 << 10,
-		MaxHeaderBytes:    16 << 10,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ShutdownTimeout:   15 * time.Second,
-		CardMaxAge:        5 * time.Minute,
-		BatchDelay:        2 * time.Millisecond,
-		LockTimeout:       time.Second,
+		Addr:               "127.0.0.1:8080",
+		DataDir:            "./data",
+		ContributorWrites:  true,
+		Version:            "dev",
+		LogFormat:          "text",
+		LogLevel:           "info",
+		AskRate:            5,
+		MaxOpenTasks:       25,
+		SearchRate:         60,
+		AuthFailRate:       30,
+		MaxStreams:         10_000,
+		MaxStreamsPerAgent: 50,
+		StreamHeartbeat:    15 * time.Second,
+		MaxBodyBytes:       256 << 10,
+		MaxHeaderBytes:     16 << 10,
+		ReadHeaderTimeout:  5 * time.Second,
+		ReadTimeout:        30 * time.Second,
+		WriteTimeout:       30 * time.Second,
+		IdleTimeout:        2 * time.Minute,
+		ShutdownTimeout:    15 * time.Second,
+		CardMaxAge:         5 * time.Minute,
+		BatchDelay:         2 * time.Millisecond,
+		LockTimeout:        time.Second,
 	}
 }
 
@@ -101,7 +108,10 @@ func (c *Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"search-rate", c.SearchRate}, {"auth-fail-rate", c.AuthFailRate}} {
+	}{
+		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"search-rate", c.SearchRate},
+		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
+	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d must not be negative (0 disables the limit)", f.name, f.v)
 		}
@@ -118,7 +128,7 @@ func (c *Config) Validate() error {
 	}{
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout},
 		{"idle-timeout", c.IdleTimeout}, {"shutdown-timeout", c.ShutdownTimeout}, {"card-max-age", c.CardMaxAge},
-		{"batch-delay", c.BatchDelay}, {"lock-timeout", c.LockTimeout},
+		{"batch-delay", c.BatchDelay}, {"lock-timeout", c.LockTimeout}, {"stream-heartbeat", c.StreamHeartbeat},
 	} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)

@@ -31,6 +31,9 @@ type CoreOptions struct {
 	AskRate     int // per minute per agent; 0 for none
 	MaxOpen     int
 	Now         func() time.Time
+	// OnTaskChange receives each task after a committed transition (the
+	// stream broker); nil when nothing listens.
+	OnTaskChange func(tasks.Task)
 }
 
 // OpenCore opens <DataDir>/kfa.db and builds the services.
@@ -38,7 +41,9 @@ func OpenCore(o CoreOptions) (*Core, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay})
+	db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{
+		LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange,
+	})
 	if err != nil {
 		return nil, err
 	}

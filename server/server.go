@@ -12,16 +12,19 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 )
 
 // Server is a running kfa: public listener, admin socket, store.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	core *Core
+	cfg    Config
+	log    *slog.Logger
+	core   *Core
+	broker *events.Broker
 
 	public *http.Server
 	admin  *http.Server
@@ -38,14 +41,15 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	core, err := OpenCore(CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
-		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks,
+		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, core: core, serveErr: make(chan error, 2)}
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, serveErr: make(chan error, 2)}
 	h, err := s.publicHandler()
 	if err != nil {
 		_ = core.Close()
@@ -85,20 +89,31 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
 		SearchRate:  perMinute(s.cfg.SearchRate),
+		Events:      s.broker,
 	})
 	if err != nil {
 		return nil, err
 	}
+	authFailures := perMinute(s.cfg.AuthFailRate)
+	rpc := jsonrpc.New(jsonrpc.Deps{
+		Service:         svc,
+		Auth:            httpjson.Auth{Agents: s.core.Agents, Failures: authFailures},
+		Log:             s.log,
+		MaxBodyBytes:    s.cfg.MaxBodyBytes,
+		StreamHeartbeat: s.cfg.StreamHeartbeat,
+	})
 	return httpjson.New(httpjson.Deps{
-		Service:      svc,
-		Agents:       s.core.Agents,
-		Discussions:  s.core.Discussions,
-		Log:          s.log,
-		PublicURL:    s.cfg.PublicURL,
-		MaxBodyBytes: s.cfg.MaxBodyBytes,
-		CardMaxAge:   s.cfg.CardMaxAge,
-		AuthFailures: perMinute(s.cfg.AuthFailRate),
-		Ready:        s.readyCheck,
+		Service:         svc,
+		Agents:          s.core.Agents,
+		Discussions:     s.core.Discussions,
+		Log:             s.log,
+		PublicURL:       s.cfg.PublicURL,
+		MaxBodyBytes:    s.cfg.MaxBodyBytes,
+		CardMaxAge:      s.cfg.CardMaxAge,
+		AuthFailures:    authFailures,
+		Ready:           s.readyCheck,
+		StreamHeartbeat: s.cfg.StreamHeartbeat,
+		JSONRPC:         rpc,
 	}), nil
 }
 
@@ -150,6 +165,9 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Core exposes the store and services (for tests and the benchmark).
 func (s *Server) Core() *Core { return s.core }
 
+// OpenStreams is the number of task streams open now.
+func (s *Server) OpenStreams() int { return s.broker.Open() }
+
 // Errors reports a listener that stopped on its own.
 func (s *Server) Errors() <-chan error { return s.serveErr }
 
@@ -158,6 +176,9 @@ func (s *Server) Errors() <-chan error { return s.serveErr }
 // writes either committed or did not, never half.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
+	// Streams never go idle on their own: end them first, so draining the
+	// listener waits only for ordinary requests.
+	s.broker.Close()
 	var errs []error
 	if err := s.public.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain public listener: %w", err))

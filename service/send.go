@@ -33,35 +33,19 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req *a2a.SendMessag
 	if m.TaskID != "" {
 		return a2a.SendMessageResponse{}, s.messageToTask(ctx, c, m.TaskID)
 	}
-	in, err := readInput(m)
+	in, err := s.readInput(req)
 	if err != nil {
 		return a2a.SendMessageResponse{}, err
 	}
-	sk, ok := s.skillFor(in.action)
-	if !ok {
-		if in.action == "ask" {
-			return a2a.SendMessageResponse{}, a2a.Errorf(a2a.UnsupportedOperation,
-				"asks are disabled on this server (contributor writes are off); only knowledge-search is available")
+	if in.skill == SkillAsk {
+		t, view, err := s.askTask(ctx, c, req, in, true)
+		if err != nil {
+			return a2a.SendMessageResponse{}, err
 		}
-		return a2a.SendMessageResponse{}, a2a.BadParam("data.action", "unknown action %q; use search, research or ask", in.action)
+		w := t.Wire(view)
+		return a2a.SendMessageResponse{Task: &w}, nil
 	}
-	switch sk.card.ID {
-	case SkillAsk:
-		return s.ask(ctx, c, req, in)
-	default:
-		return s.search(ctx, c, m, in)
-	}
-}
-
-func (s *Service) skillFor(action string) (skill, bool) {
-	for _, sk := range s.skills {
-		for _, a := range sk.actions {
-			if a == action {
-				return sk, true
-			}
-		}
-	}
-	return skill{}, false
+	return s.search(ctx, c, m, in)
 }
 
 // validateMessage checks the envelope of a user message.
@@ -129,48 +113,157 @@ func (s *Service) messageToTask(ctx context.Context, c Caller, taskID string) er
 		t.ID, s.cfg.PublicURL, t.DiscussionID).With("taskId", t.ID)
 }
 
-// msgInput is what a message asks for, read from its parts.
+// msgInput is what a message asks for, read from its parts and metadata.
 type msgInput struct {
-	action string
-	data   map[string]json.RawMessage // the data part's object, nil for text
-	text   string                     // joined text parts
+	skill  string                     // the skill to run
+	action string                     // search, research or ask
+	data   map[string]json.RawMessage // the data part's object, nil when none
+	text   string                     // the text parts, joined (minus one that only names the skill)
 }
 
-// readInput finds the action: the first JSON-object data part decides;
-// a message of text parts only is a search for that text.
-func readInput(m *a2a.Message) (msgInput, error) {
-	var texts []string
+// actionSkill maps each action to its skill.
+var actionSkill = map[string]string{"search": SkillSearch, "research": SkillSearch, "ask": SkillAsk}
+
+// readInput picks the skill and its input, the way A2A services commonly
+// do it: a data part's "skill" or "action", else metadata.skill (of the
+// message, then of the request), else a text part that is exactly a skill
+// id, else a search for the text.
+func (s *Service) readInput(req *a2a.SendMessageRequest) (msgInput, error) {
+	m := req.Message
+	var (
+		in        msgInput
+		texts     []string
+		textSkill string
+	)
 	for i, p := range m.Parts {
 		field := fmt.Sprintf("message.parts[%d]", i)
 		switch {
 		case p.Text != nil:
+			if t := strings.TrimSpace(*p.Text); textSkill == "" && isSkillID(t) {
+				textSkill = t
+				continue
+			}
 			texts = append(texts, *p.Text)
 		case p.Data != nil:
 			if p.MediaType != "" && !isJSONMedia(p.MediaType) {
 				return msgInput{}, a2a.Errorf(a2a.ContentTypeNotSupported,
 					"%s: media type %q is not supported; data parts must be application/json", field, p.MediaType)
 			}
-			if !a2a.IsObject(p.Data) {
-				return msgInput{}, a2a.BadParam(field+".data", "must be a JSON object with an \"action\"")
+			if in.data != nil {
+				continue // the first data part decides; later ones are ignored
 			}
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(p.Data, &obj); err != nil {
+			if !a2a.IsObject(p.Data) {
+				return msgInput{}, a2a.BadParam(field+".data", `must be a JSON object such as {"action":"search","query":"..."}`)
+			}
+			if err := json.Unmarshal(p.Data, &in.data); err != nil {
 				return msgInput{}, a2a.BadParam(field+".data", "not a JSON object: %v", err)
 			}
-			action, err := str(obj, "action")
-			if err != nil {
-				return msgInput{}, err
-			}
-			if action == "" {
-				return msgInput{}, a2a.BadParam("data.action", "is required (search, research or ask)")
-			}
-			return msgInput{action: action, data: obj}, nil
 		default:
 			return msgInput{}, a2a.Errorf(a2a.ContentTypeNotSupported,
 				"%s: raw and url parts are not supported; send text or an application/json data part", field)
 		}
 	}
-	return msgInput{action: "search", text: strings.Join(texts, "\n")}, nil
+	in.text = strings.Join(texts, "\n")
+
+	var dataSkill string
+	if in.data != nil {
+		var err error
+		if in.action, err = str(in.data, "action"); err != nil {
+			return msgInput{}, err
+		}
+		if dataSkill, err = str(in.data, "skill"); err != nil {
+			return msgInput{}, err
+		}
+	}
+	metaSkill, err := metadataSkill(m.Metadata, "message.metadata")
+	if err != nil {
+		return msgInput{}, err
+	}
+	if metaSkill == "" {
+		if metaSkill, err = metadataSkill(req.Metadata, "metadata"); err != nil {
+			return msgInput{}, err
+		}
+	}
+	for _, cand := range []struct{ field, v string }{{"data.skill", dataSkill}, {"metadata.skill", metaSkill}, {"text", textSkill}} {
+		if cand.v != "" {
+			if err := s.checkSkill(cand.field, cand.v); err != nil {
+				return msgInput{}, err
+			}
+			in.skill = cand.v
+			break
+		}
+	}
+	if in.action != "" {
+		sk, ok := actionSkill[in.action]
+		if !ok {
+			return msgInput{}, a2a.BadParam("data.action", "unknown action %q; use search, research or ask", truncate(in.action, 64))
+		}
+		if in.skill != "" && in.skill != sk {
+			return msgInput{}, a2a.BadParam("data.action", "action %q belongs to %s, not to the selected skill %s", in.action, sk, in.skill)
+		}
+		if err := s.checkSkill("data.action", sk); err != nil {
+			return msgInput{}, err
+		}
+		in.skill = sk
+	}
+	switch {
+	case in.skill == "":
+		in.skill, in.action = SkillSearch, "search"
+	case in.action == "" && in.skill == SkillAsk:
+		in.action = "ask"
+	case in.action == "":
+		in.action = "search"
+	}
+	return in, nil
+}
+
+func isSkillID(s string) bool { return s == SkillSearch || s == SkillAsk }
+
+// checkSkill refuses a skill this server does not run, listing those it does.
+func (s *Service) checkSkill(field, id string) error {
+	for _, sk := range s.skills {
+		if sk.card.ID == id {
+			return nil
+		}
+	}
+	if id == SkillAsk {
+		return a2a.Errorf(a2a.UnsupportedOperation,
+			"asks are disabled on this server (contributor writes are off); only knowledge-search is available")
+	}
+	ids := make([]string, len(s.skills))
+	for i, sk := range s.skills {
+		ids[i] = sk.card.ID
+	}
+	e := a2a.BadParam(field, "unknown skill %q; available skills: %s", truncate(id, 64), strings.Join(ids, ", "))
+	return e.With("availableSkills", strings.Join(ids, ","))
+}
+
+// metadataSkill reads metadata.skill (or skillId) of a metadata object.
+func metadataSkill(meta json.RawMessage, field string) (string, error) {
+	if len(meta) == 0 {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return "", a2a.BadParam(field, "must be a JSON object")
+	}
+	for _, k := range []string{"skill", "skillId"} {
+		if raw, ok := m[k]; ok && !bytes.Equal(raw, []byte("null")) {
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return "", a2a.BadParam(field+"."+k, "must be a string")
+			}
+			return v, nil
+		}
+	}
+	return "", nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func isJSONMedia(mt string) bool {
@@ -195,9 +288,12 @@ func str(obj map[string]json.RawMessage, key string) (string, error) {
 func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgInput) (a2a.SendMessageResponse, error) {
 	q := knowledge.Query{Text: in.text, Limit: knowledge.DefaultLimit, Research: in.action == "research"}
 	if in.data != nil {
-		var err error
-		if q.Text, err = str(in.data, "query"); err != nil {
+		query, err := str(in.data, "query")
+		if err != nil {
 			return a2a.SendMessageResponse{}, err
+		}
+		if query != "" {
+			q.Text = query
 		}
 		if raw, ok := in.data["limit"]; ok && !bytes.Equal(raw, []byte("null")) {
 			// A JSON number only: json.Number alone would also take "3".
@@ -321,48 +417,57 @@ func (s *Service) searchAnswer(m *a2a.Message, q knowledge.Query, res knowledge.
 	}, nil
 }
 
-// ask runs ask-network and answers with the new (or retried) Task.
-func (s *Service) ask(ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput) (a2a.SendMessageResponse, error) {
+// askTask runs ask-network: the new (or retried) task and how to show it.
+// needReturnImmediately is false over a stream, where the server holds the
+// stream open instead of a request.
+func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, needReturnImmediately bool) (tasks.Task, tasks.View, error) {
 	ag, err := requireAgent(c, "ask-network")
 	if err != nil {
-		return a2a.SendMessageResponse{}, err
+		return tasks.Task{}, tasks.View{}, err
 	}
 	if !ag.Has(agents.ScopePost) {
-		return a2a.SendMessageResponse{}, a2a.Errorf(a2a.PermissionDenied, "ask-network needs the post scope; this agent has %s",
+		return tasks.Task{}, tasks.View{}, a2a.Errorf(a2a.PermissionDenied, "ask-network needs the post scope; this agent has %s",
 			strings.Join(ag.ScopeStrings(), ","))
 	}
 	cfg := req.Configuration
-	if cfg == nil || cfg.ReturnImmediately == nil || !*cfg.ReturnImmediately {
-		return a2a.SendMessageResponse{}, a2a.Errorf(a2a.UnsupportedOperation,
+	if needReturnImmediately && (cfg == nil || cfg.ReturnImmediately == nil || !*cfg.ReturnImmediately) {
+		return tasks.Task{}, tasks.View{}, a2a.Errorf(a2a.UnsupportedOperation,
 			"ask-network requires configuration.returnImmediately=true: a community reply can take days, so kfa "+
-				"returns the WORKING task at once instead of holding the request open; poll GET /tasks/{id} or list tasks")
+				"returns the WORKING task at once instead of holding the request open; poll GET /tasks/{id}, list tasks, "+
+				"or hold a stream with message:stream")
 	}
-	var view tasks.View = tasks.FullView
-	if cfg.HistoryLength != nil {
+	view := tasks.FullView
+	if cfg != nil && cfg.HistoryLength != nil {
 		if *cfg.HistoryLength < 0 {
-			return a2a.SendMessageResponse{}, a2a.BadParam("configuration.historyLength", "must not be negative")
+			return tasks.Task{}, tasks.View{}, a2a.BadParam("configuration.historyLength", "must not be negative")
 		}
 		n := int(*cfg.HistoryLength)
 		view.HistoryLength = &n
 	}
-	ai := tasks.AskInput{Asker: tasks.Asker{ID: ag.ID, Name: ag.Name}, Message: *req.Message}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{"question", &ai.Question}, {"details", &ai.Details}, {"kind", &ai.Kind},
-		{"product", &ai.Product}, {"environment", &ai.Environment}, {"discussionId", &ai.JoinDiscussionID},
-	} {
-		if *f.dst, err = str(in.data, f.key); err != nil {
-			return a2a.SendMessageResponse{}, err
+	// Without a data part the text is the question (metadata.skill chose ask-network).
+	ai := tasks.AskInput{Asker: tasks.Asker{ID: ag.ID, Name: ag.Name}, Message: *req.Message, Question: strings.TrimSpace(in.text)}
+	if in.data != nil {
+		for _, f := range []struct {
+			key string
+			dst *string
+		}{
+			{"question", &ai.Question}, {"details", &ai.Details}, {"kind", &ai.Kind},
+			{"product", &ai.Product}, {"environment", &ai.Environment}, {"discussionId", &ai.JoinDiscussionID},
+		} {
+			v, err := str(in.data, f.key)
+			if err != nil {
+				return tasks.Task{}, tasks.View{}, err
+			}
+			if v != "" || f.key != "question" {
+				*f.dst = v
+			}
 		}
 	}
 	t, _, err := s.deps.Tasks.Ask(ctx, ai)
 	if err != nil {
-		return a2a.SendMessageResponse{}, s.askError(ai.JoinDiscussionID, err)
+		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)
 	}
-	w := t.Wire(view)
-	return a2a.SendMessageResponse{Task: &w}, nil
+	return t, view, nil
 }
 
 // askError explains a failed join in terms of the request's fields.

@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
@@ -25,6 +26,9 @@ type Config struct {
 	DocumentationURL string
 	// ContributorWrites enables ask-network.
 	ContributorWrites bool
+	// Streaming is true when SendStreamingMessage and SubscribeToTask work
+	// (Deps.Events is set); the card says so.
+	Streaming bool
 }
 
 // Searcher answers knowledge searches.
@@ -40,7 +44,10 @@ type Deps struct {
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter
-	Now        func() time.Time
+	// Events carries committed task transitions to streams; nil disables
+	// streaming.
+	Events *events.Broker
+	Now    func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
@@ -57,6 +64,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	cfg.Streaming = deps.Events != nil
 	skills := registry(cfg.ContributorWrites)
 	card, err := buildCard(cfg, skills)
 	if err != nil {

@@ -211,6 +211,7 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 				if err := replaceTask(tx, &old, &t); err != nil {
 					return err
 				}
+				s.notifyOnCommit(tx, t)
 				res.CompletedTaskIDs = append(res.CompletedTaskIDs, t.ID)
 			}
 		}

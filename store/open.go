@@ -36,6 +36,10 @@ type Options struct {
 	BatchDelay time.Duration
 	// ReadOnly opens the file with a shared lock and refuses writes.
 	ReadOnly bool
+	// OnTaskChange, when set, is called with a task after a transaction
+	// that changed its state has committed (never for one that rolled
+	// back). It runs on the commit path and must not block.
+	OnTaskChange func(tasks.Task)
 }
 
 // DB is the bbolt store. It is safe for concurrent use.
@@ -44,6 +48,7 @@ type DB struct {
 	path     string
 	readOnly bool
 	secret   []byte // keys page tokens; made once per file
+	onTask   func(tasks.Task)
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -73,7 +78,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	bdb.MaxBatchDelay = opts.BatchDelay
-	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly}
+	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly, onTask: opts.OnTaskChange}
 	if err := s.migrate(); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -104,6 +109,16 @@ func (s *DB) update(fn func(tx *bolt.Tx) error) error {
 }
 
 var errReadOnly = errors.New("store: opened read-only")
+
+// notifyOnCommit arranges for t to reach the OnTaskChange hook once tx has
+// committed. A group-commit function that runs twice registers on two
+// transactions, but only the one that commits calls its hooks.
+func (s *DB) notifyOnCommit(tx *bolt.Tx, t tasks.Task) {
+	if s.onTask == nil {
+		return
+	}
+	tx.OnCommit(func() { s.onTask(t) })
+}
 
 // Secret returns the per-file secret that keys page tokens.
 func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }

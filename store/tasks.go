@@ -185,6 +185,7 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 			if err := replaceTask(tx, &old, &t); err != nil {
 				return err
 			}
+			s.notifyOnCommit(tx, t)
 		}
 		out, changed = t, ch
 		return nil

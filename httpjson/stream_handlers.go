@@ -1,0 +1,62 @@
+package httpjson
+
+import (
+	"net/http"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/service"
+)
+
+// streamMessage is A2A SendStreamingMessage over SSE. Errors before the
+// stream starts are ordinary HTTP errors.
+func (h *Handler) streamMessage(w http.ResponseWriter, r *http.Request) {
+	c, err := h.caller(r, false)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var req a2a.SendMessageRequest
+	if err := h.readJSON(w, r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	st, err := h.deps.Service.SendStreamingMessage(r.Context(), c, &req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.pump(w, r, st)
+}
+
+// subscribe is A2A SubscribeToTask over SSE, for GET (the proto's verb) and
+// POST (the prose's and the TCK's).
+func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
+	c, err := h.caller(r, true)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	st, err := h.deps.Service.SubscribeToTask(r.Context(), c, pathID(r))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.pump(w, r, st)
+}
+
+func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
+	sse := StartSSE(w)
+	Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error { return sse.Data(ev) })
+}
+
+// pushNotSupported answers the push-notification config routes: kfa says
+// pushNotifications is false on its card, so each is
+// PushNotificationNotSupportedError.
+func (h *Handler) pushNotSupported(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.caller(r, true); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.fail(w, r, a2a.Errorf(a2a.PushNotificationNotSupp,
+		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask"))
+}

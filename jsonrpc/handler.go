@@ -1,0 +1,288 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/service"
+)
+
+// Deps are what the binding needs.
+type Deps struct {
+	Service         *service.Service
+	Auth            httpjson.Auth
+	Log             *slog.Logger
+	MaxBodyBytes    int64
+	StreamHeartbeat time.Duration
+}
+
+// Handler serves the JSON-RPC endpoint.
+type Handler struct {
+	deps    Deps
+	methods map[string]method
+}
+
+// method is one JSON-RPC method. Exactly one of call and open is set.
+type method struct {
+	v03  bool
+	call func(ctx context.Context, r *http.Request, params json.RawMessage) (any, error)
+	open func(ctx context.Context, r *http.Request, params json.RawMessage) (*service.Stream, error)
+}
+
+// New returns the JSON-RPC handler.
+func New(deps Deps) *Handler {
+	if deps.MaxBodyBytes <= 0 {
+		deps.MaxBodyBytes = 256 << 10
+	}
+	h := &Handler{deps: deps}
+	h.methods = h.methodTable()
+	return h
+}
+
+// request is the JSON-RPC envelope. ID is nil when the member is absent (a
+// notification) and "null" when it is null.
+type request struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result"`
+}
+
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcError        `json:"error"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+var nullID = json.RawMessage("null")
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Header().Add("Vary", "Authorization")
+	if err := httpjson.JSONContentType(r); err != nil {
+		h.writeError(w, r, nullID, false, err)
+		return
+	}
+	body, err := httpjson.ReadBody(w, r, h.deps.MaxBodyBytes)
+	if err != nil {
+		h.writeError(w, r, nullID, false, err)
+		return
+	}
+	if err := a2a.CheckJSON(body); err != nil {
+		var se *a2a.SyntaxError
+		if errors.As(err, &se) {
+			h.writeError(w, r, nullID, false, a2a.Errorf(a2a.ParseError, "invalid JSON: %v", err))
+		} else {
+			h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "request refused: %v", err))
+		}
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	if trimmed[0] == '[' {
+		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest,
+			"batch requests are not supported; send one JSON-RPC request per HTTP request"))
+		return
+	}
+	if trimmed[0] != '{' {
+		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "a JSON-RPC request must be a JSON object"))
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", err))
+		return
+	}
+	id := req.ID
+	if id != nil && !validID(id) {
+		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "id must be a string, a number or null"))
+		return
+	}
+	replyID := id
+	if replyID == nil {
+		replyID = nullID
+	}
+	if req.JSONRPC == nil || *req.JSONRPC != "2.0" {
+		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.InvalidRequest, `jsonrpc must be "2.0"`))
+		return
+	}
+	if req.Method == nil || *req.Method == "" {
+		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.InvalidRequest, "method is required"))
+		return
+	}
+	name := *req.Method
+	m, ok := h.methods[name]
+	if !ok {
+		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.MethodNotFound, "method %q not found", truncate(name, 64)).
+			With("method", truncate(name, 64)))
+		return
+	}
+	if err := checkVersion(r); err != nil {
+		h.writeError(w, r, replyID, m.v03, err)
+		return
+	}
+	if len(req.Params) > 0 && !bytes.Equal(bytes.TrimSpace(req.Params), []byte("null")) && !a2a.IsObject(req.Params) {
+		h.writeError(w, r, replyID, m.v03, a2a.Errorf(a2a.InvalidParams, "params must be a JSON object"))
+		return
+	}
+	if string(bytes.TrimSpace(req.Params)) == "null" {
+		req.Params = nil
+	}
+	ctx := r.Context()
+
+	if m.open != nil {
+		h.serveStream(w, r, m, id, req.Params)
+		return
+	}
+	result, err := m.call(ctx, r, req.Params)
+	if id == nil { // a notification: it ran; it gets no body
+		if err != nil {
+			h.logFailure(r, err)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		h.writeError(w, r, id, m.v03, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// serveStream answers a streaming method with Server-Sent Events, each
+// data line a JSON-RPC response with the request's id.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, id, params json.RawMessage) {
+	st, err := m.open(r.Context(), r, params)
+	if id == nil { // a notification runs, but a stream to no one is pointless
+		if err == nil {
+			st.Close()
+		} else {
+			h.logFailure(r, err)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		// The official clients read a streaming answer as SSE only, so the
+		// error travels as the stream's one event.
+		e := service.ToError(err)
+		setErrorHeaders(w, e)
+		h.logFailure(r, err)
+		sse := httpjson.StartSSE(w)
+		_ = sse.Data(errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, m.v03)})
+		return
+	}
+	sse := httpjson.StartSSE(w)
+	httpjson.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error {
+		var result any = ev
+		if m.v03 {
+			result = ev.ToV03()
+		}
+		return sse.Data(response{JSONRPC: "2.0", ID: id, Result: result})
+	})
+}
+
+// writeError answers err as a JSON-RPC error object with HTTP 200.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, id json.RawMessage, v03 bool, err error) {
+	e := service.ToError(err)
+	h.logFailure(r, err)
+	setErrorHeaders(w, e)
+	httpjson.WriteJSON(w, http.StatusOK, errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, v03)})
+}
+
+func (h *Handler) logFailure(r *http.Request, err error) {
+	if e := service.ToError(err); e.Kind.HTTPStatus >= 500 && h.deps.Log != nil {
+		h.deps.Log.Error("json-rpc request failed", "request_id", httpjson.RequestID(r.Context()), "err", err.Error())
+	}
+}
+
+// setErrorHeaders adds the HTTP headers an error kind calls for, as the
+// HTTP+JSON binding does, although the status stays 200.
+func setErrorHeaders(w http.ResponseWriter, e *a2a.Error) {
+	switch e.Kind {
+	case a2a.Unauthenticated:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token"`)
+	case a2a.PermissionDenied:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)
+	case a2a.RateLimited:
+		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
+	}
+}
+
+// toRPCError is the JSON-RPC error object of e. In 1.0, data is the array
+// of typed details (ErrorInfo first); 0.3 clients expect a free-form
+// object, so they get the ErrorInfo's fields.
+func toRPCError(e *a2a.Error, v03 bool) rpcError {
+	out := rpcError{Code: e.Kind.RPCCode, Message: e.Message}
+	if !v03 {
+		out.Data = e.Details()
+		return out
+	}
+	data := map[string]any{"reason": e.Kind.Reason, "domain": a2a.ErrorDomain}
+	if len(e.Metadata) > 0 {
+		data["metadata"] = e.Metadata
+	}
+	if len(e.Violations) > 0 {
+		data["fieldViolations"] = e.Violations
+	}
+	if e.RetryAfter > 0 {
+		data["retryAfterSeconds"] = a2a.RetryAfterSeconds(e.RetryAfter)
+	}
+	out.Data = data
+	return out
+}
+
+// checkVersion applies A2A-Version on this endpoint: 1.0 and 0.3 are
+// served (an absent header means 0.3); the method name decides the shapes.
+func checkVersion(r *http.Request) error {
+	v := r.Header.Get(a2a.VersionHeader)
+	if v == "" {
+		v = r.URL.Query().Get(a2a.VersionHeader)
+	}
+	switch a2a.NormalizeVersion(v) {
+	case a2a.Version10, a2a.Version03:
+		return nil
+	}
+	return a2a.Errorf(a2a.VersionNotSupported, "A2A-Version %q is not supported; this endpoint serves 1.0 and 0.3", truncate(v, 32)).
+		With("supportedVersions", "1.0,0.3")
+}
+
+// validID reports whether raw is a JSON string, number or null.
+func validID(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"', c == 'n', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
