@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -14,7 +14,7 @@ import (
 func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go") // go test sets GOROOT for its tests
 	}
 	for _, tc := range []struct {
 		pkg       string

@@ -45,12 +45,12 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.deps.Service.GetTask(r.Context(), c, pathID(r), hl)
+	b, err := h.deps.Service.GetTaskJSON(r.Context(), c, pathID(r), hl)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, t)
+	writeRaw(w, http.StatusOK, b)
 }
 
 // listTasks is A2A ListTasks over the caller's tasks.
@@ -88,12 +88,12 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.deps.Service.ListTasks(r.Context(), c, req)
+	b, err := h.deps.Service.ListTasksJSON(r.Context(), c, req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, res)
+	writeRaw(w, http.StatusOK, b)
 }
 
 // cancelTask is A2A CancelTask. The body is optional.

@@ -142,7 +142,11 @@ func (h *Handler) getTask(ctx context.Context, r *http.Request, params json.RawM
 	if err != nil {
 		return nil, err
 	}
-	return h.deps.Service.GetTask(ctx, c, p.ID, p.HistoryLength)
+	b, err := h.deps.Service.GetTaskJSON(ctx, c, p.ID, p.HistoryLength)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }
 
 // listParams are ListTasks' params, in both spellings.
@@ -202,7 +206,11 @@ func (h *Handler) listTasks(ctx context.Context, r *http.Request, params json.Ra
 	if ia := first(p.IncludeArtifacts, p.IncludeArtifactsSnake); ia != nil {
 		req.IncludeArtifacts = *ia
 	}
-	return h.deps.Service.ListTasks(ctx, c, req)
+	b, err := h.deps.Service.ListTasksJSON(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }
 
 func (h *Handler) cancelTask(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
@@ -285,11 +293,19 @@ func (h *Handler) stream03(ctx context.Context, r *http.Request, params json.Raw
 }
 
 func (h *Handler) get03(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	t, err := h.getTask(ctx, r, params)
+	c, err := h.caller(r, true)
 	if err != nil {
 		return nil, err
 	}
-	return t.(a2a.Task).ToV03(), nil
+	p, err := readTaskParams(params)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.deps.Service.GetTask(ctx, c, p.ID, p.HistoryLength)
+	if err != nil {
+		return nil, err
+	}
+	return t.ToV03(), nil
 }
 
 func (h *Handler) cancel03(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {

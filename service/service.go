@@ -148,42 +148,14 @@ type ListTasksRequest struct {
 
 // ListTasks lists the caller's tasks.
 func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest) (a2a.ListTasksResponse, error) {
-	ag, err := requireAgent(c, "ListTasks")
+	ag, p, view, err := s.listParams(c, req)
 	if err != nil {
 		return a2a.ListTasksResponse{}, err
-	}
-	p := tasks.ListParams{ContextID: req.ContextID, PageToken: req.PageToken}
-	if req.Status != "" {
-		st, ok := a2a.ParseTaskState(req.Status)
-		if !ok {
-			return a2a.ListTasksResponse{}, a2a.BadParam("status", "unknown task state %q (use a name such as TASK_STATE_WORKING)", req.Status)
-		}
-		p.State = st
-	}
-	if req.PageSize != nil {
-		if *req.PageSize < 1 || *req.PageSize > tasks.MaxPageSize {
-			return a2a.ListTasksResponse{}, a2a.BadParam("pageSize", "must be between 1 and %d", tasks.MaxPageSize)
-		}
-		p.PageSize = *req.PageSize
-	}
-	if req.HistoryLength != nil && *req.HistoryLength < 0 {
-		return a2a.ListTasksResponse{}, a2a.BadParam("historyLength", "must not be negative")
-	}
-	if req.StatusTimestampAfter != "" {
-		t, err := a2a.ParseTime(req.StatusTimestampAfter)
-		if err != nil {
-			return a2a.ListTasksResponse{}, a2a.BadParam("statusTimestampAfter", "not an ISO 8601 timestamp such as 2026-12-02T10:30:00.000Z")
-		}
-		p.Since = t
-	}
-	if req.ContextID != "" && len(req.ContextID) > tasks.MaxContextIDLen {
-		return a2a.ListTasksResponse{}, a2a.BadParam("contextId", "longer than %d bytes", tasks.MaxContextIDLen)
 	}
 	res, err := s.deps.Tasks.List(ctx, ag.ID, p)
 	if err != nil {
 		return a2a.ListTasksResponse{}, err
 	}
-	view := tasks.View{HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}
 	out := a2a.ListTasksResponse{
 		Tasks:         make([]a2a.Task, len(res.Tasks)),
 		NextPageToken: res.NextPageToken,
@@ -194,6 +166,42 @@ func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest)
 		out.Tasks[i] = res.Tasks[i].Wire(view)
 	}
 	return out, nil
+}
+
+// listParams checks a ListTasks request.
+func (s *Service) listParams(c Caller, req ListTasksRequest) (*agents.Agent, tasks.ListParams, tasks.View, error) {
+	ag, err := requireAgent(c, "ListTasks")
+	if err != nil {
+		return nil, tasks.ListParams{}, tasks.View{}, err
+	}
+	p := tasks.ListParams{ContextID: req.ContextID, PageToken: req.PageToken}
+	if req.Status != "" {
+		st, ok := a2a.ParseTaskState(req.Status)
+		if !ok {
+			return nil, p, tasks.View{}, a2a.BadParam("status", "unknown task state %q (use a name such as TASK_STATE_WORKING)", req.Status)
+		}
+		p.State = st
+	}
+	if req.PageSize != nil {
+		if *req.PageSize < 1 || *req.PageSize > tasks.MaxPageSize {
+			return nil, p, tasks.View{}, a2a.BadParam("pageSize", "must be between 1 and %d", tasks.MaxPageSize)
+		}
+		p.PageSize = *req.PageSize
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, p, tasks.View{}, a2a.BadParam("historyLength", "must not be negative")
+	}
+	if req.StatusTimestampAfter != "" {
+		t, err := a2a.ParseTime(req.StatusTimestampAfter)
+		if err != nil {
+			return nil, p, tasks.View{}, a2a.BadParam("statusTimestampAfter", "not an ISO 8601 timestamp such as 2026-12-02T10:30:00.000Z")
+		}
+		p.Since = t
+	}
+	if req.ContextID != "" && len(req.ContextID) > tasks.MaxContextIDLen {
+		return nil, p, tasks.View{}, a2a.BadParam("contextId", "longer than %d bytes", tasks.MaxContextIDLen)
+	}
+	return ag, p, tasks.View{HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}, nil
 }
 
 // taskError maps the task errors that name a task.

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +13,30 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// taskRecord is the stored form of a task. Times are Unix milliseconds.
+// Task records are versioned by their first byte. Format 1 was the JSON
+// of taskRecord (its first byte is '{'); it is still read, so that files
+// written before format 2 open, and migration 2 rewrites them. Format 2,
+// written now, is binary: the fields the store needs to index, check and
+// transition a task, then the task's wire JSON in the pieces of
+// tasks.WireJSON, encoded once when the task is written. A read that shows
+// the task copies those bytes; only a transition decodes (a little of) it.
+//
+//	[0]      format (2)
+//	[1]      state (stateByte)
+//	[2:10]   status timestamp, Unix ms, big endian
+//	[10:18]  creation time, Unix ms, big endian
+//	then, each as a uvarint length and its bytes:
+//	         id, context id, owner id, discussion id, message id,
+//	         wire head, wire status, wire artifacts, wire metadata
+//	then a uvarint count of history messages, and to the end of the
+//	record the history (tasks.WireJSON.History: uvarint length, JSON, ...)
+const (
+	taskFormatJSON   = '{'
+	taskFormatBinary = 2
+	taskFixedLen     = 18
+)
+
+// taskRecord is format 1, the JSON of a task. Times are Unix milliseconds.
 type taskRecord struct {
 	ID            string         `json:"id"`
 	ContextID     string         `json:"ctx"`
@@ -25,16 +51,115 @@ type taskRecord struct {
 	Artifacts     []a2a.Artifact `json:"art,omitempty"`
 }
 
+// encodeTask encodes t in format 2.
 func encodeTask(t *tasks.Task) ([]byte, error) {
-	return json.Marshal(taskRecord{
-		ID: t.ID, ContextID: t.ContextID, OwnerID: t.OwnerID, DiscussionID: t.DiscussionID,
-		MessageID: t.MessageID, State: t.State, StatusTime: t.StatusTime.UnixMilli(),
-		CreatedAt: t.CreatedAt.UnixMilli(), StatusMessage: t.StatusMessage, History: t.History,
-		Artifacts: t.Artifacts,
-	})
+	w, err := tasks.EncodeWire(t)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode task %s: %w", t.ID, err)
+	}
+	return encodeTaskWire(t, &w), nil
 }
 
+// encodeTaskWire encodes t, whose wire JSON is w, in format 2.
+func encodeTaskWire(t *tasks.Task, w *tasks.WireJSON) []byte {
+	n := taskFixedLen + 11*binary.MaxVarintLen32 + len(t.ID) + len(t.ContextID) + len(t.OwnerID) + len(t.DiscussionID) +
+		len(t.MessageID) + len(w.Head) + len(w.Status) + len(w.Artifacts) + len(w.Metadata) + len(w.History)
+	b := make([]byte, 0, n)
+	b = append(b, taskFormatBinary, stateByte(t.State))
+	b = binary.BigEndian.AppendUint64(b, uint64(t.StatusTime.UnixMilli()))
+	b = binary.BigEndian.AppendUint64(b, uint64(t.CreatedAt.UnixMilli()))
+	for _, f := range []string{t.ID, t.ContextID, t.OwnerID, t.DiscussionID, t.MessageID} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	for _, f := range [][]byte{w.Head, w.Status, w.Artifacts, w.Metadata} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	b = binary.AppendUvarint(b, uint64(w.NHistory))
+	return append(b, w.History...)
+}
+
+// rawTask is a format-2 record parsed in place: its slices point into the
+// record's bytes.
+type rawTask struct {
+	state                       a2a.TaskState
+	statusTime, createdAt       int64
+	id, ctx, owner, disc, msgID []byte
+	wire                        tasks.WireJSON
+}
+
+var errTaskRecord = errors.New("store: malformed task record")
+
+// parseTask parses a format-2 record without copying it.
+func parseTask(v []byte) (rawTask, error) {
+	var r rawTask
+	if len(v) < taskFixedLen {
+		if len(v) > 0 && v[0] != taskFormatBinary && v[0] != taskFormatJSON {
+			return r, fmt.Errorf("store: task record format %d is unknown to this kfa", v[0])
+		}
+		return r, errTaskRecord
+	}
+	if v[0] != taskFormatBinary {
+		return r, fmt.Errorf("store: task record format %d is unknown to this kfa", v[0])
+	}
+	r.state = stateOf(v[1])
+	r.statusTime = int64(binary.BigEndian.Uint64(v[2:10]))
+	r.createdAt = int64(binary.BigEndian.Uint64(v[10:18]))
+	b := v[taskFixedLen:]
+	next := func() []byte {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			b = nil
+			return nil
+		}
+		f := b[k : k+int(n) : k+int(n)]
+		b = b[k+int(n):]
+		return f
+	}
+	for _, f := range []*[]byte{&r.id, &r.ctx, &r.owner, &r.disc, &r.msgID, &r.wire.Head, &r.wire.Status, &r.wire.Artifacts, &r.wire.Metadata} {
+		if b == nil {
+			return r, errTaskRecord
+		}
+		*f = next()
+	}
+	if b == nil {
+		return r, errTaskRecord
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return r, errTaskRecord
+	}
+	r.wire.NHistory, r.wire.History = int(n), b[k:]
+	return r, nil
+}
+
+// header returns the task's fields without its messages.
+func (r *rawTask) header() tasks.Task {
+	return tasks.Task{
+		ID: string(r.id), ContextID: string(r.ctx), OwnerID: string(r.owner), DiscussionID: string(r.disc),
+		MessageID: string(r.msgID), State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(),
+		CreatedAt: time.UnixMilli(r.createdAt).UTC(),
+	}
+}
+
+// decodeTask decodes a task record of any format, messages included.
 func decodeTask(v []byte) (tasks.Task, error) {
+	if len(v) > 0 && v[0] == taskFormatJSON {
+		return decodeTaskJSON(v)
+	}
+	r, err := parseTask(v)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	t := r.header()
+	if err := r.wire.Decode(&t); err != nil {
+		return tasks.Task{}, fmt.Errorf("store: decode task %s: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+func decodeTaskJSON(v []byte) (tasks.Task, error) {
 	var r taskRecord
 	if err := json.Unmarshal(v, &r); err != nil {
 		return tasks.Task{}, fmt.Errorf("store: decode task: %w", err)
@@ -45,6 +170,40 @@ func decodeTask(v []byte) (tasks.Task, error) {
 		CreatedAt: time.UnixMilli(r.CreatedAt).UTC(), StatusMessage: r.StatusMessage, History: r.History,
 		Artifacts: r.Artifacts,
 	}, nil
+}
+
+// decodeSnapshot copies a task record out of the transaction as a
+// snapshot: one copy of the bytes, no JSON decoded.
+func decodeSnapshot(v []byte) (tasks.Snapshot, error) {
+	if len(v) > 0 && v[0] == taskFormatJSON {
+		t, err := decodeTaskJSON(v)
+		if err != nil {
+			return tasks.Snapshot{}, err
+		}
+		w, err := tasks.EncodeWire(&t)
+		if err != nil {
+			return tasks.Snapshot{}, err
+		}
+		return tasks.Snapshot{ID: t.ID, OwnerID: t.OwnerID, State: t.State, StatusTime: t.StatusTime, Wire: w}, nil
+	}
+	r, err := parseTask(bytes.Clone(v))
+	if err != nil {
+		return tasks.Snapshot{}, err
+	}
+	return tasks.Snapshot{
+		ID: string(r.id), OwnerID: string(r.owner), State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(), Wire: r.wire,
+	}, nil
+}
+
+// taskContext returns the context id of a task record, without decoding
+// the rest.
+func taskContext(v []byte) (string, error) {
+	if len(v) > 0 && v[0] == taskFormatJSON {
+		t, err := decodeTaskJSON(v)
+		return t.ContextID, err
+	}
+	r, err := parseTask(v)
+	return string(r.ctx), err
 }
 
 func encodeJSON(v any) ([]byte, error) { return json.Marshal(v) }

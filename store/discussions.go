@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -30,13 +33,18 @@ func discCountKey(s discussions.Status) []byte {
 // putDiscussion writes d, moving its status index entry from oldStatus
 // ("" for a new discussion).
 func putDiscussion(tx *bolt.Tx, d *discussions.Discussion, oldStatus discussions.Status) error {
-	k, ok := idBytes(d.ID)
-	if !ok {
-		return errBadID("discussion", d.ID)
-	}
 	v, err := encodeJSON(d)
 	if err != nil {
 		return err
+	}
+	return putDiscussionRecord(tx, d, v, oldStatus)
+}
+
+// putDiscussionRecord is putDiscussion with d already encoded as v.
+func putDiscussionRecord(tx *bolt.Tx, d *discussions.Discussion, v []byte, oldStatus discussions.Status) error {
+	k, ok := idBytes(d.ID)
+	if !ok {
+		return errBadID("discussion", d.ID)
 	}
 	counts := tx.Bucket(bucketCounts)
 	idx := tx.Bucket(bucketDiscByStatus)
@@ -195,6 +203,9 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 		// Every task on the discussion: complete the waiting ones (when the
 		// reply qualifies) and group them by owner for the inbox.
 		byOwner := map[string][]string{d.AuthorID: nil}
+		moves := newIndexBatch()
+		var artifacts []byte // the same for every task the reply completes
+		tb := tx.Bucket(bucketTasks)
 		c := tx.Bucket(bucketTaskByDisc).Cursor()
 		for k, ownerBytes := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, ownerBytes = c.Next() {
 			taskID, owner := idString(k[len(dk):]), idString(ownerBytes)
@@ -202,18 +213,30 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 			if !res.Qualifying || owner == r.AuthorID {
 				continue
 			}
-			t, err := getTask(tx, taskID)
+			v := tb.Get(k[len(dk):])
+			if v == nil {
+				return fmt.Errorf("store: discussion %s lists task %s, which does not exist", d.ID, taskID)
+			}
+			old, t, rec, changed, err := completeTask(v, ref, &artifacts)
 			if err != nil {
 				return err
 			}
-			old := t
-			if t.CompleteByReply(ref) {
-				if err := replaceTask(tx, &old, &t); err != nil {
+			if changed {
+				if err := moves.add(&old, -1); err != nil {
+					return err
+				}
+				if err := moves.add(&t, +1); err != nil {
+					return err
+				}
+				if err := putTaskRecord(tx, &t, rec); err != nil {
 					return err
 				}
 				s.notifyOnCommit(tx, t)
 				res.CompletedTaskIDs = append(res.CompletedTaskIDs, t.ID)
 			}
+		}
+		if err := moves.apply(tx); err != nil {
+			return err
 		}
 
 		oldStatus := d.Status
@@ -252,4 +275,49 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 		return discussions.ReplyResult{}, err
 	}
 	return res, nil
+}
+
+// completeTask applies tasks.Task.CompleteByReply to a stored task and
+// returns the task before and after (neither with its history, which a
+// completion leaves as it is) and the new record. A format-2 record is
+// transitioned without decoding its history: the new record reuses the
+// stored history bytes, and only the status and artifacts are encoded.
+//
+// artifacts carries the JSON of the completion's artifacts from one task
+// to the next: CompleteByReply gives every task the same artifacts for the
+// same reply, so they are encoded once per reply.
+func completeTask(v []byte, ref tasks.ReplyRef, artifacts *[]byte) (old, t tasks.Task, rec []byte, changed bool, err error) {
+	if len(v) > 0 && v[0] == taskFormatJSON {
+		if t, err = decodeTask(v); err != nil {
+			return
+		}
+		old = t
+		if changed = t.CompleteByReply(ref); changed {
+			rec, err = encodeTask(&t)
+		}
+		return
+	}
+	r, err := parseTask(v)
+	if err != nil {
+		return
+	}
+	t = r.header()
+	old = t
+	if changed = t.CompleteByReply(ref); !changed {
+		return
+	}
+	w := r.wire
+	if w.Status, err = json.Marshal(a2a.TaskStatus{State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime)}); err != nil {
+		return
+	}
+	w.Artifacts = nil
+	if len(t.Artifacts) > 0 {
+		if *artifacts == nil {
+			if *artifacts, err = json.Marshal(t.Artifacts); err != nil {
+				return
+			}
+		}
+		w.Artifacts = *artifacts
+	}
+	return old, t, encodeTaskWire(&t, &w), true, nil
 }

@@ -3,10 +3,15 @@
 // records and the record change feed.
 //
 // Every method is one bbolt transaction. Writes that come from requests go
-// through group commit (bolt.DB.Batch); a write is acknowledged only after
-// its transaction has committed and been fsynced. The functions handed to
-// Batch may run more than once, so ids, times and encodings are made by the
-// callers before a write starts.
+// through group commit (commit.go): a write shares its transaction with
+// the writes that arrived while the previous one was committing, and is
+// acknowledged only after that transaction has committed and been
+// fsynced. The functions handed to it may run more than once, so ids,
+// times and encodings are made by the callers before a write starts.
+//
+// Task records hold the task's A2A JSON, encoded once when the task is
+// written (codec.go): reads that show a task copy those bytes, and only
+// transitions decode a task.
 //
 // Secondary indexes and counters are written in the same transaction as the
 // records they describe, and their keys are laid out so that a page is one

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -39,6 +41,7 @@ const (
 	idxOwnerState
 	idxOwnerCtx
 	idxOwnerCtxState
+	nTaskIndexes
 )
 
 // ctxPart is a context id with its length in front, so that no context id
@@ -47,18 +50,29 @@ func ctxPart(ctx string) []byte {
 	return append([]byte{byte(len(ctx))}, ctx...)
 }
 
-// stateByte is the proto number of a state, used in keys.
+// taskStates in proto enum order: a state's index is its number.
+var taskStates = []a2a.TaskState{
+	a2a.TaskStateUnspecified, a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted,
+	a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected,
+	a2a.TaskStateAuthRequired,
+}
+
+// stateByte is the proto number of a state, used in keys and records.
 func stateByte(s a2a.TaskState) byte {
-	for i, st := range []a2a.TaskState{
-		a2a.TaskStateUnspecified, a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted,
-		a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected,
-		a2a.TaskStateAuthRequired,
-	} {
+	for i, st := range taskStates {
 		if st == s {
 			return byte(i)
 		}
 	}
 	return 0
+}
+
+// stateOf is the state of a proto number (unspecified when unknown).
+func stateOf(b byte) a2a.TaskState {
+	if int(b) < len(taskStates) {
+		return taskStates[b]
+	}
+	return a2a.TaskStateUnspecified
 }
 
 func tsID(t time.Time, id []byte) []byte {
@@ -71,8 +85,91 @@ func counterKey(bucket, prefix []byte) []byte {
 	return cat(bucket, []byte{0}, prefix)
 }
 
+// counterDeltas collects counter changes of one transaction, to apply
+// each changed counter once (apply) instead of once per task: a reply that
+// completes 1,000 tasks moves 12,000 index counters, most of them back and
+// forth on the same few keys.
+type counterDeltas map[string]int64
+
+// apply writes the collected changes, in key order.
+func (d counterDeltas) apply(tx *bolt.Tx) error {
+	counts := tx.Bucket(bucketCounts)
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		if d[k] == 0 {
+			continue
+		}
+		if err := counter(counts, []byte(k), d[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexBatch collects the index changes of many tasks in one transaction
+// and applies them bucket by bucket, each bucket's in key order: a reply
+// that completes 1,000 tasks moves 6,000 index entries, and in order each
+// bucket's changes walk its pages once instead of jumping between them.
+type indexBatch struct {
+	dels, puts [nTaskIndexes][][]byte
+	counts     counterDeltas
+}
+
+func newIndexBatch() *indexBatch { return &indexBatch{counts: counterDeltas{}} }
+
+// add records adding (delta=+1) or removing (delta=-1) every index entry
+// of t.
+func (b *indexBatch) add(t *tasks.Task, delta int64) error {
+	owner, ok := idBytes(t.OwnerID)
+	if !ok {
+		return errBadID("owner", t.OwnerID)
+	}
+	id, ok := idBytes(t.ID)
+	if !ok {
+		return errBadID("task", t.ID)
+	}
+	tail := tsID(t.StatusTime, id)
+	for i, ix := range taskIndexes {
+		p := ix.prefix(owner, t)
+		if delta > 0 {
+			b.puts[i] = append(b.puts[i], cat(p, tail))
+		} else {
+			b.dels[i] = append(b.dels[i], cat(p, tail))
+		}
+		b.counts[string(counterKey(ix.bucket, p))] += delta
+	}
+	return nil
+}
+
+// apply makes the changes: every removal, then every addition (a key is
+// never in both: it holds the task id, and a task whose state and time
+// stay is not moved), then the counters.
+func (b *indexBatch) apply(tx *bolt.Tx) error {
+	for i, ix := range taskIndexes {
+		bk := tx.Bucket(ix.bucket)
+		slices.SortFunc(b.dels[i], bytes.Compare)
+		for _, k := range b.dels[i] {
+			if err := bk.Delete(k); err != nil {
+				return err
+			}
+		}
+		slices.SortFunc(b.puts[i], bytes.Compare)
+		for _, k := range b.puts[i] {
+			if err := bk.Put(k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return b.counts.apply(tx)
+}
+
 // indexTask adds (delta=+1) or removes (delta=-1) every index entry of t.
 func indexTask(tx *bolt.Tx, t *tasks.Task, delta int64) error {
+	return indexTaskAcc(tx, t, delta, nil)
+}
+
+// indexTaskAcc is indexTask with the counter changes collected in acc
+// (applied at once when acc is nil).
+func indexTaskAcc(tx *bolt.Tx, t *tasks.Task, delta int64, acc counterDeltas) error {
 	owner, ok := idBytes(t.OwnerID)
 	if !ok {
 		return errBadID("owner", t.OwnerID)
@@ -96,7 +193,9 @@ func indexTask(tx *bolt.Tx, t *tasks.Task, delta int64) error {
 		if err != nil {
 			return err
 		}
-		if err := counter(counts, counterKey(ix.bucket, p), delta); err != nil {
+		if acc != nil {
+			acc[string(counterKey(ix.bucket, p))] += delta
+		} else if err := counter(counts, counterKey(ix.bucket, p), delta); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -35,6 +36,32 @@ var migrations = []migration{
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
 		return tx.Bucket(bucketMeta).Put(metaSecret, secret)
+	}},
+	{2, "task records in binary format 2, with their wire JSON", func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTasks)
+		var keys [][]byte
+		if err := b.ForEach(func(k, v []byte) error {
+			if len(v) > 0 && v[0] == taskFormatJSON {
+				keys = append(keys, bytes.Clone(k))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			t, err := decodeTask(b.Get(k))
+			if err != nil {
+				return fmt.Errorf("task %s: %w", idString(k), err)
+			}
+			v, err := encodeTask(&t)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
 	}},
 }
 

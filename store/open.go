@@ -38,7 +38,9 @@ type Options struct {
 	ReadOnly bool
 	// OnTaskChange, when set, is called with a task after a transaction
 	// that changed its state has committed (never for one that rolled
-	// back). It runs on the commit path and must not block.
+	// back). It runs on the commit path and must not block. A task
+	// completed by a reply comes without its History: a completion leaves
+	// the history as it is, and is written without decoding it.
 	OnTaskChange func(tasks.Task)
 }
 
@@ -49,6 +51,8 @@ type DB struct {
 	readOnly bool
 	secret   []byte // keys page tokens; made once per file
 	onTask   func(tasks.Task)
+	commits  *committer // nil when read-only
+	creds    credCache
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -77,7 +81,6 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	bdb.MaxBatchDelay = opts.BatchDelay
 	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly, onTask: opts.OnTaskChange}
 	if err := s.migrate(); err != nil {
 		_ = bdb.Close()
@@ -90,11 +93,19 @@ func Open(path string, opts Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, err
 	}
+	if !s.readOnly {
+		s.commits = newCommitter(bdb, opts.BatchDelay)
+	}
 	return s, nil
 }
 
 // Close closes the file. Pending group commits finish first.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	if s.commits != nil {
+		s.commits.close()
+	}
+	return s.db.Close()
+}
 
 // Path returns the file path.
 func (s *DB) Path() string { return s.path }
@@ -105,7 +116,7 @@ func (s *DB) update(fn func(tx *bolt.Tx) error) error {
 	if s.readOnly {
 		return errReadOnly
 	}
-	return s.db.Batch(fn)
+	return s.commits.do(fn)
 }
 
 var errReadOnly = errors.New("store: opened read-only")

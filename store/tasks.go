@@ -29,106 +29,150 @@ func getTask(tx *bolt.Tx, id string) (tasks.Task, error) {
 	return decodeTask(v)
 }
 
-func putTask(tx *bolt.Tx, t *tasks.Task) error {
+// putTaskRecord writes t's encoded record v.
+func putTaskRecord(tx *bolt.Tx, t *tasks.Task, v []byte) error {
 	k, ok := idBytes(t.ID)
 	if !ok {
 		return errBadID("task", t.ID)
-	}
-	v, err := encodeTask(t)
-	if err != nil {
-		return err
 	}
 	return tx.Bucket(bucketTasks).Put(k, v)
 }
 
 // replaceTask writes t, which was old before a transition, moving its index
-// entries when the state or status timestamp changed.
-func replaceTask(tx *bolt.Tx, old, t *tasks.Task) error {
+// entries when the state or status timestamp changed. acc, when not nil,
+// collects the counter changes for the caller to apply once.
+func replaceTask(tx *bolt.Tx, old, t *tasks.Task, acc counterDeltas) error {
+	v, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	return replaceTaskRecord(tx, old, t, v, acc)
+}
+
+// replaceTaskRecord is replaceTask with t already encoded as v.
+func replaceTaskRecord(tx *bolt.Tx, old, t *tasks.Task, v []byte, acc counterDeltas) error {
 	if old.State != t.State || !old.StatusTime.Equal(t.StatusTime) {
-		if err := indexTask(tx, old, -1); err != nil {
+		if err := indexTaskAcc(tx, old, -1, acc); err != nil {
 			return err
 		}
-		if err := indexTask(tx, t, +1); err != nil {
+		if err := indexTaskAcc(tx, t, +1, acc); err != nil {
 			return err
 		}
 	}
-	return putTask(tx, t)
+	return putTaskRecord(tx, t, v)
 }
 
 func msgIDKey(owner []byte, messageID string) []byte { return cat(owner, []byte(messageID)) }
 
+// askRecords are the encoded records one ask writes, made before its
+// transaction: a group-commit function may run more than once, and the
+// encoding is the same every time, so it is done once and outside the
+// single writer's critical section.
+type askRecords struct {
+	task, discussion []byte
+}
+
+func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
+	var (
+		r   askRecords
+		err error
+	)
+	if r.task, err = encodeTask(&c.Task); err != nil {
+		return r, err
+	}
+	if c.JoinDiscussionID == "" {
+		if r.discussion, err = encodeJSON(&c.Discussion); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
 // CreateAsk implements tasks.Store.
 func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
-	owner, ok := idBytes(c.Task.OwnerID)
-	if !ok {
+	if _, ok := idBytes(c.Task.OwnerID); !ok {
 		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+	}
+	recs, err := encodeAsk(&c)
+	if err != nil {
+		return tasks.Task{}, false, err
 	}
 	var (
 		out     tasks.Task
 		created bool
 	)
-	err := s.update(func(tx *bolt.Tx) error {
-		out, created = tasks.Task{}, false
-		// Idempotent retry: the first task for this message id, unchanged.
-		if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
-			t, err := getTask(tx, idString(id))
-			out = t
-			return err
-		}
-		discID := c.Task.DiscussionID
-		dk, ok := idBytes(discID)
-		if c.JoinDiscussionID != "" {
-			if !ok {
-				return discussions.ErrNotFound
-			}
-			v := tx.Bucket(bucketDiscussions).Get(dk)
-			if v == nil {
-				return discussions.ErrNotFound
-			}
-			d, err := decodeDiscussion(v)
-			if err != nil {
-				return err
-			}
-			if d.Status != discussions.StatusOpen {
-				return discussions.ErrAnswered
-			}
-		} else if !ok {
-			return errBadID("discussion", discID)
-		}
-		counts := tx.Bucket(bucketCounts)
-		if c.MaxOpen > 0 {
-			open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
-			if open >= c.MaxOpen {
-				return tasks.ErrTooManyOpen
-			}
-		}
-		// Checks are done; from here on only writes.
-		if c.JoinDiscussionID == "" {
-			if err := putDiscussion(tx, &c.Discussion, ""); err != nil {
-				return err
-			}
-		}
-		t := c.Task
-		if err := putTask(tx, &t); err != nil {
-			return err
-		}
-		if err := indexTask(tx, &t, +1); err != nil {
-			return err
-		}
-		tid, _ := idBytes(t.ID)
-		if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketTaskByDisc).Put(cat(dk, tid), owner); err != nil {
-			return err
-		}
-		out, created = t, true
-		return nil
+	err = s.update(func(tx *bolt.Tx) error {
+		var err error
+		out, created, err = createAsk(tx, &c, &recs)
+		return err
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
 	}
 	return out, created, nil
+}
+
+// createAsk is the transaction of CreateAsk: the idempotency and join
+// checks, the open-task bound, then the writes. Bulk loading runs the same
+// function, so a loaded task is stored exactly as an asked one.
+func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords) (tasks.Task, bool, error) {
+	owner, ok := idBytes(c.Task.OwnerID)
+	if !ok {
+		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+	}
+	// Idempotent retry: the first task for this message id, unchanged.
+	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
+		t, err := getTask(tx, idString(id))
+		return t, false, err
+	}
+	discID := c.Task.DiscussionID
+	dk, ok := idBytes(discID)
+	if c.JoinDiscussionID != "" {
+		if !ok {
+			return tasks.Task{}, false, discussions.ErrNotFound
+		}
+		v := tx.Bucket(bucketDiscussions).Get(dk)
+		if v == nil {
+			return tasks.Task{}, false, discussions.ErrNotFound
+		}
+		d, err := decodeDiscussion(v)
+		if err != nil {
+			return tasks.Task{}, false, err
+		}
+		if d.Status != discussions.StatusOpen {
+			return tasks.Task{}, false, discussions.ErrAnswered
+		}
+	} else if !ok {
+		return tasks.Task{}, false, errBadID("discussion", discID)
+	}
+	counts := tx.Bucket(bucketCounts)
+	if c.MaxOpen > 0 {
+		open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
+		if open >= c.MaxOpen {
+			return tasks.Task{}, false, tasks.ErrTooManyOpen
+		}
+	}
+	// Checks are done; from here on only writes.
+	if c.JoinDiscussionID == "" {
+		if err := putDiscussionRecord(tx, &c.Discussion, recs.discussion, ""); err != nil {
+			return tasks.Task{}, false, err
+		}
+	}
+	t := c.Task
+	if err := putTaskRecord(tx, &t, recs.task); err != nil {
+		return tasks.Task{}, false, err
+	}
+	if err := indexTask(tx, &t, +1); err != nil {
+		return tasks.Task{}, false, err
+	}
+	tid, _ := idBytes(t.ID)
+	if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
+		return tasks.Task{}, false, err
+	}
+	if err := tx.Bucket(bucketTaskByDisc).Put(cat(dk, tid), owner); err != nil {
+		return tasks.Task{}, false, err
+	}
+	return t, true, nil
 }
 
 // GetTask implements tasks.Store.
@@ -140,6 +184,26 @@ func (s *DB) GetTask(_ context.Context, id string) (tasks.Task, error) {
 		return err
 	})
 	return t, err
+}
+
+// GetSnapshot implements tasks.Store: the task's stored wire JSON, copied
+// out without decoding it.
+func (s *DB) GetSnapshot(_ context.Context, id string) (tasks.Snapshot, error) {
+	k, ok := idBytes(id)
+	if !ok {
+		return tasks.Snapshot{}, tasks.ErrNotFound
+	}
+	var snap tasks.Snapshot
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketTasks).Get(k)
+		if v == nil {
+			return tasks.ErrNotFound
+		}
+		var err error
+		snap, err = decodeSnapshot(v)
+		return err
+	})
+	return snap, err
 }
 
 // TaskByMessageID implements tasks.Store.
@@ -182,7 +246,7 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 			return err
 		}
 		if ch {
-			if err := replaceTask(tx, &old, &t); err != nil {
+			if err := replaceTask(tx, &old, &t, nil); err != nil {
 				return err
 			}
 			s.notifyOnCommit(tx, t)
@@ -201,20 +265,57 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 // Since (a key-only count of the matching range) or a context filter
 // without an owner (operator listings, filtered while walking).
 func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
+	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
+	next, total, err := s.listTasks(q, func(v []byte) error {
+		t, err := decodeTask(v)
+		if err == nil {
+			page.Tasks = append(page.Tasks, t)
+		}
+		return err
+	})
+	if err != nil {
+		return tasks.ListPage{}, err
+	}
+	page.Next, page.Total = next, total
+	return page, nil
+}
+
+// ListSnapshots implements tasks.Store: ListTasks, each task copied out
+// as its stored wire JSON without decoding it.
+func (s *DB) ListSnapshots(_ context.Context, q tasks.ListQuery) (tasks.SnapshotPage, error) {
+	page := tasks.SnapshotPage{Tasks: make([]tasks.Snapshot, 0, min(q.PageSize, 64))}
+	next, total, err := s.listTasks(q, func(v []byte) error {
+		t, err := decodeSnapshot(v)
+		if err == nil {
+			page.Tasks = append(page.Tasks, t)
+		}
+		return err
+	})
+	if err != nil {
+		return tasks.SnapshotPage{}, err
+	}
+	page.Next, page.Total = next, total
+	return page, nil
+}
+
+// listTasks walks one page of q, calling emit with each task record in
+// order (the record is valid only during the call). It returns the cursor
+// of the next page and totalSize.
+func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *tasks.Cursor, total int, err error) {
 	var owner []byte
 	if q.OwnerID != "" {
 		var ok bool
 		if owner, ok = idBytes(q.OwnerID); !ok {
-			return tasks.ListPage{Tasks: []tasks.Task{}}, nil
+			return nil, 0, nil
 		}
 	}
 	if len(q.ContextID) > 255 {
-		return tasks.ListPage{Tasks: []tasks.Task{}}, nil
+		return nil, 0, nil
 	}
 	probe := &tasks.Task{ContextID: q.ContextID, State: q.State}
 	var (
 		ix         taskIndex
-		postFilter func(*tasks.Task) bool
+		postFilter func(v []byte) (bool, error)
 	)
 	switch {
 	case owner != nil && q.ContextID != "" && q.State != "":
@@ -232,7 +333,10 @@ func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, er
 	}
 	if owner == nil && q.ContextID != "" {
 		want := q.ContextID
-		postFilter = func(t *tasks.Task) bool { return t.ContextID == want }
+		postFilter = func(v []byte) (bool, error) {
+			ctx, err := taskContext(v)
+			return ctx == want, err
+		}
 	}
 	prefix := ix.prefix(owner, probe)
 	var since uint64
@@ -245,41 +349,47 @@ func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, er
 			since = 0
 		}
 	}
-	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(ix.bucket).Cursor()
 		tb := tx.Bucket(bucketTasks)
 		keyTS := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-24 : len(k)-16]) }
 		inRange := func(k []byte) bool {
 			return k != nil && len(k) == len(prefix)+24 && bytes.HasPrefix(k, prefix) && keyTS(k) >= since
 		}
-		load := func(k []byte) (tasks.Task, error) {
+		load := func(k []byte) ([]byte, error) {
 			v := tb.Get(k[len(k)-16:])
 			if v == nil {
-				return tasks.Task{}, fmt.Errorf("store: index %s points at missing task %s", ix.bucket, idString(k[len(k)-16:]))
+				return nil, fmt.Errorf("store: index %s points at missing task %s", ix.bucket, idString(k[len(k)-16:]))
 			}
-			return decodeTask(v)
+			return v, nil
+		}
+		// matches loads the task at k and applies the post filter.
+		matches := func(k []byte) ([]byte, bool, error) {
+			v, err := load(k)
+			if err != nil || postFilter == nil {
+				return v, err == nil, err
+			}
+			ok, err := postFilter(v)
+			return v, ok, err
 		}
 
 		// totalSize
 		switch {
 		case postFilter == nil && since == 0:
-			page.Total = readCounter(tx.Bucket(bucketCounts), counterKey(ix.bucket, prefix))
+			total = readCounter(tx.Bucket(bucketCounts), counterKey(ix.bucket, prefix))
 		default:
 			n := 0
 			for k, _ := seekBefore(c, prefixEnd(prefix)); inRange(k); k, _ = c.Prev() {
 				if postFilter != nil {
-					t, err := load(k)
-					if err != nil {
+					if _, ok, err := matches(k); err != nil {
 						return err
-					}
-					if !postFilter(&t) {
+					} else if !ok {
 						continue
 					}
 				}
 				n++
 			}
-			page.Total = n
+			total = n
 		}
 
 		start := prefixEnd(prefix)
@@ -291,37 +401,37 @@ func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, er
 			start = cat(prefix, tsID(q.After.StatusTime, id))
 		}
 		var last []byte
+		n := 0
 		for k, _ := seekBefore(c, start); inRange(k); k, _ = c.Prev() {
-			if len(page.Tasks) == q.PageSize {
+			if n == q.PageSize {
 				// One more match exists: the page has a successor.
-				if postFilter == nil {
-					page.Next = &tasks.Cursor{StatusTime: fromMS(keyTS(last)), ID: idString(last[len(last)-16:])}
-					return nil
+				if postFilter != nil {
+					if _, ok, err := matches(k); err != nil {
+						return err
+					} else if !ok {
+						continue
+					}
 				}
-				t, err := load(k)
-				if err != nil {
-					return err
-				}
-				if postFilter(&t) {
-					page.Next = &tasks.Cursor{StatusTime: fromMS(keyTS(last)), ID: idString(last[len(last)-16:])}
-					return nil
-				}
-				continue
+				next = &tasks.Cursor{StatusTime: fromMS(keyTS(last)), ID: idString(last[len(last)-16:])}
+				return nil
 			}
-			t, err := load(k)
+			v, ok, err := matches(k)
 			if err != nil {
 				return err
 			}
-			if postFilter != nil && !postFilter(&t) {
+			if !ok {
 				continue
 			}
-			page.Tasks = append(page.Tasks, t)
+			if err := emit(v); err != nil {
+				return err
+			}
+			n++
 			last = k
 		}
 		return nil
 	})
 	if err != nil {
-		return tasks.ListPage{}, err
+		return nil, 0, err
 	}
-	return page, nil
+	return next, total, nil
 }

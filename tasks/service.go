@@ -77,9 +77,14 @@ type Store interface {
 	// discussions.ErrAnswered for a bad join, ErrTooManyOpen over MaxOpen.
 	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
 	GetTask(ctx context.Context, id string) (Task, error)
+	// GetSnapshot returns the task as stored, its wire JSON not decoded:
+	// the read that shows a task.
+	GetSnapshot(ctx context.Context, id string) (Snapshot, error)
 	// TaskByMessageID finds the owner's task for an ask message id.
 	TaskByMessageID(ctx context.Context, ownerID, messageID string) (Task, error)
 	ListTasks(ctx context.Context, q ListQuery) (ListPage, error)
+	// ListSnapshots is ListTasks with each task as GetSnapshot returns it.
+	ListSnapshots(ctx context.Context, q ListQuery) (SnapshotPage, error)
 	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
 	// owner when ownerID is "").
 	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
@@ -172,7 +177,30 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 		res = r
 	}
 
-	now := s.now().UTC().Truncate(time.Millisecond)
+	c := NewAsk(in, s.now(), s.limits.MaxOpen)
+	t, created, err := s.store.CreateAsk(ctx, c)
+	if err != nil || !created {
+		res.Cancel() // refused, or a concurrent retry won: no budget spent
+	}
+	if errors.Is(err, ErrTooManyOpen) {
+		return Task{}, false, &RateLimitError{
+			Msg: fmt.Sprintf("too many open tasks: at most %d waiting tasks per agent; cancel one or wait for answers",
+				s.limits.MaxOpen),
+			RetryAfter: OpenLimitRetryAfter,
+		}
+	}
+	if err != nil {
+		return Task{}, false, fmt.Errorf("ask: %w", err)
+	}
+	return t, created, nil
+}
+
+// NewAsk builds what one ask writes at time now: the WORKING task with the
+// message as its history, and the new discussion unless the ask joins one.
+// Service.Ask uses it after its checks; the benchmark's bulk loader uses it
+// so that loaded tasks are built exactly as asked ones.
+func NewAsk(in AskInput, now time.Time, maxOpen int) CreateAsk {
+	now = now.UTC().Truncate(time.Millisecond)
 	taskID := ulid.MustNew(ulid.Timestamp(now), ulid.DefaultEntropy()).String()
 	contextID := in.Message.ContextID
 	if contextID == "" {
@@ -193,7 +221,7 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 			History:    []a2a.Message{msg},
 		},
 		JoinDiscussionID: in.JoinDiscussionID,
-		MaxOpen:          s.limits.MaxOpen,
+		MaxOpen:          maxOpen,
 	}
 	if in.JoinDiscussionID != "" {
 		c.Task.DiscussionID = in.JoinDiscussionID
@@ -210,21 +238,7 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 		}
 		c.Task.DiscussionID = c.Discussion.ID
 	}
-	t, created, err := s.store.CreateAsk(ctx, c)
-	if err != nil || !created {
-		res.Cancel() // refused, or a concurrent retry won: no budget spent
-	}
-	if errors.Is(err, ErrTooManyOpen) {
-		return Task{}, false, &RateLimitError{
-			Msg: fmt.Sprintf("too many open tasks: at most %d waiting tasks per agent; cancel one or wait for answers",
-				s.limits.MaxOpen),
-			RetryAfter: OpenLimitRetryAfter,
-		}
-	}
-	if err != nil {
-		return Task{}, false, fmt.Errorf("ask: %w", err)
-	}
-	return t, created, nil
+	return c
 }
 
 // Get returns the task if ownerID owns it, and ErrNotFound otherwise.
@@ -235,6 +249,19 @@ func (s *Service) Get(ctx context.Context, ownerID, id string) (Task, error) {
 	}
 	if ownerID != "" && t.OwnerID != ownerID {
 		return Task{}, ErrNotFound
+	}
+	return t, nil
+}
+
+// GetSnapshot is Get for showing the task: its stored wire JSON, which
+// is never decoded on the way out.
+func (s *Service) GetSnapshot(ctx context.Context, ownerID, id string) (Snapshot, error) {
+	t, err := s.store.GetSnapshot(ctx, id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if ownerID != "" && t.OwnerID != ownerID {
+		return Snapshot{}, ErrNotFound
 	}
 	return t, nil
 }
@@ -265,35 +292,79 @@ type ListResult struct {
 
 // List returns ownerID's tasks matching p (every owner's when ownerID is "").
 func (s *Service) List(ctx context.Context, ownerID string, p ListParams) (ListResult, error) {
+	q, binding, err := s.listQuery(ownerID, p)
+	if err != nil {
+		return ListResult{}, err
+	}
+	page, err := s.store.ListTasks(ctx, q)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list tasks: %w", err)
+	}
+	res := ListResult{Tasks: page.Tasks, PageSize: q.PageSize, TotalSize: page.Total}
+	if res.NextPageToken, err = s.nextToken(binding, page.Next); err != nil {
+		return ListResult{}, err
+	}
+	return res, nil
+}
+
+// SnapshotList is one page of snapshots with its opaque next-page token.
+type SnapshotList struct {
+	Tasks         []Snapshot
+	NextPageToken string
+	PageSize      int
+	TotalSize     int
+}
+
+// ListSnapshots is List for showing the tasks: each as its stored wire
+// JSON. Page tokens are the same as List's.
+func (s *Service) ListSnapshots(ctx context.Context, ownerID string, p ListParams) (SnapshotList, error) {
+	q, binding, err := s.listQuery(ownerID, p)
+	if err != nil {
+		return SnapshotList{}, err
+	}
+	page, err := s.store.ListSnapshots(ctx, q)
+	if err != nil {
+		return SnapshotList{}, fmt.Errorf("list tasks: %w", err)
+	}
+	res := SnapshotList{Tasks: page.Tasks, PageSize: q.PageSize, TotalSize: page.Total}
+	if res.NextPageToken, err = s.nextToken(binding, page.Next); err != nil {
+		return SnapshotList{}, err
+	}
+	return res, nil
+}
+
+// listQuery checks p and turns it into a store query, with the binding
+// that ties page tokens to the query they page.
+func (s *Service) listQuery(ownerID string, p ListParams) (ListQuery, string, error) {
 	if p.PageSize == 0 {
 		p.PageSize = DefaultPageSize
 	}
 	if p.PageSize < 1 || p.PageSize > MaxPageSize {
-		return ListResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+		return ListQuery{}, "", input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
 	}
 	binding := fmt.Sprintf("tasks|%s|%q|%s|%d", ownerID, p.ContextID, p.State, p.Since.UnixNano())
 	q := ListQuery{OwnerID: ownerID, ContextID: p.ContextID, State: p.State, Since: p.Since, PageSize: p.PageSize}
 	if p.PageToken != "" {
 		raw, err := s.tokens.Decode(binding, p.PageToken)
 		if err != nil || len(raw) != 8+16 {
-			return ListResult{}, pagetoken.ErrInvalid
+			return ListQuery{}, "", pagetoken.ErrInvalid
 		}
 		var id ulid.ULID
 		copy(id[:], raw[8:])
 		q.After = &Cursor{StatusTime: time.UnixMilli(int64(binary.BigEndian.Uint64(raw[:8]))).UTC(), ID: id.String()}
 	}
-	page, err := s.store.ListTasks(ctx, q)
+	return q, binding, nil
+}
+
+// nextToken is the page token of the page after next ("" for none).
+func (s *Service) nextToken(binding string, next *Cursor) (string, error) {
+	if next == nil {
+		return "", nil
+	}
+	id, err := ulid.ParseStrict(next.ID)
 	if err != nil {
-		return ListResult{}, fmt.Errorf("list tasks: %w", err)
+		return "", fmt.Errorf("list tasks: bad cursor id %q: %w", next.ID, err)
 	}
-	res := ListResult{Tasks: page.Tasks, PageSize: p.PageSize, TotalSize: page.Total}
-	if page.Next != nil {
-		id, err := ulid.ParseStrict(page.Next.ID)
-		if err != nil {
-			return ListResult{}, fmt.Errorf("list tasks: bad cursor id %q: %w", page.Next.ID, err)
-		}
-		raw := binary.BigEndian.AppendUint64(make([]byte, 0, 24), uint64(page.Next.StatusTime.UnixMilli()))
-		res.NextPageToken = s.tokens.Encode(binding, append(raw, id[:]...))
-	}
-	return res, nil
+	raw := binary.BigEndian.AppendUint64(make([]byte, 0, 24), uint64(next.StatusTime.UnixMilli()))
+	return s.tokens.Encode(binding, append(raw, id[:]...)), nil
 }

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListDiscussions", testListDiscussions},
 		{"ReplyRacesCancel", testReplyRacesCancel},
 		{"ConcurrentAsksRespectMaxOpen", testConcurrentMaxOpen},
+		{"Snapshots", testSnapshots},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
