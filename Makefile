@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 DATA     ?= ./data
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run build test lint bench help
+.PHONY: run build test lint bench microbench help
 
 ## run: build kfa and serve on 127.0.0.1:8080 with data in ./data
 run: build
@@ -28,8 +28,12 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: Go micro-benchmarks of the hot paths
+## bench: load benchmark: this machine's ceilings vs kfa serve (BENCHFLAGS=--quick: under a minute)
 bench:
+	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)
+
+## microbench: Go micro-benchmarks of the hot paths
+microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## help: list the targets

@@ -22,6 +22,10 @@ type Config struct {
 	ContributorWrites bool // enables ask-network; default true (see DefaultConfig)
 	Version           string
 
+	// PprofAddr, when set, serves net/http/pprof on this address (its own
+	// listener; keep it on loopback). Off by default.
+	PprofAddr string
+
 	LogFormat string // text or json
 	LogLevel  string // debug, info, warn, error
 
@@ -92,6 +96,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("public-url: %q must be an absolute http(s) URL without query or fragment", c.PublicURL)
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+			return fmt.Errorf("pprof-addr: %q is not host:port: %w", c.PprofAddr, err)
+		}
+	}
 	if c.AdminSocket == "" {
 		c.AdminSocket = filepath.Join(c.DataDir, "kfa.sock")
 	}

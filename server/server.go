@@ -28,6 +28,7 @@ type Server struct {
 
 	public *http.Server
 	admin  *http.Server
+	pprof  *http.Server // nil unless cfg.PprofAddr is set
 	ln     net.Listener
 	adLn   net.Listener
 
@@ -132,6 +133,10 @@ func (s *Server) Start() error {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
+	if err := s.startPprof(); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	if s.cfg.AdminSocket != "off" {
 		adLn, err := admin.Listen(s.cfg.AdminSocket)
 		if err != nil {
@@ -179,6 +184,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// Streams never go idle on their own: end them first, so draining the
 	// listener waits only for ordinary requests.
 	s.broker.Close()
+	s.stopPprof()
 	var errs []error
 	if err := s.public.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain public listener: %w", err))

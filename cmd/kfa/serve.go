@@ -61,6 +61,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.CardMaxAge, "card-max-age", cfg.CardMaxAge, "Cache-Control max-age of the agent card")
 	fs.DurationVar(&cfg.BatchDelay, "batch-delay", cfg.BatchDelay, "group-commit window: how long a write waits to share a transaction")
 	fs.DurationVar(&cfg.LockTimeout, "lock-timeout", cfg.LockTimeout, "how long to wait for the database file lock")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
 }
 
 func newLogger(e env, format, level string) *slog.Logger {

@@ -1,0 +1,193 @@
+// Command kfa-bench is kfa's load benchmark. In one run it measures the
+// machine's own ceilings (raw fsync, a bare net/http hello-JSON server, a
+// bare net/http + bbolt Batch create server) and then a real `kfa serve`
+// subprocess under the same in-process load generator: durable asks,
+// GetTask, ListTasks, search, replies, completion latencies, fan-out, and
+// reads, startup, memory and file size over bulk-preloaded databases. It
+// reports each kfa number as a ratio to the ceiling measured in the same
+// run, and judges the targets of docs/performance.md.
+//
+// Everything is on loopback and bounded in time and count. `make bench`
+// runs it; --quick finishes in under a minute.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// bench holds the settings of one run.
+type bench struct {
+	quick      bool
+	dir        string // work directory: data directories, logs, the kfa binary
+	kfaBin     string
+	records    string // JSON Lines of knowledge records for search, "" for none
+	readers    int    // workers of read phases
+	writers    int    // workers of write phases
+	agents     int
+	warm       time.Duration // before each round, not counted
+	round      time.Duration // measured time of one round
+	nRounds    int           // rounds of each throughput phase
+	fsyncTime  time.Duration
+	sizeTime   time.Duration // measured time of each read at a preloaded size
+	batchDelay time.Duration
+	iterations int // one-at-a-time reply iterations
+	fanoutReps int
+	sizes      []int
+	profileDir string
+	verbose    bool
+}
+
+func (b *bench) logf(format string, args ...any) {
+	if b.verbose {
+		fmt.Fprintf(os.Stderr, "kfa-bench: "+format+"\n", args...)
+	}
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == ceilingCmd {
+		if err := ceilingServer(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "kfa-bench ceiling server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	os.Exit(runMain(ctx, os.Args[1:]))
+}
+
+func runMain(ctx context.Context, args []string) int {
+	var (
+		b        bench
+		jsonPath string
+		keep     bool
+		large    int
+		round    time.Duration
+	)
+	fs := flag.NewFlagSet("kfa-bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: kfa-bench [--quick] [--json FILE] [--kfa BIN] [flags]\n\n"+
+			"Measures this machine's ceilings and kfa serve against them, in one run, over loopback.\n"+
+			"Run it from the repository root (it builds ./cmd/kfa unless --kfa is given).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	fs.BoolVar(&b.quick, "quick", false, "short phases and 10k/100k preloads instead of 10k/1M: under a minute")
+	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to `FILE`")
+	fs.StringVar(&b.kfaBin, "kfa", "", "kfa `binary` to measure (default: go build ./cmd/kfa)")
+	fs.StringVar(&b.dir, "dir", "", "work `directory` (data, logs); default a new temporary directory, removed after the run")
+	fs.BoolVar(&keep, "keep", false, "keep the work directory")
+	fs.StringVar(&b.records, "records", "samples/records.jsonl", "knowledge records to import for the search phase (`FILE`, JSON Lines), when this kfa can import them")
+	fs.IntVar(&b.readers, "readers", 16, "concurrent workers in read phases (hello-JSON, GetTask, ListTasks, search)")
+	fs.IntVar(&b.writers, "writers", 64, "concurrent workers in write phases (Batch create, asks, replies, fan-out joins)")
+	fs.IntVar(&b.agents, "agents", 64, "agents making the load")
+	fs.DurationVar(&round, "round", 0, "measured time of one round; each throughput is measured over 5 rounds (3 with --quick) alternating with its ceiling's (default 1.5s, 0.5s with --quick)")
+	fs.DurationVar(&b.batchDelay, "batch-delay", 2*time.Millisecond, "group-commit window for kfa and the Batch create ceiling")
+	fs.IntVar(&large, "large", 0, "tasks in the large preload (default 1000000, 100000 with --quick)")
+	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR`")
+	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "kfa-bench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeTime = 250*time.Millisecond, 1500*time.Millisecond, 5, 2*time.Second, 2*time.Second
+	b.iterations, b.fanoutReps = 200, 15
+	b.sizes = []int{10_000, 1_000_000}
+	if b.quick {
+		b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeTime = 150*time.Millisecond, 500*time.Millisecond, 3, time.Second, 750*time.Millisecond
+		b.iterations, b.fanoutReps = 50, 5
+		b.sizes = []int{10_000, 100_000}
+	}
+	if round > 0 {
+		b.round = round
+	}
+	if large > 0 {
+		b.sizes[1] = large
+	}
+	if b.records != "" {
+		if _, err := os.Stat(b.records); err != nil {
+			b.records = ""
+		}
+	}
+	if err := b.runAll(ctx, jsonPath, keep); err != nil {
+		fmt.Fprintln(os.Stderr, "kfa-bench:", err)
+		return 1
+	}
+	return 0
+}
+
+func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
+	started := time.Now()
+	if b.dir == "" {
+		d, err := os.MkdirTemp("", "kfa-bench-")
+		if err != nil {
+			return err
+		}
+		b.dir = d
+		if !keep {
+			defer os.RemoveAll(d)
+		}
+	} else if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return err
+	}
+	if b.profileDir != "" {
+		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	var err error
+	if b.kfaBin, err = buildKFA(b.kfaBin, b.dir); err != nil {
+		return err
+	}
+	res := Results{
+		Quick: b.quick, Started: started, Machine: describeMachine(b.dir, b.kfaBin),
+		Settings: Settings{Readers: b.readers, Writers: b.writers, Agents: b.agents, Rounds: b.nRounds, RoundSeconds: b.round.Seconds(),
+			WarmSeconds: b.warm.Seconds(), BatchDelay: b.batchDelay.String(), Iterations: b.iterations, FanoutReps: b.fanoutReps},
+	}
+	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
+		return err
+	}
+	for _, n := range b.sizes {
+		s, err := b.runSize(ctx, n)
+		if err != nil {
+			return fmt.Errorf("preload %d: %w", n, err)
+		}
+		res.Sizes = append(res.Sizes, s)
+		// The next size gets the disk to itself.
+		_ = os.RemoveAll(filepath.Join(b.dir, fmt.Sprintf("preload-%d", n)))
+	}
+	res.Seconds = time.Since(started).Seconds()
+	res.judge()
+	res.print(os.Stdout)
+	if jsonPath != "" {
+		out, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonPath, append(out, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if keep {
+		fmt.Fprintf(os.Stderr, "kfa-bench: work directory kept at %s\n", b.dir)
+	}
+	return nil
+}
+
+func execCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, name, args...)
+}

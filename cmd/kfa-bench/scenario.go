@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kfa-project/kfa/client"
+)
+
+// KFA is what the benchmark measures of kfa serve under load.
+type KFA struct {
+	Agents    int        `json:"agents"`
+	Asks      Throughput `json:"asks"`
+	GetTask   Throughput `json:"getTask"`
+	ListTasks Throughput `json:"listTasks"`
+	Search    Throughput `json:"search"`
+	// SearchSkipped says why search could not be measured, when it could not.
+	SearchSkipped string     `json:"searchSkipped,omitempty"`
+	Replies       Throughput `json:"replies"`
+	// Reply1 is the latency of a qualifying reply that completes one
+	// waiting task; Reply1000 of one that completes 1,000 (one sample per
+	// repetition).
+	Reply1    Latency `json:"reply1"`
+	Reply1000 Latency `json:"reply1000"`
+	// Readable is the time from a qualifying reply's answer to a GetTask
+	// that shows the task completed; SSE from the same answer to the
+	// completion event on a stream opened before the reply (negative when
+	// the event arrives before the reply's answer).
+	Readable Latency `json:"commitToReadable"`
+	SSE      Latency `json:"commitToSSE"`
+	// SSEBeforeAnswer counts the events that arrived before the reply's
+	// HTTP answer did.
+	SSEBeforeAnswer int     `json:"sseBeforeAnswer"`
+	StartupMs       float64 `json:"startupMs"`
+	Memory          Memory  `json:"memory"`
+	DBMiB           float64 `json:"dbMiB"`
+}
+
+// agent is one bench agent and its token.
+type agent struct {
+	id, token string
+}
+
+// asked is a task made during the run.
+type asked struct {
+	owner      int // index into the agents
+	task, disc string
+}
+
+// msgSeq makes message ids unique within the run.
+var msgSeq atomic.Int64
+
+// askBody is a SendMessage request for an ask; with disc it joins that
+// discussion. The ceiling create server receives the same bodies.
+func askBody(w, i int, disc, tag string) []byte {
+	n := msgSeq.Add(1)
+	var b bytes.Buffer
+	b.Grow(640)
+	b.WriteString(`{"message":{"messageId":"`)
+	b.WriteString(tag)
+	b.WriteByte('-')
+	b.WriteString(strconv.FormatInt(n, 36))
+	b.WriteString(`","role":"ROLE_USER","parts":[{"data":{"action":"ask","question":"How do I keep an A2A task open across a server restart without losing its subscribers? (bench `)
+	b.WriteString(strconv.Itoa(w))
+	b.WriteByte('/')
+	b.WriteString(strconv.Itoa(i))
+	b.WriteString(`)","details":"We run kfa behind a reverse proxy with two replicas. After a deploy the streams drop and the agents re-subscribe, but some of them see a terminal task and stop polling. What is the recommended reconnect logic?","kind":"howto","product":"kfa"`)
+	if disc != "" {
+		b.WriteString(`,"discussionId":"`)
+		b.WriteString(disc)
+		b.WriteByte('"')
+	}
+	b.WriteString(`},"mediaType":"application/json"}]},"configuration":{"returnImmediately":true}}`)
+	return b.Bytes()
+}
+
+var replyBody = []byte(`{"body":"Subscribe again with SubscribeToTask after the reconnect; a terminal task answers with the task itself, so read it with GetTask and stop."}`)
+
+// searchBody is an anonymous knowledge search.
+var searchBody = []byte(`{"message":{"messageId":"bench-search","role":"ROLE_USER","parts":[{"data":{"action":"search","query":"agent card discovery well-known","limit":5},"mediaType":"application/json"}]}}`)
+
+// measureLoad measures the ceilings and kfa serve under load. The
+// ceiling servers and kfa serve run side by side; each kfa throughput is
+// measured in rounds that alternate with the rounds of the ceiling it is
+// compared with.
+func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
+	var (
+		c   Ceilings
+		res KFA
+		err error
+	)
+	b.logf("ceiling: raw fsync in %s", b.dir)
+	if c.Fsync, err = measureFsync(b.dir, b.fsyncTime); err != nil {
+		return c, res, fmt.Errorf("fsync: %w", err)
+	}
+	ceil, err := b.startCeilings()
+	if err != nil {
+		return c, res, err
+	}
+	defer ceil.stop()
+
+	dataDir := filepath.Join(b.dir, "kfa-data")
+	p, err := b.startKFA(ctx, dataDir)
+	if err != nil {
+		return c, res, err
+	}
+	defer p.stop()
+	res.StartupMs = ms(p.startup)
+	b.logf("kfa serve ready in %s (pid %d)", p.startup.Round(time.Millisecond), p.cmd.Process.Pid)
+	if err := b.importRecords(ctx, p); err != nil {
+		b.logf("records import skipped: %v", err)
+	}
+
+	adm := client.NewUnix(filepath.Join(dataDir, "kfa.sock"))
+	agents := make([]agent, b.agents)
+	for i := range agents {
+		a, err := adm.CreateAgent(ctx, fmt.Sprintf("bench-%03d", i), []string{"read", "post"})
+		if err != nil {
+			return c, res, fmt.Errorf("create agent: %w", err)
+		}
+		agents[i] = agent{id: a.ID, token: a.Token}
+	}
+	ra, err := adm.CreateAgent(ctx, "bench-replier", []string{"read", "post"})
+	if err != nil {
+		return c, res, fmt.Errorf("create agent: %w", err)
+	}
+	replier := agent{id: ra.ID, token: ra.Token}
+	res.Agents = len(agents) + 1
+
+	hc := httpClient(max(b.writers, b.readers) + 8)
+	sendURL := p.url + "/a2a/v1/message:send"
+
+	// Writes: the Batch create ceiling against durable asks, each ask a
+	// new task and a new discussion.
+	b.logf("writes: %d rounds of Batch create and kfa asks, %d workers over %d agents", b.nRounds, b.writers, len(agents))
+	var mu sync.Mutex
+	var all []asked
+	create := ceil.createPhase(hc, b.writers)
+	asks := &phase{name: "asks", workers: b.writers, profile: b.profiler(p, "asks"), fn: func(ctx context.Context, w *worker, i int) error {
+		owner := w.id % len(agents)
+		if err := do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: agents[owner].token,
+			body: askBody(w.id, i, "", "ask"), a2a: true}); err != nil {
+			return err
+		}
+		a := asked{owner: owner, task: jsonString(w.buf.Bytes(), "id", false), disc: jsonString(w.buf.Bytes(), "discussionId", true)}
+		mu.Lock()
+		all = append(all, a)
+		mu.Unlock()
+		return nil
+	}}
+	b.rounds(ctx, create, asks)
+	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
+	if len(all) == 0 {
+		return c, res, fmt.Errorf("no ask succeeded: %s", res.Asks.FirstError)
+	}
+
+	// Every agent gets at least two pages of tasks, so that each ListTasks
+	// answers a full page of 50.
+	perAgent := make([]int, len(agents))
+	for _, a := range all {
+		perAgent[a.owner]++
+	}
+	var short []int
+	for i, n := range perAgent {
+		for range max(0, 2*50-n) {
+			short = append(short, i)
+		}
+	}
+	if len(short) > 0 {
+		b.logf("topping up %d tasks so that every agent has two pages", len(short))
+		var next atomic.Int64
+		top := load(ctx, b.writers, 0, time.Hour, len(short), func(ctx context.Context, w *worker, i int) error {
+			owner := short[next.Add(1)-1]
+			if err := do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: agents[owner].token,
+				body: askBody(w.id, i, "", "top"), a2a: true}); err != nil {
+				return err
+			}
+			a := asked{owner: owner, task: jsonString(w.buf.Bytes(), "id", false), disc: jsonString(w.buf.Bytes(), "discussionId", true)}
+			mu.Lock()
+			all = append(all, a)
+			mu.Unlock()
+			return nil
+		})
+		if top.Errors > 0 {
+			return c, res, fmt.Errorf("top-up asks: %s", top.FirstError)
+		}
+	}
+
+	// Reads: the hello-JSON ceiling against GetTask, ListTasks and search.
+	probe := &worker{rng: rand.New(rand.NewPCG(1, 2))}
+	if err := do(ctx, hc, probe, call{method: http.MethodPost, url: sendURL, body: searchBody, a2a: true}); err != nil {
+		res.SearchSkipped = "not measurable: " + truncate(err.Error(), 200)
+		b.logf("search %s", res.SearchSkipped)
+	}
+	hello := ceil.helloPhase(hc, b.readers)
+	get := &phase{name: "gettask", workers: b.readers, profile: b.profiler(p, "gettask"), fn: func(ctx context.Context, w *worker, _ int) error {
+		t := all[w.rng.IntN(len(all))]
+		return do(ctx, hc, w, call{method: http.MethodGet, url: p.url + "/a2a/v1/tasks/" + t.task, token: agents[t.owner].token, a2a: true})
+	}}
+	listURL := p.url + "/a2a/v1/tasks?pageSize=50"
+	list := &phase{name: "listtasks", workers: b.readers, profile: b.profiler(p, "listtasks"), fn: func(ctx context.Context, w *worker, _ int) error {
+		return do(ctx, hc, w, call{method: http.MethodGet, url: listURL, token: agents[w.rng.IntN(len(agents))].token, a2a: true})
+	}}
+	search := &phase{name: "search", workers: b.readers, profile: b.profiler(p, "search"), fn: func(ctx context.Context, w *worker, _ int) error {
+		return do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, body: searchBody, a2a: true})
+	}}
+	reads := []*phase{hello, get, list}
+	if res.SearchSkipped == "" {
+		reads = append(reads, search)
+	}
+	b.logf("reads: %d rounds of hello-JSON, GetTask over %d tasks, ListTasks pageSize=50%s, %d workers",
+		b.nRounds, len(all), map[bool]string{true: ", search", false: ""}[res.SearchSkipped == ""], b.readers)
+	b.rounds(ctx, reads...)
+	c.Hello, res.GetTask, res.ListTasks = hello.total.throughput(b.readers), get.total.throughput(b.readers), list.total.throughput(b.readers)
+	if res.SearchSkipped == "" {
+		res.Search = search.total.throughput(b.readers)
+	}
+	ceil.stop()
+
+	// Replies: each on its own discussion, by another agent than the
+	// asker, so each qualifies and completes one task.
+	b.logf("replies: %d workers", b.writers)
+	order := rand.New(rand.NewPCG(3, 4)).Perm(len(all))
+	var next atomic.Int64
+	replies := &phase{name: "replies", workers: b.writers, profile: b.profiler(p, "replies"), fn: func(ctx context.Context, w *worker, _ int) error {
+		n := int(next.Add(1)) - 1
+		if n >= len(order) {
+			return fmt.Errorf("out of discussions to reply on")
+		}
+		t := all[order[n]]
+		return do(ctx, hc, w, call{method: http.MethodPost, url: p.url + "/api/v1/discussions/" + t.disc + "/replies",
+			token: agents[(t.owner+1)%len(agents)].token, body: replyBody, want: http.StatusCreated})
+	}}
+	b.rounds(ctx, replies)
+	res.Replies = replies.total.throughput(b.writers)
+
+	b.logf("latency: %d replies completing 1 task, with GetTask and SSE watching", b.iterations)
+	if err := b.commitLatency(ctx, hc, p, agents[0], replier, &res); err != nil {
+		return c, res, err
+	}
+
+	b.logf("fan-out: %d replies completing 1,000 tasks", b.fanoutReps)
+	if err := b.fanout(ctx, hc, p, agents, replier, &res); err != nil {
+		return c, res, err
+	}
+
+	if res.Memory, err = p.memory(); err != nil {
+		return c, res, err
+	}
+	p.stop()
+	res.DBMiB = fileMiB(filepath.Join(dataDir, "kfa.db"))
+	return c, res, nil
+}
+
+// profiler returns what records a CPU profile of the server into the
+// profile directory, or nil when no profiles were asked for.
+func (b *bench) profiler(p *kfaProc, name string) func(time.Duration) {
+	if b.profileDir == "" {
+		return nil
+	}
+	return func(d time.Duration) {
+		if err := p.profile(d, filepath.Join(b.profileDir, name+".pprof")); err != nil {
+			b.logf("profile %s: %v", name, err)
+		}
+	}
+}
+
+// commitLatency asks, opens a stream on the task, replies as someone else,
+// and times the reply, a GetTask showing the completion and the stream's
+// completion event.
+func (b *bench) commitLatency(ctx context.Context, hc *http.Client, p *kfaProc, asker, replier agent, res *KFA) error {
+	w := &worker{rng: rand.New(rand.NewPCG(5, 6))}
+	streams := &http.Client{Transport: hc.Transport} // no timeout: a stream stays open
+	var reply, readable, sse []time.Duration
+	for i := range b.iterations {
+		if err := do(ctx, hc, w, call{method: http.MethodPost, url: p.url + "/a2a/v1/message:send", token: asker.token,
+			body: askBody(0, i, "", "lat"), a2a: true}); err != nil {
+			return err
+		}
+		task, disc := jsonString(w.buf.Bytes(), "id", false), jsonString(w.buf.Bytes(), "discussionId", true)
+
+		sctx, cancel := context.WithCancel(ctx)
+		req, _ := http.NewRequestWithContext(sctx, http.MethodGet, p.url+"/a2a/v1/tasks/"+task+":subscribe", nil)
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+asker.token)
+		resp, err := streams.Do(req)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("subscribe: %w", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			cancel()
+			return fmt.Errorf("subscribe: HTTP %d", resp.StatusCode)
+		}
+		rd := bufio.NewReader(resp.Body)
+		// The first event is the task as it is now: from then on the
+		// server has the subscription.
+		if err := readEvent(rd, nil); err != nil {
+			resp.Body.Close()
+			cancel()
+			return fmt.Errorf("subscribe: first event: %w", err)
+		}
+		evAt := make(chan time.Time, 1)
+		go func() {
+			var at time.Time
+			_ = readEvent(rd, func(line []byte) bool {
+				if bytes.Contains(line, []byte(`"statusUpdate"`)) {
+					at = time.Now()
+					return true
+				}
+				return false
+			})
+			evAt <- at
+		}()
+
+		t0 := time.Now()
+		if err := do(ctx, hc, w, call{method: http.MethodPost, url: p.url + "/api/v1/discussions/" + disc + "/replies",
+			token: replier.token, body: replyBody, want: http.StatusCreated}); err != nil {
+			resp.Body.Close()
+			cancel()
+			return err
+		}
+		t1 := time.Now()
+		for {
+			if err := do(ctx, hc, w, call{method: http.MethodGet, url: p.url + "/a2a/v1/tasks/" + task, token: asker.token, a2a: true}); err != nil {
+				resp.Body.Close()
+				cancel()
+				return err
+			}
+			if bytes.Contains(w.buf.Bytes(), []byte(`"TASK_STATE_COMPLETED"`)) {
+				break
+			}
+		}
+		t2 := time.Now()
+		var te time.Time
+		select {
+		case te = <-evAt:
+		case <-time.After(10 * time.Second):
+		}
+		cancel()
+		resp.Body.Close()
+		if te.IsZero() {
+			return fmt.Errorf("no completion event on the stream of task %s", task)
+		}
+		reply = append(reply, t1.Sub(t0))
+		readable = append(readable, t2.Sub(t1))
+		sse = append(sse, te.Sub(t1))
+		if te.Before(t1) {
+			res.SSEBeforeAnswer++
+		}
+	}
+	res.Reply1, res.Readable, res.SSE = summarize(reply), summarize(readable), summarize(sse)
+	return nil
+}
+
+// readEvent reads SSE lines until one data line (with match nil), or until
+// match accepts a data line.
+func readEvent(rd *bufio.Reader, match func([]byte) bool) error {
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue
+		}
+		if match == nil || match(line) {
+			return nil
+		}
+	}
+}
+
+// fanout makes 1,000 tasks wait on one discussion (one ask and 999 joins,
+// from many agents), then times the one reply that completes them all.
+func (b *bench) fanout(ctx context.Context, hc *http.Client, p *kfaProc, agents []agent, replier agent, res *KFA) error {
+	const n = 1000
+	sendURL := p.url + "/a2a/v1/message:send"
+	var lat []time.Duration
+	w := &worker{rng: rand.New(rand.NewPCG(7, 8))}
+	for r := range b.fanoutReps {
+		author := agents[r%len(agents)]
+		if err := do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: author.token, body: askBody(0, r, "", "fan"), a2a: true}); err != nil {
+			return err
+		}
+		disc := jsonString(w.buf.Bytes(), "discussionId", true)
+		joins := load(ctx, b.writers, 0, time.Hour, n-1, func(ctx context.Context, w *worker, i int) error {
+			a := agents[(w.id+i)%len(agents)]
+			return do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: a.token, body: askBody(w.id, i, disc, "join"), a2a: true})
+		})
+		if joins.Ops != n-1 {
+			return fmt.Errorf("fan-out: %d of %d joins succeeded: %s", joins.Ops, n-1, joins.FirstError)
+		}
+		t0 := time.Now()
+		if err := do(ctx, hc, w, call{method: http.MethodPost, url: p.url + "/api/v1/discussions/" + disc + "/replies",
+			token: replier.token, body: replyBody, want: http.StatusCreated}); err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(t0))
+		if !bytes.Contains(w.buf.Bytes(), []byte(`"completedTasks":1000`)) {
+			return fmt.Errorf("fan-out reply did not complete 1000 tasks: %s", truncate(w.buf.String(), 200))
+		}
+	}
+	res.Reply1000 = summarize(lat)
+	return nil
+}
+
+// importRecords loads the sample knowledge records with `kfa records
+// import`, when this kfa has that command, so that search has something to
+// find. A kfa without it (search not built yet) is left as it is.
+func (b *bench) importRecords(ctx context.Context, p *kfaProc) error {
+	if b.records == "" {
+		return nil
+	}
+	cmd := execCommand(ctx, b.kfaBin, "records", "import", b.records, "--data", p.dataDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %s", err, truncate(string(bytes.TrimSpace(out)), 200))
+	}
+	return nil
+}
