@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/service"
@@ -23,13 +24,34 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, b)
 }
 
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
+// writeRaw writes the JSON b and a newline, and returns b with the
+// newline (so a pooled buffer keeps its capacity).
+func writeRaw(w http.ResponseWriter, status int, b []byte) []byte {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)+1))
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+	return b
+}
+
+// Response buffers of the answers built as bytes (GetTask, ListTasks),
+// reused across requests: a page of tasks is tens of kilobytes.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledBuffer keeps the odd huge answer from pinning its buffer.
+const maxPooledBuffer = 1 << 20
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) > maxPooledBuffer {
+		return
+	}
+	*b = (*b)[:0]
+	buffers.Put(b)
 }
 
 // fail writes err as an A2A error response.

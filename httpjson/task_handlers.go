@@ -45,12 +45,14 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	b, err := h.deps.Service.GetTaskJSON(r.Context(), c, pathID(r), hl)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	b, err := h.deps.Service.GetTaskJSON(r.Context(), c, pathID(r), hl, *buf)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, b)
+	*buf = writeRaw(w, http.StatusOK, b)
 }
 
 // listTasks is A2A ListTasks over the caller's tasks.
@@ -88,12 +90,14 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	b, err := h.deps.Service.ListTasksJSON(r.Context(), c, req)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	b, err := h.deps.Service.ListTasksJSON(r.Context(), c, req, *buf)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeRaw(w, http.StatusOK, b)
+	*buf = writeRaw(w, http.StatusOK, b)
 }
 
 // cancelTask is A2A CancelTask. The body is optional.

@@ -142,7 +142,7 @@ func (h *Handler) getTask(ctx context.Context, r *http.Request, params json.RawM
 	if err != nil {
 		return nil, err
 	}
-	b, err := h.deps.Service.GetTaskJSON(ctx, c, p.ID, p.HistoryLength)
+	b, err := h.deps.Service.GetTaskJSON(ctx, c, p.ID, p.HistoryLength, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (h *Handler) listTasks(ctx context.Context, r *http.Request, params json.Ra
 	if ia := first(p.IncludeArtifacts, p.IncludeArtifactsSnake); ia != nil {
 		req.IncludeArtifacts = *ia
 	}
-	b, err := h.deps.Service.ListTasksJSON(ctx, c, req)
+	b, err := h.deps.Service.ListTasksJSON(ctx, c, req, nil)
 	if err != nil {
 		return nil, err
 	}

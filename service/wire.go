@@ -15,8 +15,9 @@ import (
 // nothing. They are byte for byte what encoding/json makes of the
 // a2a.Task and a2a.ListTasksResponse that GetTask and ListTasks return.
 
-// GetTaskJSON is GetTask answered as the JSON of the a2a.Task.
-func (s *Service) GetTaskJSON(ctx context.Context, c Caller, id string, historyLength *int) ([]byte, error) {
+// GetTaskJSON is GetTask answered as the JSON of the a2a.Task, appended
+// to dst.
+func (s *Service) GetTaskJSON(ctx context.Context, c Caller, id string, historyLength *int, dst []byte) ([]byte, error) {
 	ag, err := requireAgent(c, "GetTask")
 	if err != nil {
 		return nil, err
@@ -24,50 +25,46 @@ func (s *Service) GetTaskJSON(ctx context.Context, c Caller, id string, historyL
 	if historyLength != nil && *historyLength < 0 {
 		return nil, a2a.BadParam("historyLength", "must not be negative")
 	}
-	t, err := s.deps.Tasks.GetSnapshot(ctx, ag.ID, id)
+	view := tasks.View{HistoryLength: historyLength, IncludeArtifacts: true}
+	err = s.deps.Tasks.ViewTask(ctx, ag.ID, id, func(t *tasks.Snapshot) error {
+		dst = t.Wire.Append(dst, view)
+		return nil
+	})
 	if err != nil {
 		return nil, s.taskError(id, err)
 	}
-	return t.Wire.Append(make([]byte, 0, wireLen(&t.Wire)+1), tasks.View{HistoryLength: historyLength, IncludeArtifacts: true}), nil
+	return dst, nil
 }
 
 // ListTasksJSON is ListTasks answered as the JSON of the
-// a2a.ListTasksResponse.
-func (s *Service) ListTasksJSON(ctx context.Context, c Caller, req ListTasksRequest) ([]byte, error) {
+// a2a.ListTasksResponse, appended to dst.
+func (s *Service) ListTasksJSON(ctx context.Context, c Caller, req ListTasksRequest, dst []byte) ([]byte, error) {
 	ag, p, view, err := s.listParams(c, req)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.deps.Tasks.ListSnapshots(ctx, ag.ID, p)
-	if err != nil {
-		return nil, err
-	}
-	n := 96 + len(res.NextPageToken)
-	for i := range res.Tasks {
-		n += wireLen(&res.Tasks[i].Wire) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"tasks":[`...)
-	for i := range res.Tasks {
-		if i > 0 {
-			b = append(b, ',')
+	dst = append(dst, `{"tasks":[`...)
+	first := true
+	info, err := s.deps.Tasks.ViewList(ctx, ag.ID, p, func(t *tasks.Snapshot) error {
+		if !first {
+			dst = append(dst, ',')
 		}
-		b = res.Tasks[i].Wire.Append(b, view)
-	}
-	b = append(b, `],"nextPageToken":`...)
-	tok, err := json.Marshal(res.NextPageToken)
+		first = false
+		dst = t.Wire.Append(dst, view)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, tok...)
-	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(res.PageSize), 10)
-	b = append(b, `,"totalSize":`...)
-	b = strconv.AppendInt(b, int64(res.TotalSize), 10)
-	return append(b, '}'), nil
-}
-
-// wireLen bounds the length of a task's JSON under any view.
-func wireLen(w *tasks.WireJSON) int {
-	return len(w.Head) + len(w.Status) + len(w.Artifacts) + len(w.History) + len(w.Metadata) + 64
+	dst = append(dst, `],"nextPageToken":`...)
+	tok, err := json.Marshal(info.NextPageToken)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, tok...)
+	dst = append(dst, `,"pageSize":`...)
+	dst = strconv.AppendInt(dst, int64(info.PageSize), 10)
+	dst = append(dst, `,"totalSize":`...)
+	dst = strconv.AppendInt(dst, int64(info.TotalSize), 10)
+	return append(dst, '}'), nil
 }

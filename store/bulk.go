@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -14,21 +16,40 @@ import (
 // bulk loader of the load benchmark (cmd/kfa-bench), for a store that no
 // server holds; requests never use it. It is all or nothing: an ask that
 // CreateAsk would refuse, or a retried message id, fails the whole load.
+// The asks must have no open-task bound (MaxOpen 0).
+//
+// It is faster than the asks one by one because the records are encoded
+// on every core first, one transaction and one fsync cover them all, and
+// the index entries and counters are written at the end, bucket by bucket
+// in key order, each counter once.
 func (s *DB) LoadAsks(asks []tasks.CreateAsk) error {
 	if s.readOnly {
 		return errReadOnly
 	}
 	recs := make([]askRecords, len(asks))
-	for i := range asks {
-		var err error
-		if recs[i], err = encodeAsk(&asks[i]); err != nil {
+	errs := make([]error, len(asks))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(asks); i += workers {
+				recs[i], errs[i] = encodeAsk(&asks[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		tuneTx(tx)
+		batch := newIndexBatch()
 		for i := range asks {
-			_, created, err := createAsk(tx, &asks[i], &recs[i])
+			_, created, err := createAsk(tx, &asks[i], &recs[i], batch)
 			if err != nil {
 				return fmt.Errorf("store: load ask %d (task %s): %w", i, asks[i].Task.ID, err)
 			}
@@ -36,6 +57,6 @@ func (s *DB) LoadAsks(asks []tasks.CreateAsk) error {
 				return fmt.Errorf("store: load ask %d: message id %q of %s is already taken", i, asks[i].Task.MessageID, asks[i].Task.OwnerID)
 			}
 		}
-		return nil
+		return batch.apply(tx)
 	})
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -94,37 +93,24 @@ var errTaskRecord = errors.New("store: malformed task record")
 // parseTask parses a format-2 record without copying it.
 func parseTask(v []byte) (rawTask, error) {
 	var r rawTask
-	if len(v) < taskFixedLen {
-		if len(v) > 0 && v[0] != taskFormatBinary && v[0] != taskFormatJSON {
+	if len(v) < taskFixedLen || v[0] != taskFormatBinary {
+		if len(v) > 0 && v[0] != taskFormatBinary {
 			return r, fmt.Errorf("store: task record format %d is unknown to this kfa", v[0])
 		}
 		return r, errTaskRecord
-	}
-	if v[0] != taskFormatBinary {
-		return r, fmt.Errorf("store: task record format %d is unknown to this kfa", v[0])
 	}
 	r.state = stateOf(v[1])
 	r.statusTime = int64(binary.BigEndian.Uint64(v[2:10]))
 	r.createdAt = int64(binary.BigEndian.Uint64(v[10:18]))
 	b := v[taskFixedLen:]
-	next := func() []byte {
+	for _, f := range [...]*[]byte{&r.id, &r.ctx, &r.owner, &r.disc, &r.msgID, &r.wire.Head, &r.wire.Status, &r.wire.Artifacts, &r.wire.Metadata} {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
-			b = nil
-			return nil
-		}
-		f := b[k : k+int(n) : k+int(n)]
-		b = b[k+int(n):]
-		return f
-	}
-	for _, f := range []*[]byte{&r.id, &r.ctx, &r.owner, &r.disc, &r.msgID, &r.wire.Head, &r.wire.Status, &r.wire.Artifacts, &r.wire.Metadata} {
-		if b == nil {
 			return r, errTaskRecord
 		}
-		*f = next()
-	}
-	if b == nil {
-		return r, errTaskRecord
+		end := k + int(n)
+		*f = b[k:end:end]
+		b = b[end:]
 	}
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
@@ -172,9 +158,9 @@ func decodeTaskJSON(v []byte) (tasks.Task, error) {
 	}, nil
 }
 
-// decodeSnapshot copies a task record out of the transaction as a
-// snapshot: one copy of the bytes, no JSON decoded.
-func decodeSnapshot(v []byte) (tasks.Snapshot, error) {
+// snapshotOf reads a task record as a snapshot without copying it: the
+// snapshot points into v.
+func snapshotOf(v []byte) (tasks.Snapshot, error) {
 	if len(v) > 0 && v[0] == taskFormatJSON {
 		t, err := decodeTaskJSON(v)
 		if err != nil {
@@ -184,15 +170,13 @@ func decodeSnapshot(v []byte) (tasks.Snapshot, error) {
 		if err != nil {
 			return tasks.Snapshot{}, err
 		}
-		return tasks.Snapshot{ID: t.ID, OwnerID: t.OwnerID, State: t.State, StatusTime: t.StatusTime, Wire: w}, nil
+		return tasks.Snapshot{ID: []byte(t.ID), OwnerID: []byte(t.OwnerID), State: t.State, StatusTime: t.StatusTime, Wire: w}, nil
 	}
-	r, err := parseTask(bytes.Clone(v))
+	r, err := parseTask(v)
 	if err != nil {
 		return tasks.Snapshot{}, err
 	}
-	return tasks.Snapshot{
-		ID: string(r.id), OwnerID: string(r.owner), State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(), Wire: r.wire,
-	}, nil
+	return tasks.Snapshot{ID: r.id, OwnerID: r.owner, State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(), Wire: r.wire}, nil
 }
 
 // taskContext returns the context id of a task record, without decoding

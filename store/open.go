@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -44,6 +45,13 @@ type Options struct {
 	OnTaskChange func(tasks.Task)
 }
 
+// initialMmapSize is how much of the file bbolt maps at first: address
+// space, not memory (only pages that are read become resident). While the
+// file fits, a growing file is never remapped, and a remap is what makes
+// bbolt stop every reader and copy every dirty node of the writing
+// transaction. 1 GiB on 64-bit platforms; bbolt's default on others.
+const initialMmapSize = (1 << 30) * (strconv.IntSize / 64)
+
 // DB is the bbolt store. It is safe for concurrent use.
 type DB struct {
 	db       *bolt.DB
@@ -71,9 +79,10 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 	}
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      opts.LockTimeout,
-		ReadOnly:     opts.ReadOnly,
-		FreelistType: bolt.FreelistMapType,
+		Timeout:         opts.LockTimeout,
+		ReadOnly:        opts.ReadOnly,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: initialMmapSize,
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s (waited %s; is kfa serve running on this data directory?)", ErrLocked, path, opts.LockTimeout)

@@ -103,7 +103,7 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 	)
 	err = s.update(func(tx *bolt.Tx) error {
 		var err error
-		out, created, err = createAsk(tx, &c, &recs)
+		out, created, err = createAsk(tx, &c, &recs, nil)
 		return err
 	})
 	if err != nil {
@@ -114,8 +114,11 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 
 // createAsk is the transaction of CreateAsk: the idempotency and join
 // checks, the open-task bound, then the writes. Bulk loading runs the same
-// function, so a loaded task is stored exactly as an asked one.
-func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords) (tasks.Task, bool, error) {
+// function, so a loaded task is stored exactly as an asked one; it passes
+// an indexBatch, which collects the index entries and counters to write
+// them all at the end in key order (c.MaxOpen must then be 0: the bound
+// reads a counter).
+func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
 		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
@@ -147,6 +150,9 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords) (tasks.Task, b
 	}
 	counts := tx.Bucket(bucketCounts)
 	if c.MaxOpen > 0 {
+		if batch != nil {
+			return tasks.Task{}, false, errors.New("store: an open-task bound needs its counter written at once")
+		}
 		open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 		if open >= c.MaxOpen {
 			return tasks.Task{}, false, tasks.ErrTooManyOpen
@@ -162,7 +168,13 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords) (tasks.Task, b
 	if err := putTaskRecord(tx, &t, recs.task); err != nil {
 		return tasks.Task{}, false, err
 	}
-	if err := indexTask(tx, &t, +1); err != nil {
+	var err error
+	if batch != nil {
+		err = batch.add(&t, +1)
+	} else {
+		err = indexTask(tx, &t, +1)
+	}
+	if err != nil {
 		return tasks.Task{}, false, err
 	}
 	tid, _ := idBytes(t.ID)
@@ -186,24 +198,24 @@ func (s *DB) GetTask(_ context.Context, id string) (tasks.Task, error) {
 	return t, err
 }
 
-// GetSnapshot implements tasks.Store: the task's stored wire JSON, copied
-// out without decoding it.
-func (s *DB) GetSnapshot(_ context.Context, id string) (tasks.Snapshot, error) {
+// ViewSnapshot implements tasks.Store: fn sees the task's stored wire
+// JSON in place, inside the read transaction.
+func (s *DB) ViewSnapshot(_ context.Context, id string, fn func(*tasks.Snapshot) error) error {
 	k, ok := idBytes(id)
 	if !ok {
-		return tasks.Snapshot{}, tasks.ErrNotFound
+		return tasks.ErrNotFound
 	}
-	var snap tasks.Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketTasks).Get(k)
 		if v == nil {
 			return tasks.ErrNotFound
 		}
-		var err error
-		snap, err = decodeSnapshot(v)
-		return err
+		snap, err := snapshotOf(v)
+		if err != nil {
+			return err
+		}
+		return fn(&snap)
 	})
-	return snap, err
 }
 
 // TaskByMessageID implements tasks.Store.
@@ -280,22 +292,16 @@ func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, er
 	return page, nil
 }
 
-// ListSnapshots implements tasks.Store: ListTasks, each task copied out
-// as its stored wire JSON without decoding it.
-func (s *DB) ListSnapshots(_ context.Context, q tasks.ListQuery) (tasks.SnapshotPage, error) {
-	page := tasks.SnapshotPage{Tasks: make([]tasks.Snapshot, 0, min(q.PageSize, 64))}
-	next, total, err := s.listTasks(q, func(v []byte) error {
-		t, err := decodeSnapshot(v)
-		if err == nil {
-			page.Tasks = append(page.Tasks, t)
+// ViewSnapshots implements tasks.Store: ListTasks, fn seeing each task's
+// stored wire JSON in place, inside the read transaction.
+func (s *DB) ViewSnapshots(_ context.Context, q tasks.ListQuery, fn func(*tasks.Snapshot) error) (*tasks.Cursor, int, error) {
+	return s.listTasks(q, func(v []byte) error {
+		snap, err := snapshotOf(v)
+		if err != nil {
+			return err
 		}
-		return err
+		return fn(&snap)
 	})
-	if err != nil {
-		return tasks.SnapshotPage{}, err
-	}
-	page.Next, page.Total = next, total
-	return page, nil
 }
 
 // listTasks walks one page of q, calling emit with each task record in

@@ -77,14 +77,17 @@ type Store interface {
 	// discussions.ErrAnswered for a bad join, ErrTooManyOpen over MaxOpen.
 	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
 	GetTask(ctx context.Context, id string) (Task, error)
-	// GetSnapshot returns the task as stored, its wire JSON not decoded:
-	// the read that shows a task.
-	GetSnapshot(ctx context.Context, id string) (Snapshot, error)
+	// ViewSnapshot calls fn with the task as stored, its wire JSON not
+	// decoded (the read that shows a task), or returns ErrNotFound. The
+	// snapshot is valid only during the call.
+	ViewSnapshot(ctx context.Context, id string, fn func(*Snapshot) error) error
 	// TaskByMessageID finds the owner's task for an ask message id.
 	TaskByMessageID(ctx context.Context, ownerID, messageID string) (Task, error)
 	ListTasks(ctx context.Context, q ListQuery) (ListPage, error)
-	// ListSnapshots is ListTasks with each task as GetSnapshot returns it.
-	ListSnapshots(ctx context.Context, q ListQuery) (SnapshotPage, error)
+	// ViewSnapshots is ListTasks with each task of the page handed to fn,
+	// in order, as ViewSnapshot hands it; it returns the next page's
+	// cursor (nil on the last page) and the total as ListTasks does.
+	ViewSnapshots(ctx context.Context, q ListQuery, fn func(*Snapshot) error) (next *Cursor, total int, err error)
 	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
 	// owner when ownerID is "").
 	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
@@ -253,17 +256,15 @@ func (s *Service) Get(ctx context.Context, ownerID, id string) (Task, error) {
 	return t, nil
 }
 
-// GetSnapshot is Get for showing the task: its stored wire JSON, which
-// is never decoded on the way out.
-func (s *Service) GetSnapshot(ctx context.Context, ownerID, id string) (Snapshot, error) {
-	t, err := s.store.GetSnapshot(ctx, id)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	if ownerID != "" && t.OwnerID != ownerID {
-		return Snapshot{}, ErrNotFound
-	}
-	return t, nil
+// ViewTask is Get for showing the task: fn gets its stored wire JSON,
+// which is never decoded on the way out, valid only during the call.
+func (s *Service) ViewTask(ctx context.Context, ownerID, id string, fn func(*Snapshot) error) error {
+	return s.store.ViewSnapshot(ctx, id, func(t *Snapshot) error {
+		if ownerID != "" && string(t.OwnerID) != ownerID {
+			return ErrNotFound
+		}
+		return fn(t)
+	})
 }
 
 // Cancel cancels the task for its owner (any owner when ownerID is "", the
@@ -307,30 +308,29 @@ func (s *Service) List(ctx context.Context, ownerID string, p ListParams) (ListR
 	return res, nil
 }
 
-// SnapshotList is one page of snapshots with its opaque next-page token.
-type SnapshotList struct {
-	Tasks         []Snapshot
+// ListInfo is what a page of ViewList says besides its tasks.
+type ListInfo struct {
 	NextPageToken string
 	PageSize      int
 	TotalSize     int
 }
 
-// ListSnapshots is List for showing the tasks: each as its stored wire
-// JSON. Page tokens are the same as List's.
-func (s *Service) ListSnapshots(ctx context.Context, ownerID string, p ListParams) (SnapshotList, error) {
+// ViewList is List for showing the tasks: fn gets each task of the page,
+// in order, as ViewTask gives it. Page tokens are the same as List's.
+func (s *Service) ViewList(ctx context.Context, ownerID string, p ListParams, fn func(*Snapshot) error) (ListInfo, error) {
 	q, binding, err := s.listQuery(ownerID, p)
 	if err != nil {
-		return SnapshotList{}, err
+		return ListInfo{}, err
 	}
-	page, err := s.store.ListSnapshots(ctx, q)
+	next, total, err := s.store.ViewSnapshots(ctx, q, fn)
 	if err != nil {
-		return SnapshotList{}, fmt.Errorf("list tasks: %w", err)
+		return ListInfo{}, fmt.Errorf("list tasks: %w", err)
 	}
-	res := SnapshotList{Tasks: page.Tasks, PageSize: q.PageSize, TotalSize: page.Total}
-	if res.NextPageToken, err = s.nextToken(binding, page.Next); err != nil {
-		return SnapshotList{}, err
+	info := ListInfo{PageSize: q.PageSize, TotalSize: total}
+	if info.NextPageToken, err = s.nextToken(binding, next); err != nil {
+		return ListInfo{}, err
 	}
-	return res, nil
+	return info, nil
 }
 
 // listQuery checks p and turns it into a store query, with the binding

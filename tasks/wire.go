@@ -159,19 +159,14 @@ func (w *WireJSON) Decode(t *Task) error {
 	return nil
 }
 
-// Snapshot is a stored task as the read paths need it: who owns it, where
-// it sorts, and its wire JSON as stored. Reading one decodes no JSON.
+// Snapshot is a stored task as the read paths see it: who owns it, where
+// it sorts, and its wire JSON as stored. Reading one decodes and copies
+// nothing. A store hands snapshots to a function (Store.ViewSnapshot):
+// their bytes are the store's own and valid only during that call.
 type Snapshot struct {
-	ID         string
-	OwnerID    string
+	ID         []byte // the task id (a ULID string)
+	OwnerID    []byte // the owner's agent id
 	State      a2a.TaskState
 	StatusTime time.Time
 	Wire       WireJSON
-}
-
-// SnapshotPage is one page of snapshots from the store.
-type SnapshotPage struct {
-	Tasks []Snapshot
-	Next  *Cursor // nil on the last page
-	Total int     // tasks matching the query, before paging
 }
