@@ -174,6 +174,11 @@ type phase struct {
 // machine whose speed drifts, a ceiling and the kfa number compared with
 // it then see the same drift.
 func (b *bench) rounds(ctx context.Context, phases ...*phase) {
+	b.roundsOf(ctx, b.round, phases...)
+}
+
+// roundsOf is rounds with rounds of the given length.
+func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*phase) {
 	for r := range b.nRounds {
 		for _, p := range phases {
 			if r == 0 && p.profile != nil {
@@ -182,13 +187,13 @@ func (b *bench) rounds(ctx context.Context, phases ...*phase) {
 				go func() {
 					defer wg.Done()
 					time.Sleep(b.warm)
-					p.profile(b.round)
+					p.profile(round)
 				}()
-				p.total.add(loadRun(ctx, p.workers, b.warm, b.round, 0, p.fn))
+				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
 				wg.Wait()
 				continue
 			}
-			p.total.add(loadRun(ctx, p.workers, b.warm, b.round, 0, p.fn))
+			p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
 		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -37,7 +36,7 @@ type bench struct {
 	round      time.Duration // measured time of one round
 	nRounds    int           // rounds of each throughput phase
 	fsyncTime  time.Duration
-	sizeTime   time.Duration // measured time of each read at a preloaded size
+	sizeRound  time.Duration // measured time of one round of one read at one preloaded size
 	batchDelay time.Duration
 	iterations int // one-at-a-time reply iterations
 	fanoutReps int
@@ -104,11 +103,11 @@ func runMain(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "kfa-bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeTime = 250*time.Millisecond, 1500*time.Millisecond, 5, 2*time.Second, 2*time.Second
+	b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeRound = 250*time.Millisecond, 1500*time.Millisecond, 5, 2*time.Second, 400*time.Millisecond
 	b.iterations, b.fanoutReps = 200, 15
 	b.sizes = []int{10_000, 1_000_000}
 	if b.quick {
-		b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeTime = 150*time.Millisecond, 500*time.Millisecond, 3, time.Second, 750*time.Millisecond
+		b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeRound = 150*time.Millisecond, 500*time.Millisecond, 3, time.Second, 250*time.Millisecond
 		b.iterations, b.fanoutReps = 50, 5
 		b.sizes = []int{10_000, 100_000}
 	}
@@ -161,14 +160,8 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
 	}
-	for _, n := range b.sizes {
-		s, err := b.runSize(ctx, n)
-		if err != nil {
-			return fmt.Errorf("preload %d: %w", n, err)
-		}
-		res.Sizes = append(res.Sizes, s)
-		// The next size gets the disk to itself.
-		_ = os.RemoveAll(filepath.Join(b.dir, fmt.Sprintf("preload-%d", n)))
+	if res.Sizes, err = b.runSizes(ctx); err != nil {
+		return err
 	}
 	res.Seconds = time.Since(started).Seconds()
 	res.judge()

@@ -30,98 +30,171 @@ type Size struct {
 	StartupRunsMs []float64 `json:"startupRunsMs"`
 	DBMiB         float64   `json:"dbMiB"`
 	Memory        Memory    `json:"memory"`
-	// One request at a time: latency without queueing.
-	GetTask   Latency `json:"getTask"`
-	ListFirst Latency `json:"listFirstPage"`
-	ListDeep  Latency `json:"listDeepPage"`
-	DeepPage  int     `json:"deepPage"` // the page number ListDeep reads
+	// GetTaskFirst is the first read of each sampled task after startup
+	// (its pages are not mapped in yet); the others are steady state, one
+	// request at a time, in rounds that alternate between the sizes.
+	GetTaskFirst Latency `json:"getTaskFirstRead"`
+	GetTask      Latency `json:"getTask"`
+	ListFirst    Latency `json:"listFirstPage"`
+	ListDeep     Latency `json:"listDeepPage"`
+	DeepPage     int     `json:"deepPage"` // the page number ListDeep reads
 }
 
 // preloadAgents is how many agents own the preloaded tasks.
 const preloadAgents = 100
 
-// getTaskSample is how many distinct tasks GetTask reads at each size.
+// getTaskSample is how many distinct tasks GetTask reads at each size:
+// spread evenly over the whole file, the same working set at every size.
 const getTaskSample = 2000
 
 // loadChunk is how many asks go into one bulk-load transaction.
 const loadChunk = 20_000
 
-// runSize bulk-loads n tasks into a fresh data directory, then starts kfa
-// serve over it and measures reads, startup, memory and file size.
-func (b *bench) runSize(ctx context.Context, n int) (Size, error) {
-	res := Size{Tasks: n, Agents: preloadAgents}
-	dataDir := filepath.Join(b.dir, fmt.Sprintf("preload-%d", n))
-	t0 := time.Now()
-	ags, sample, err := bulkLoad(ctx, dataDir, n)
-	if err != nil {
-		return res, err
-	}
-	res.LoadSeconds = time.Since(t0).Seconds()
-	b.logf("preload %d: loaded in %.1fs", n, res.LoadSeconds)
+// preloaded is one bulk-loaded database and the server over it.
+type preloaded struct {
+	res     Size
+	dir     string
+	agents  []agent
+	sample  []asked
+	deep    []struct{ token, pageToken string }
+	p       *kfaProc
+	get     *phase
+	first   *phase
+	deepPh  *phase
+	startup []time.Duration
+}
 
-	p, err := b.startKFA(ctx, dataDir)
-	if err != nil {
-		return res, err
-	}
-	starts := []time.Duration{p.startup}
-	hc := httpClient(2)
-	w := &worker{rng: rand.New(rand.NewPCG(uint64(n), 9))}
-	base := p.url + "/a2a/v1/tasks"
-
-	// The deep page: walk a few agents' lists to the middle once.
-	perAgent := n / len(ags)
-	res.DeepPage = max(1, perAgent/50/2)
-	var deep []struct{ token, pageToken string }
-	for i := range min(4, len(ags)) {
-		tok := ""
-		for range res.DeepPage - 1 {
-			q := url50(tok)
-			if err := do(ctx, hc, w, call{method: http.MethodGet, url: base + q, token: ags[i].token, a2a: true}); err != nil {
-				p.stop()
-				return res, err
+// runSizes bulk-loads each size into a data directory of its own, starts a
+// kfa serve over each, and measures reads in rounds that alternate between
+// the sizes (so the comparison sees the same machine), then memory, file
+// size and startup time.
+func (b *bench) runSizes(ctx context.Context) ([]Size, error) {
+	var all []*preloaded
+	defer func() {
+		for _, pl := range all {
+			if pl.p != nil {
+				pl.p.stop()
 			}
-			tok = jsonString(w.buf.Bytes(), "nextPageToken", true)
-			if tok == "" {
+		}
+	}()
+	for _, n := range b.sizes {
+		pl := &preloaded{res: Size{Tasks: n, Agents: preloadAgents}, dir: filepath.Join(b.dir, fmt.Sprintf("preload-%d", n))}
+		t0 := time.Now()
+		var err error
+		if pl.agents, pl.sample, err = bulkLoad(ctx, pl.dir, n); err != nil {
+			return nil, fmt.Errorf("preload %d: %w", n, err)
+		}
+		pl.res.LoadSeconds = time.Since(t0).Seconds()
+		b.logf("preload %d: bulk-loaded in %.1fs", n, pl.res.LoadSeconds)
+		all = append(all, pl)
+	}
+	hc := httpClient(4)
+	for _, pl := range all {
+		var err error
+		if pl.p, err = b.startKFA(ctx, pl.dir); err != nil {
+			return nil, err
+		}
+		pl.startup = append(pl.startup, pl.p.startup)
+		b.logf("preload %d: kfa serve ready in %s", pl.res.Tasks, pl.p.startup.Round(time.Millisecond))
+		if err := b.preparePreloaded(ctx, hc, pl); err != nil {
+			return nil, err
+		}
+	}
+	var phases []*phase
+	for _, kind := range []func(*preloaded) *phase{
+		func(pl *preloaded) *phase { return pl.get },
+		func(pl *preloaded) *phase { return pl.first },
+		func(pl *preloaded) *phase { return pl.deepPh },
+	} {
+		for _, pl := range all {
+			phases = append(phases, kind(pl))
+		}
+	}
+	b.logf("preloads: %d rounds of GetTask, first and deep ListTasks pages, one request at a time", b.nRounds)
+	b.roundsOf(ctx, b.sizeRound, phases...)
+	for _, pl := range all {
+		pl.res.GetTask = pl.get.total.throughput(1).Latency
+		pl.res.ListFirst = pl.first.total.throughput(1).Latency
+		pl.res.ListDeep = pl.deepPh.total.throughput(1).Latency
+		var err error
+		if pl.res.Memory, err = pl.p.memory(); err != nil {
+			return nil, err
+		}
+	}
+	for _, pl := range all {
+		pl.p.stop()
+		pl.p = nil
+	}
+	// Two more cold starts of each, alternating.
+	for range 2 {
+		for _, pl := range all {
+			p, err := b.startKFA(ctx, pl.dir)
+			if err != nil {
+				return nil, err
+			}
+			pl.startup = append(pl.startup, p.startup)
+			p.stop()
+		}
+	}
+	var out []Size
+	for _, pl := range all {
+		for _, s := range pl.startup {
+			pl.res.StartupRunsMs = append(pl.res.StartupRunsMs, ms(s))
+		}
+		st := slices.Clone(pl.startup)
+		slices.Sort(st)
+		pl.res.StartupMs = ms(st[len(st)/2])
+		pl.res.DBMiB = fileMiB(filepath.Join(pl.dir, "kfa.db"))
+		out = append(out, pl.res)
+	}
+	return out, nil
+}
+
+// preparePreloaded walks to the deep pages, reads every sampled task once
+// (GetTaskFirst) and every agent's first page once, and builds the phases.
+func (b *bench) preparePreloaded(ctx context.Context, hc *http.Client, pl *preloaded) error {
+	base := pl.p.url + "/a2a/v1/tasks"
+	w := &worker{rng: rand.New(rand.NewPCG(uint64(pl.res.Tasks), 9))}
+	perAgent := pl.res.Tasks / len(pl.agents)
+	pl.res.DeepPage = max(1, perAgent/50/2)
+	for i := range min(4, len(pl.agents)) {
+		tok := ""
+		for range pl.res.DeepPage - 1 {
+			if err := do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(tok), token: pl.agents[i].token, a2a: true}); err != nil {
+				return err
+			}
+			if tok = jsonString(w.buf.Bytes(), "nextPageToken", true); tok == "" {
 				break
 			}
 		}
-		deep = append(deep, struct{ token, pageToken string }{ags[i].token, tok})
+		pl.deep = append(pl.deep, struct{ token, pageToken string }{pl.agents[i].token, tok})
 	}
-
-	dur := b.sizeTime
-	res.GetTask = load(ctx, 1, b.warm, dur, 0, func(ctx context.Context, w *worker, _ int) error {
-		t := sample[w.rng.IntN(len(sample))]
-		return do(ctx, hc, w, call{method: http.MethodGet, url: base + "/" + t.task, token: ags[t.owner].token, a2a: true})
-	}).Latency
-	res.ListFirst = load(ctx, 1, b.warm, dur, 0, func(ctx context.Context, w *worker, _ int) error {
-		return do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(""), token: ags[w.rng.IntN(len(ags))].token, a2a: true})
-	}).Latency
-	res.ListDeep = load(ctx, 1, b.warm, dur, 0, func(ctx context.Context, w *worker, _ int) error {
-		d := deep[w.rng.IntN(len(deep))]
-		return do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(d.pageToken), token: d.token, a2a: true})
-	}).Latency
-	if res.Memory, err = p.memory(); err != nil {
-		p.stop()
-		return res, err
-	}
-	p.stop()
-	hc.CloseIdleConnections()
-
-	for range 2 {
-		p, err := b.startKFA(ctx, dataDir)
-		if err != nil {
-			return res, err
+	var first []time.Duration
+	for _, t := range pl.sample {
+		t0 := time.Now()
+		if err := do(ctx, hc, w, call{method: http.MethodGet, url: base + "/" + t.task, token: pl.agents[t.owner].token, a2a: true}); err != nil {
+			return err
 		}
-		starts = append(starts, p.startup)
-		p.stop()
+		first = append(first, time.Since(t0))
 	}
-	for _, s := range starts {
-		res.StartupRunsMs = append(res.StartupRunsMs, ms(s))
+	pl.res.GetTaskFirst = summarize(first)
+	for _, a := range pl.agents {
+		if err := do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(""), token: a.token, a2a: true}); err != nil {
+			return err
+		}
 	}
-	slices.Sort(starts)
-	res.StartupMs = ms(starts[len(starts)/2])
-	res.DBMiB = fileMiB(filepath.Join(dataDir, "kfa.db"))
-	return res, nil
+	pl.get = &phase{name: "get", workers: 1, fn: func(ctx context.Context, w *worker, _ int) error {
+		t := pl.sample[w.rng.IntN(len(pl.sample))]
+		return do(ctx, hc, w, call{method: http.MethodGet, url: base + "/" + t.task, token: pl.agents[t.owner].token, a2a: true})
+	}}
+	pl.first = &phase{name: "first", workers: 1, fn: func(ctx context.Context, w *worker, _ int) error {
+		return do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(""), token: pl.agents[w.rng.IntN(len(pl.agents))].token, a2a: true})
+	}}
+	pl.deepPh = &phase{name: "deep", workers: 1, fn: func(ctx context.Context, w *worker, _ int) error {
+		d := pl.deep[w.rng.IntN(len(pl.deep))]
+		return do(ctx, hc, w, call{method: http.MethodGet, url: base + url50(d.pageToken), token: d.token, a2a: true})
+	}}
+	return nil
 }
 
 func url50(pageToken string) string {

@@ -153,7 +153,7 @@ func (r *Results) print(out io.Writer) {
 		fmt.Fprintln(out)
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		row = func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
-		head := []string{"PRELOADED TASKS (bulk-loaded, one request at a time)"}
+		head := []string{"PRELOADED TASKS (one request at a time, sizes alternating)"}
 		for _, s := range r.Sizes {
 			head = append(head, count(s.Tasks))
 		}
@@ -177,6 +177,8 @@ func (r *Results) print(out io.Writer) {
 		line("RSS after the reads, MiB", func(s Size) float64 { return s.Memory.RSSMiB })
 		line("  of which anonymous (heap, stacks), MiB", func(s Size) float64 { return s.Memory.AnonMiB })
 		line("  of which the mapped file, MiB", func(s Size) float64 { return s.Memory.FileMiB })
+		line("GetTask, first read of each task after start, p50 ms", func(s Size) float64 { return s.GetTaskFirst.P50Ms })
+		line("GetTask, first read of each task after start, p99 ms", func(s Size) float64 { return s.GetTaskFirst.P99Ms })
 		line("GetTask p50, ms", func(s Size) float64 { return s.GetTask.P50Ms })
 		line("GetTask p99, ms", func(s Size) float64 { return s.GetTask.P99Ms })
 		line("ListTasks first page p50, ms", func(s Size) float64 { return s.ListFirst.P50Ms })
