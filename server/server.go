@@ -165,6 +165,9 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Core exposes the store and services (for tests and the benchmark).
 func (s *Server) Core() *Core { return s.core }
 
+// Handler is the public HTTP handler (for in-process fuzzing and tests).
+func (s *Server) Handler() http.Handler { return s.public.Handler }
+
 // OpenStreams is the number of task streams open now.
 func (s *Server) OpenStreams() int { return s.broker.Open() }
 
