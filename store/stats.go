@@ -148,3 +148,13 @@ func (s *DB) BoltStats() BoltStats {
 		Writes: tx.GetWrite(), WriteTime: tx.GetWriteTime(),
 	}
 }
+
+// FileSize is the size of the database as of now (what a backup copies).
+func (s *DB) FileSize() (int64, error) {
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n, err
+}
