@@ -14,8 +14,8 @@ func runCompletion(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("completion", "kfa completion bash|zsh",
 		"Print a shell completion script for kfa's commands, subcommands and flags. It is made\n"+
 			"from this binary's own help, so it matches its version.", e,
-		"source <(kfa completion bash)",
 		"kfa completion bash > /etc/bash_completion.d/kfa",
+		"source <(kfa completion bash)",
 		"kfa completion zsh > \"${fpath[1]}/_kfa\"")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
