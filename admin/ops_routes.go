@@ -27,9 +27,20 @@ type Store interface {
 
 // opsRoutes are stats, check and backup.
 func (h *Handler) opsRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/stats", h.stats).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/check", h.check).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/backup", h.backup).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/stats", h.needStore(h.stats)).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/check", h.needStore(h.check)).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/backup", h.needStore(h.backup)).Methods(http.MethodGet)
+}
+
+// needStore answers 503 when the handler was built without a Store.
+func (h *Handler) needStore(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.deps.Store == nil {
+			h.fail(w, r, a2a.Errorf(a2a.Unavailable, "%s is not available: this admin handler has no store", r.URL.Path))
+			return
+		}
+		next(w, r)
+	}
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {

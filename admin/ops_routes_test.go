@@ -60,3 +60,12 @@ func TestBackupStreamsExactSize(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestOpsRoutesWithoutStore(t *testing.T) {
+	h := admin.NewHandler(admin.Deps{Log: slog.New(slog.DiscardHandler)})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/v1/check", nil))
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "has no store") {
+		t.Fatalf("check without a store: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -68,6 +68,12 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.PageSize = n
+	if owner != "" { // a mistyped id would list nothing, silently
+		if _, err := h.deps.Agents.Get(r.Context(), owner); err != nil {
+			h.fail(w, r, agentErr(owner, err))
+			return
+		}
+	}
 	res, err := h.deps.Tasks.List(r.Context(), owner, p)
 	if err != nil {
 		h.fail(w, r, err)

@@ -84,7 +84,11 @@ func TestCommandsLiveAndStopped(t *testing.T) {
 			if len(p2.Tasks) != 1 || p2.NextPageToken != "" || p2.Tasks[0].ID != all.Tasks[3].ID {
 				t.Fatalf("page 2: %+v, want the last of %+v", p2, all)
 			}
-			r := kfa(t, "tasks", "list", "--data", f.dir, "--state", "working", "--after", p1.NextPageToken)
+			r := kfa(t, "tasks", "list", "--data", f.dir, "--owner", "01JD0Z6X8Q4Y4K2V1T3S5R7P9N")
+			if r.code != 1 || !strings.Contains(r.stderr, "agent 01JD0Z6X8Q4Y4K2V1T3S5R7P9N not found") {
+				t.Fatalf("an unknown --owner: %s", r)
+			}
+			r = kfa(t, "tasks", "list", "--data", f.dir, "--state", "working", "--after", p1.NextPageToken)
 			if r.code != 1 || !strings.Contains(r.stderr, "--after: the token does not belong to this listing") {
 				t.Fatalf("a token used with other filters: %s", r)
 			}
