@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -28,6 +29,12 @@ type Deps struct {
 	// Mode is "server" when served by kfa serve on the socket, "direct" when
 	// the CLI opened the store itself.
 	Mode string
+
+	// Store serves stats, check and backup.
+	Store Store
+	// IndexLag, when not nil, tells how many record changes the search
+	// index has yet to apply; stats show null without it.
+	IndexLag func(ctx context.Context) (int64, error)
 }
 
 // Handler serves the admin API.
@@ -48,6 +55,9 @@ func NewHandler(deps Deps) *Handler {
 	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
+	h.taskRoutes(r)
+	h.discussionRoutes(r)
+	h.opsRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
 	})

@@ -44,6 +44,10 @@ type Config struct {
 	CardMaxAge        time.Duration
 	BatchDelay        time.Duration // group-commit window
 	LockTimeout       time.Duration // wait for the store's file lock
+
+	// MetricsAddr, when set, serves GET /metrics on this host:port only;
+	// when empty, /metrics is served on Addr.
+	MetricsAddr string
 }
 
 // DefaultConfig returns the defaults.
@@ -80,6 +84,11 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("addr: %q is not host:port: %w", c.Addr, err)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("metrics-addr: %q is not host:port: %w", c.MetricsAddr, err)
+		}
 	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		return errors.New("data: must not be empty")

@@ -34,6 +34,10 @@ type CoreOptions struct {
 	// OnTaskChange receives each task after a committed transition (the
 	// stream broker); nil when nothing listens.
 	OnTaskChange func(tasks.Task)
+	// WrapTasks and WrapDiscussions, when set, wrap the store under the
+	// task and discussion services (metrics count events there).
+	WrapTasks       func(tasks.Store) tasks.Store
+	WrapDiscussions func(discussions.Store) discussions.Store
 }
 
 // OpenCore opens <DataDir>/kfa.db and builds the services.
@@ -51,18 +55,26 @@ func OpenCore(o CoreOptions) (*Core, error) {
 	if o.AskRate > 0 {
 		askRate = ratelimit.New(ratelimit.Config{Events: o.AskRate, Per: time.Minute, Now: o.Now})
 	}
+	var ts tasks.Store = db
+	if o.WrapTasks != nil {
+		ts = o.WrapTasks(ts)
+	}
+	var ds discussions.Store = db
+	if o.WrapDiscussions != nil {
+		ds = o.WrapDiscussions(ds)
+	}
 	return &Core{
 		DB:          db,
 		Agents:      agents.NewService(db, o.Now),
-		Tasks:       tasks.NewService(db, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
-		Discussions: discussions.NewService(db, db.Secret(), o.Now),
+		Tasks:       tasks.NewService(ts, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
+		Discussions: discussions.NewService(ds, db.Secret(), o.Now),
 	}, nil
 }
 
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Log: log,
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.DB, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 	})
 }

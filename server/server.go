@@ -25,6 +25,7 @@ type Server struct {
 	log    *slog.Logger
 	core   *Core
 	broker *events.Broker
+	obs    *observability
 
 	public *http.Server
 	admin  *http.Server
@@ -42,21 +43,25 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
-	core, err := OpenCore(CoreOptions{
+	obs := newObservability(cfg, log)
+	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
-	})
+	}
+	obs.countEvents(&co)
+	core, err := OpenCore(co)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, serveErr: make(chan error, 2)}
+	obs.watch(core)
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
 	h, err := s.publicHandler()
 	if err != nil {
 		_ = core.Close()
 		return nil, err
 	}
 	s.public = &http.Server{
-		Handler:           h,
+		Handler:           obs.handler(h),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -132,10 +137,15 @@ func (s *Server) Start() error {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
+	if err := s.obs.start(s.serveErr); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	if s.cfg.AdminSocket != "off" {
 		adLn, err := admin.Listen(s.cfg.AdminSocket)
 		if err != nil {
 			_ = ln.Close()
+			_ = s.obs.shutdown(context.Background())
 			return err
 		}
 		s.adLn = adLn
@@ -145,7 +155,7 @@ func (s *Server) Start() error {
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
-		"version", s.cfg.Version)
+		"metrics_addr", s.MetricsAddr(), "version", s.cfg.Version)
 	return nil
 }
 
@@ -193,6 +203,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			_ = s.admin.Close()
 		}
 		_ = os.Remove(s.cfg.AdminSocket)
+	}
+	if err := s.obs.shutdown(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.core.Close(); err != nil {
 		errs = append(errs, err)

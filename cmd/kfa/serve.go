@@ -41,6 +41,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data `directory` (kfa.db, search index, admin socket)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
 	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve /metrics only on this `address` (host:port); empty serves it on --addr")
 	fs.BoolVar(&cfg.ContributorWrites, "contributor-writes", cfg.ContributorWrites, "enable ask-network (asks and replies)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log `level`: debug, info, warn or error")
