@@ -11,15 +11,15 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/httpjson"
-	"github.com/kfa-project/kfa/store"
 )
 
-// Store is what the day-2 routes need of the database.
+// Store is what the day-2 routes need of the database, in the API's
+// shapes (this package never imports the store itself).
 type Store interface {
 	// Stats describes the file and counts its contents.
-	Stats() (store.Stats, error)
+	Stats() (api.Stats, error)
 	// Check verifies bbolt's structure and kfa's invariants.
-	Check(ctx context.Context) (store.CheckReport, error)
+	Check(ctx context.Context) (api.CheckReport, error)
 	// Backup writes a consistent copy of the file to w, telling size the
 	// byte count first.
 	Backup(w io.Writer, size func(int64)) (int64, error)
@@ -44,27 +44,10 @@ func (h *Handler) needStore(next http.HandlerFunc) http.HandlerFunc {
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
-	st, err := h.deps.Store.Stats()
+	out, err := h.deps.Store.Stats()
 	if err != nil {
 		h.fail(w, r, err)
 		return
-	}
-	out := api.Stats{
-		Database: api.DatabaseStats{Path: st.Path, SchemaVersion: st.SchemaVersion, SizeBytes: st.SizeBytes,
-			PageSize: st.PageSize, FreePages: st.FreePages, PendingPages: st.PendingPages},
-		Tasks: api.TaskStats{Total: st.Tasks, ByState: map[string]int{
-			string(a2a.TaskStateWorking): 0, string(a2a.TaskStateCompleted): 0, string(a2a.TaskStateCanceled): 0,
-		}},
-		Discussions:  api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
-		Agents:       st.Agents,
-		Records:      st.Records,
-		FeedSequence: st.FeedSequence,
-	}
-	for s, n := range st.TasksByState {
-		out.Tasks.ByState[string(s)] = n
-	}
-	if o := st.OldestWaiting; o != nil {
-		out.Tasks.OldestWaiting = &api.WaitingTask{ID: o.ID, OwnerID: o.OwnerID, Since: a2a.FormatTime(o.Since)}
 	}
 	if h.deps.IndexLag != nil {
 		lag, err := h.deps.IndexLag(r.Context())
@@ -85,23 +68,7 @@ func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, FromCheckReport(rep))
-}
-
-// FromCheckReport converts a store report to its JSON shape.
-func FromCheckReport(rep store.CheckReport) api.CheckReport {
-	out := api.CheckReport{OK: rep.OK(), Path: rep.Path, SchemaVersion: rep.SchemaVersion, Examined: rep.Examined,
-		Violations: make([]api.Violation, len(rep.Violations)), Truncated: rep.Truncated, Notes: rep.Notes}
-	if out.Examined == nil {
-		out.Examined = map[string]int{}
-	}
-	if out.Notes == nil {
-		out.Notes = []string{}
-	}
-	for i, v := range rep.Violations {
-		out.Violations[i] = api.Violation{Kind: v.Kind, Bucket: v.Bucket, Key: v.Key, KeyHex: v.KeyHex, TaskID: v.TaskID, Detail: v.Detail}
-	}
-	return out
+	httpjson.WriteJSON(w, http.StatusOK, rep)
 }
 
 // backup streams a consistent copy of the database file. Content-Length

@@ -23,7 +23,7 @@ func handler(t *testing.T, lag func(context.Context) (int64, error)) *admin.Hand
 	}
 	t.Cleanup(func() { _ = core.Close() })
 	return admin.NewHandler(admin.Deps{Agents: core.Agents, Tasks: core.Tasks, Discussions: core.Discussions,
-		Store: core.DB, IndexLag: lag, Log: slog.New(slog.DiscardHandler), Mode: "direct"})
+		Store: server.AdminStore(core.DB), IndexLag: lag, Log: slog.New(slog.DiscardHandler), Mode: "direct"})
 }
 
 // TestStatsIndexLag: the search index fills IndexLag; stats report it,

@@ -74,7 +74,7 @@ func OpenCore(o CoreOptions) (*Core, error) {
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.DB, Log: log,
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: adminStore{c.DB}, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 	})
 }

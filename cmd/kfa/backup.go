@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/store"
 )
 
@@ -81,7 +81,7 @@ func runBackup(ctx context.Context, e env, args []string) error {
 	if verify {
 		rep, err := store.VerifyFile(out.Name(), 5*time.Second)
 		if err == nil && !rep.OK() {
-			printCheckReport(e.stderr, admin.FromCheckReport(rep))
+			printCheckReport(e.stderr, server.CheckReportJSON(rep))
 			err = errors.New("the copy failed verification; the database itself likely has the same problems (run kfa check)")
 		}
 		if err != nil {

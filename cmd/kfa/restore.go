@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/store"
 )
 
@@ -130,10 +131,10 @@ func runRestore(ctx context.Context, e env, args []string) error {
 	}
 	if !rep.OK() {
 		tmp.abort()
-		printCheckReport(e.stderr, admin.FromCheckReport(rep))
+		printCheckReport(e.stderr, server.CheckReportJSON(rep))
 		return fmt.Errorf("%s failed verification; nothing was changed", file)
 	}
-	res := RestoreResult{File: file, Database: dbPath, Bytes: tmp.n, SHA256: tmp.SHA256(), Check: admin.FromCheckReport(rep)}
+	res := RestoreResult{File: file, Database: dbPath, Bytes: tmp.n, SHA256: tmp.SHA256(), Check: server.CheckReportJSON(rep)}
 	res.Check.Path = file
 	if exists {
 		res.Previous = backupName(dbPath, time.Now())
