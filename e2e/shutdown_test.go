@@ -106,6 +106,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close()
+	if rep, err := core.DB.Check(context.Background()); err != nil || !rep.OK() {
+		t.Fatalf("kfa check after shutdown under load: %v %+v", err, rep.Violations)
+	}
 	completed := 0
 	for _, a := range ackd {
 		tk, err := core.Tasks.Get(context.Background(), a.owner, a.taskID)
