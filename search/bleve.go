@@ -1,0 +1,72 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+)
+
+// Keys of bleve's internal storage, written in the same batch as the
+// documents they describe.
+var (
+	keySchema = []byte("kfa:schema") // schemaVersion of the mapping
+	keyFeed   = []byte("kfa:feed")   // appliedState (records index only)
+)
+
+// openIndex opens the bleve index at dir, or creates it. An index that
+// cannot be opened (corrupt, half written, from an incompatible bleve) or
+// that was built with another schemaVersion is deleted and created anew:
+// it is derived data. fresh reports a newly created, empty index.
+func openIndex(dir string, m *mapping.IndexMappingImpl, log *slog.Logger) (idx bleve.Index, fresh bool, err error) {
+	if _, err := os.Stat(dir); err == nil {
+		idx, err := tryOpen(dir)
+		if err == nil {
+			v, gerr := idx.GetInternal(keySchema)
+			if gerr == nil && string(v) == schemaVersion {
+				return idx, false, nil
+			}
+			_ = idx.Close()
+			if gerr != nil {
+				err = gerr
+			} else {
+				err = fmt.Errorf("built by schema %q, this kfa uses %q", v, schemaVersion)
+			}
+		}
+		log.Warn("search index unusable; rebuilding it from the store", "dir", dir, "reason", err.Error())
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, false, fmt.Errorf("search: remove unusable index %s: %w", dir, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	idx, err = createIndex(dir, m)
+	return idx, true, err
+}
+
+// createIndex makes an empty index at dir stamped with schemaVersion.
+func createIndex(dir string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
+	idx, err := bleve.New(dir, m)
+	if err != nil {
+		return nil, fmt.Errorf("search: create index %s: %w", dir, err)
+	}
+	if err := idx.SetInternal(keySchema, []byte(schemaVersion)); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("search: stamp index %s: %w", dir, err)
+	}
+	return idx, nil
+}
+
+// tryOpen opens an existing index, turning a panic on damaged files into
+// an error.
+func tryOpen(dir string) (idx bleve.Index, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			idx, err = nil, fmt.Errorf("opening panicked: %v", r)
+		}
+	}()
+	return bleve.Open(dir)
+}

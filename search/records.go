@@ -1,0 +1,108 @@
+package search
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+func recordDocOf(r *knowledge.Record) recordDoc {
+	return recordDoc{
+		Title: r.Title, Body: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
+		Environment: r.Environment, URL: r.URL, Updated: knowledge.FormatTime(r.UpdatedAt),
+	}
+}
+
+// catchUp applies the feed entries after x.applied to x.rec, BatchSize at
+// a time. Each batch also records the position it reached, so a crash
+// between batches resumes from the last one applied. It returns the
+// number of entries applied. The caller holds writeMu.
+func (x *Index) catchUp(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		changes, err := x.o.Records.Changes(ctx, x.applied.Seq, x.o.BatchSize)
+		if err != nil {
+			return total, fmt.Errorf("search: read feed after %d: %w", x.applied.Seq, err)
+		}
+		if len(changes) == 0 {
+			return total, nil
+		}
+		b := x.rec.NewBatch()
+		for _, c := range changes {
+			// The record is read as it is now, so the last entry for an id
+			// wins whatever the order within the batch.
+			if c.Record == nil {
+				b.Delete(c.ID)
+				continue
+			}
+			if err := b.Index(c.ID, recordDocOf(c.Record)); err != nil {
+				return total, fmt.Errorf("search: index record %s: %w", c.ID, err)
+			}
+		}
+		last := changes[len(changes)-1]
+		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
+		b.SetInternal(keyFeed, st.encode())
+		if err := x.rec.Batch(b); err != nil {
+			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
+		}
+		x.applied = st
+		x.seq.Store(st.Seq)
+		total += len(changes)
+	}
+}
+
+// buildRecords indexes every record into the empty index idx and returns
+// the feed position it stands for. The position is read first: a record
+// written while the pages are read is indexed again by the catch-up that
+// follows, which is harmless.
+func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState, error) {
+	fs, err := x.o.Records.Feed(ctx)
+	if err != nil {
+		return appliedState{}, fmt.Errorf("search: read feed state: %w", err)
+	}
+	st := appliedState{Epoch: fs.Epoch, Seq: fs.Last}
+	if fs.Last > 0 {
+		ch, err := x.o.Records.Changes(ctx, fs.Last-1, 1)
+		if err != nil {
+			return appliedState{}, fmt.Errorf("search: read feed entry %d: %w", fs.Last, err)
+		}
+		if len(ch) == 1 && ch[0].Seq == fs.Last {
+			st.ID, st.At = ch[0].ID, ch[0].At
+		}
+	}
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return appliedState{}, err
+		}
+		p, err := x.o.Records.ListRecords(ctx, after, x.o.BatchSize)
+		if err != nil {
+			return appliedState{}, fmt.Errorf("search: list records after %q: %w", after, err)
+		}
+		b := idx.NewBatch()
+		for i := range p.Records {
+			r := &p.Records[i]
+			if err := b.Index(r.ID, recordDocOf(r)); err != nil {
+				return appliedState{}, fmt.Errorf("search: index record %s: %w", r.ID, err)
+			}
+		}
+		if p.Next == "" {
+			// The position goes with the last documents: an index that has
+			// it is complete.
+			b.SetInternal(keyFeed, st.encode())
+		}
+		if err := idx.Batch(b); err != nil {
+			return appliedState{}, fmt.Errorf("search: index records: %w", err)
+		}
+		if p.Next == "" {
+			return st, nil
+		}
+		after = p.Next
+	}
+}
