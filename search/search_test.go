@@ -289,3 +289,19 @@ func TestIndexDirLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainSnippet(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"marks go, text stays", "a <mark>b</mark> &lt;i&gt; c", "a b <i> c"},
+		{"cut words are dropped", "…ice of the <mark>service</mark> and mo…", "…of the service and…"},
+		{"whitespace folds", "line\n\n\tnext", "line next"},
+		{"a literal mark tag survives", "&lt;mark&gt;x&lt;/mark&gt;", "<mark>x</mark>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := plainSnippet(tt.in); got != tt.want {
+				t.Fatalf("plainSnippet(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -19,12 +19,29 @@ const (
 	markClose = "</mark>"
 )
 
+// ellipsis is what the highlighter puts where it cut the text.
+const ellipsis = "…"
+
 // plainSnippet turns a highlighted fragment into plain text: no markup,
-// whitespace runs (newlines included) folded into single spaces.
+// whitespace runs (newlines included) folded into single spaces, and the
+// words the fragment cut in half dropped.
 func plainSnippet(fragment string) string {
 	s := strings.ReplaceAll(fragment, markOpen, "")
 	s = strings.ReplaceAll(s, markClose, "")
-	return fold(html.UnescapeString(s))
+	s = fold(html.UnescapeString(s))
+	if rest, ok := strings.CutPrefix(s, ellipsis); ok {
+		if i := strings.IndexByte(rest, ' '); i >= 0 && i < len(rest)/2 {
+			rest = rest[i+1:]
+		}
+		s = ellipsis + rest
+	}
+	if rest, ok := strings.CutSuffix(s, ellipsis); ok {
+		if i := strings.LastIndexByte(rest, ' '); i > len(rest)/2 {
+			rest = rest[:i]
+		}
+		s = rest + ellipsis
+	}
+	return s
 }
 
 // leadSnippet is the first snippetLen characters of body, cut at a word

@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
@@ -21,6 +22,10 @@ type Core struct {
 	Agents      *agents.Service
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
+	Records     *knowledge.Service
+	// Index is the live search index the admin API syncs and rebuilds; nil
+	// when no server runs (see indexer).
+	Index admin.Indexer
 }
 
 // CoreOptions tune OpenCore.
@@ -31,6 +36,9 @@ type CoreOptions struct {
 	AskRate     int // per minute per agent; 0 for none
 	MaxOpen     int
 	Now         func() time.Time
+	// WrapDiscussions, when set, wraps the store the discussions service
+	// writes through (the search index watches replies this way).
+	WrapDiscussions func(discussions.Store) discussions.Store
 }
 
 // OpenCore opens <DataDir>/kfa.db and builds the services.
@@ -46,11 +54,16 @@ func OpenCore(o CoreOptions) (*Core, error) {
 	if o.AskRate > 0 {
 		askRate = ratelimit.New(ratelimit.Config{Events: o.AskRate, Per: time.Minute, Now: o.Now})
 	}
+	var ds discussions.Store = db
+	if o.WrapDiscussions != nil {
+		ds = o.WrapDiscussions(ds)
+	}
 	return &Core{
 		DB:          db,
 		Agents:      agents.NewService(db, o.Now),
 		Tasks:       tasks.NewService(db, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
-		Discussions: discussions.NewService(db, db.Secret(), o.Now),
+		Discussions: discussions.NewService(ds, db.Secret(), o.Now),
+		Records:     knowledge.NewService(db, o.Now),
 	}, nil
 }
 
@@ -59,6 +72,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 	return admin.NewHandler(admin.Deps{
 		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
+		Records: c.Records, Index: c.indexer(dataDir),
 	})
 }
 

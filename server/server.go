@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -30,6 +31,8 @@ type Server struct {
 
 	ready    atomic.Bool
 	serveErr chan error
+
+	index *search.Index
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -38,16 +41,22 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	watch := search.NewDiscussionWatch()
 	core, err := OpenCore(CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
-		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks,
+		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, WrapDiscussions: watch.Wrap,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, core: core, serveErr: make(chan error, 2)}
+	if err := s.openSearch(watch); err != nil {
+		_ = core.Close()
+		return nil, err
+	}
 	h, err := s.publicHandler()
 	if err != nil {
+		_ = s.closeSearch()
 		_ = core.Close()
 		return nil, err
 	}
@@ -84,6 +93,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
+		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 	})
 	if err != nil {
@@ -127,6 +137,7 @@ func (s *Server) Start() error {
 		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
 	}
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	s.index.Start(context.Background())
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
@@ -170,6 +181,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		_ = os.Remove(s.cfg.AdminSocket)
 	}
+	if err := s.closeSearch(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.core.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -184,6 +198,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if err := s.Start(); err != nil {
+		_ = s.closeSearch()
 		_ = s.core.Close()
 		return err
 	}

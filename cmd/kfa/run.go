@@ -37,6 +37,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the server", runServe},
 		{"agent", "create, rotate, revoke and list agents", runAgent},
+		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
 		{"version", "print the version", runVersion},
 	}
 }

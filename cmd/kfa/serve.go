@@ -42,6 +42,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
 	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
 	fs.BoolVar(&cfg.ContributorWrites, "contributor-writes", cfg.ContributorWrites, "enable ask-network (asks and replies)")
+	fs.BoolVar(&cfg.SeedSamples, "seed-samples", cfg.SeedSamples, "import the built-in sample records when the database has none")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log `level`: debug, info, warn or error")
 	fs.IntVar(&cfg.AskRate, "ask-rate", cfg.AskRate, "new asks per minute per agent (0: no limit)")
