@@ -12,7 +12,7 @@ import (
 
 // Import defaults.
 const (
-	DefaultBatchSize   = 500  // records per transaction
+	DefaultBatchSize   = 1000 // records per transaction
 	DefaultMaxReported = 1000 // line errors listed in a summary
 )
 

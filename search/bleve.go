@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -47,9 +48,15 @@ func openIndex(dir string, m *mapping.IndexMappingImpl, log *slog.Logger) (idx b
 	return idx, true, err
 }
 
+// runtimeConfig lets a batch return once it is searchable rather than
+// once it is on disk: the index is derived, and the feed position is
+// written in the same batch as the documents, so after a crash the index
+// resumes from whatever batch did reach the disk.
+func runtimeConfig() map[string]any { return map[string]any{"unsafe_batch": true} }
+
 // createIndex makes an empty index at dir stamped with schemaVersion.
 func createIndex(dir string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
-	idx, err := bleve.New(dir, m)
+	idx, err := bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, runtimeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("search: create index %s: %w", dir, err)
 	}
@@ -60,6 +67,30 @@ func createIndex(dir string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
 	return idx, nil
 }
 
+// flushTimeout bounds the wait for an index to reach the disk.
+const flushTimeout = time.Minute
+
+// flush writes st as idx's feed position and waits until everything
+// indexed so far is on disk. Batches return once searchable (see
+// runtimeConfig) and closing does not write what is pending, so an index
+// is flushed before it is closed: a rebuilt index must be whole, and a
+// shut-down one should not make the next start replay the feed.
+func flush(idx bleve.Index, st appliedState) error {
+	persisted := make(chan error, 1)
+	b := idx.NewBatch()
+	b.SetInternal(keyFeed, st.encode())
+	b.SetPersistedCallback(func(err error) { persisted <- err })
+	if err := idx.Batch(b); err != nil {
+		return err
+	}
+	select {
+	case err := <-persisted:
+		return err
+	case <-time.After(flushTimeout):
+		return fmt.Errorf("search: the index did not reach the disk within %s", flushTimeout)
+	}
+}
+
 // tryOpen opens an existing index, turning a panic on damaged files into
 // an error.
 func tryOpen(dir string) (idx bleve.Index, err error) {
@@ -68,5 +99,5 @@ func tryOpen(dir string) (idx bleve.Index, err error) {
 			idx, err = nil, fmt.Errorf("opening panicked: %v", r)
 		}
 	}()
-	return bleve.Open(dir)
+	return bleve.OpenUsing(dir, runtimeConfig())
 }

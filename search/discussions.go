@@ -206,7 +206,30 @@ func (x *Index) syncDiscussions(ctx context.Context) error {
 	if x.o.Watch != nil {
 		ids = x.o.Watch.take()
 	}
+	if err := x.indexDiscussions(ctx, ids); err != nil {
+		for _, id := range ids {
+			x.o.Watch.mark(id) // retried on the next sync
+		}
+		return err
+	}
+	p, err := x.o.Discussions.ListDiscussions(ctx, discussions.ListQuery{Status: discussions.StatusAnswered, PageSize: 1})
+	if err != nil {
+		return fmt.Errorf("search: count answered discussions: %w", err)
+	}
+	if p.Total != x.discCount {
+		x.o.Log.Info("answered discussions changed outside the watch; reconciling", "answered", p.Total, "indexed", x.discCount)
+		n, err := x.reconcileDiscussions(ctx, x.disc)
+		x.discCount = n
+		return err
+	}
+	return nil
+}
+
+// indexDiscussions re-reads the discussions ids and indexes the answered
+// ones. The caller holds writeMu.
+func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 	b := x.disc.NewBatch()
+	added := 0
 	for _, id := range ids {
 		d, err := x.o.Discussions.GetDiscussion(ctx, id)
 		if errors.Is(err, discussions.ErrNotFound) {
@@ -219,7 +242,7 @@ func (x *Index) syncDiscussions(ctx context.Context) error {
 			continue
 		}
 		if indexedReplies(x.disc, id) < 0 {
-			x.discCount++
+			added++
 		}
 		if err := x.addDiscussion(ctx, b, d); err != nil {
 			return err
@@ -230,15 +253,6 @@ func (x *Index) syncDiscussions(ctx context.Context) error {
 			return fmt.Errorf("search: index discussions: %w", err)
 		}
 	}
-	p, err := x.o.Discussions.ListDiscussions(ctx, discussions.ListQuery{Status: discussions.StatusAnswered, PageSize: 1})
-	if err != nil {
-		return fmt.Errorf("search: count answered discussions: %w", err)
-	}
-	if p.Total != x.discCount {
-		x.o.Log.Info("answered discussions changed outside the watch; reconciling", "answered", p.Total, "indexed", x.discCount)
-		n, err := x.reconcileDiscussions(ctx, x.disc)
-		x.discCount = n
-		return err
-	}
+	x.discCount += added
 	return nil
 }

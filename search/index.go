@@ -272,6 +272,9 @@ func (x *Index) Close() error {
 	defer x.mu.Unlock()
 	var errs []error
 	if x.rec != nil {
+		if err := flush(x.rec, x.applied); err != nil {
+			x.o.Log.Warn("search index not flushed; the next start replays the feed", "err", err.Error())
+		}
 		errs = append(errs, x.rec.Close())
 		x.rec = nil
 	}

@@ -74,6 +74,9 @@ func (x *Index) buildAside(ctx context.Context, recDir, discDir string) (rec, di
 		return "", "", st, 0, err
 	}
 	discCount, err = x.reconcileDiscussions(ctx, didx)
+	if err == nil {
+		err = flush(didx, appliedState{})
+	}
 	if cerr := didx.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("search: close rebuilt discussions index: %w", cerr)
 	}

@@ -3,11 +3,15 @@ package search
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 
 	"github.com/kfa-project/kfa/knowledge"
 )
+
+// buildWorkers is how many batches a full build indexes at once.
+const buildWorkers = 2
 
 func recordDocOf(r *knowledge.Record) recordDoc {
 	return recordDoc{
@@ -76,33 +80,66 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 			st.ID, st.At = ch[0].ID, ch[0].At
 		}
 	}
-	after := ""
-	for {
-		if err := ctx.Err(); err != nil {
-			return appliedState{}, err
-		}
-		p, err := x.o.Records.ListRecords(ctx, after, x.o.BatchSize)
-		if err != nil {
-			return appliedState{}, fmt.Errorf("search: list records after %q: %w", after, err)
-		}
-		b := idx.NewBatch()
-		for i := range p.Records {
-			r := &p.Records[i]
-			if err := b.Index(r.ID, recordDocOf(r)); err != nil {
-				return appliedState{}, fmt.Errorf("search: index record %s: %w", r.ID, err)
+	// Pages are read while earlier ones are indexed, and two batches are
+	// indexed at once: analysis and segment building then keep the CPUs
+	// busy. Pages hold distinct records, so their order does not matter;
+	// the position is written last, once every page is in.
+	pages := make(chan []knowledge.Record, 2)
+	errs := make(chan error, 3)
+	var wg sync.WaitGroup
+	for range buildWorkers {
+		wg.Go(func() {
+			for recs := range pages {
+				b := idx.NewBatch()
+				for i := range recs {
+					if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
+						errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
+						return
+					}
+				}
+				if err := idx.Batch(b); err != nil {
+					errs <- fmt.Errorf("search: index records: %w", err)
+					return
+				}
 			}
-		}
-		if p.Next == "" {
-			// The position goes with the last documents: an index that has
-			// it is complete.
-			b.SetInternal(keyFeed, st.encode())
-		}
-		if err := idx.Batch(b); err != nil {
-			return appliedState{}, fmt.Errorf("search: index records: %w", err)
-		}
-		if p.Next == "" {
-			return st, nil
-		}
-		after = p.Next
+		})
 	}
+	readErr := func() error {
+		defer close(pages)
+		after := ""
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p, err := x.o.Records.ListRecords(ctx, after, x.o.BatchSize)
+			if err != nil {
+				return fmt.Errorf("search: list records after %q: %w", after, err)
+			}
+			if len(p.Records) > 0 {
+				select {
+				case pages <- p.Records:
+				case err := <-errs:
+					return err
+				}
+			}
+			if p.Next == "" {
+				return nil
+			}
+			after = p.Next
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	if readErr != nil {
+		return appliedState{}, readErr
+	}
+	if err := <-errs; err != nil {
+		return appliedState{}, err
+	}
+	// The position goes in last, once everything is on disk: an index
+	// that has it is complete.
+	if err := flush(idx, st); err != nil {
+		return appliedState{}, fmt.Errorf("search: record the feed position: %w", err)
+	}
+	return st, nil
 }

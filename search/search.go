@@ -41,16 +41,16 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 	if x.rec == nil {
 		return res, ErrClosed
 	}
-	bq := filtered(x.recMapping, textQuery(ts, recordFields), map[string]string{
-		fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment,
-	})
 	// Term weights come from the records, the larger body of text: they
 	// judge the discussions too.
-	w, err := weights(ctx, x.rec, ts, recordFields)
+	st, err := stats(ctx, x.rec, ts, recordFields)
 	if err != nil {
 		return res, fmt.Errorf("search: term weights: %w", err)
 	}
-	dms, err := ranked(ctx, x.rec, bq, w, limit)
+	bq := filtered(x.recMapping, textQuery(ts, recordFields, st.common), map[string]string{
+		fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment,
+	})
+	dms, err := ranked(ctx, x.rec, bq, st.weight, limit)
 	if err != nil {
 		return res, fmt.Errorf("search: records: %w", err)
 	}
@@ -62,7 +62,7 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 		res.Hits = append(res.Hits, h)
 	}
 	if q.Research && x.disc != nil {
-		if res.Discussions, err = x.searchDiscussions(ctx, ts, w); err != nil {
+		if res.Discussions, err = x.searchDiscussions(ctx, ts, st.weight); err != nil {
 			return res, err
 		}
 	}
@@ -70,20 +70,45 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 }
 
 // ranked runs q and returns up to limit of its best matches that are
-// relevant under the term weights w, best first.
+// relevant under the term weights w, best first, each with the locations
+// of the terms it matched.
+//
+// Term locations are costly to read, so the first pass only scores; the
+// second reads locations for the few best candidates alone. The first
+// pass's order and scores are kept.
 func ranked(ctx context.Context, idx bleve.Index, q query.Query, w map[string]float64, limit int) ([]*search.DocumentMatch, error) {
-	req := bleve.NewSearchRequestOptions(q, candidates, 0, false)
-	req.IncludeLocations = true
-	sr, err := idx.SearchInContext(ctx, req)
+	sr, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, candidates, 0, false))
 	if err != nil {
 		return nil, err
 	}
-	var out []*search.DocumentMatch
+	if len(sr.Hits) == 0 {
+		return nil, nil
+	}
+	first := sr.Hits
+	ids := make([]string, len(first))
+	for i, dm := range first {
+		ids[i] = dm.ID
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), q), len(ids), 0, false)
+	req.IncludeLocations = true
+	if sr, err = idx.SearchInContext(ctx, req); err != nil {
+		return nil, err
+	}
+	located := make(map[string]*search.DocumentMatch, len(sr.Hits))
 	for _, dm := range sr.Hits {
-		if !relevant(dm.Score, coverage(dm, w)) {
+		located[dm.ID] = dm
+	}
+	var out []*search.DocumentMatch
+	for _, dm := range first {
+		loc, ok := located[dm.ID]
+		if !ok { // deleted between the passes
 			continue
 		}
-		out = append(out, dm)
+		if !relevant(dm.Score, coverage(loc, w)) {
+			continue
+		}
+		loc.Score = dm.Score
+		out = append(out, loc)
 		if len(out) == limit {
 			break
 		}
@@ -161,7 +186,7 @@ func (x *Index) hitOf(dm *search.DocumentMatch, research bool) (knowledge.Hit, e
 // the query terms, under the same coverage rule as records. The caller
 // holds mu for reading.
 func (x *Index) searchDiscussions(ctx context.Context, ts []string, w map[string]float64) ([]knowledge.RelatedDiscussion, error) {
-	dms, err := ranked(ctx, x.disc, textQuery(ts, discussionFields), w, knowledge.MaxRelatedDisc)
+	dms, err := ranked(ctx, x.disc, textQuery(ts, discussionFields, nil), w, knowledge.MaxRelatedDisc)
 	if err != nil {
 		return nil, fmt.Errorf("search: discussions: %w", err)
 	}

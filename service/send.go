@@ -203,7 +203,8 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 			var n json.Number
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.UseNumber()
-			if err := dec.Decode(&n); err != nil {
+			// json.Number also accepts a quoted number; a limit must be a JSON number.
+			if err := dec.Decode(&n); err != nil || raw[0] == '"' {
 				return a2a.SendMessageResponse{}, a2a.BadParam("data.limit", "must be an integer from 1 to %d", knowledge.MaxLimit)
 			}
 			v, err := n.Int64()

@@ -20,6 +20,10 @@ var keyRecordCount = []byte("records")
 
 var _ knowledge.Store = (*DB)(nil)
 
+// recordsFill is how full the records bucket's pages are filled before
+// they split.
+const recordsFill = 0.9
+
 func getRecord(tx *bolt.Tx, id string) (*knowledge.Record, error) {
 	v := tx.Bucket(bucketRecords).Get([]byte(id))
 	if v == nil {
@@ -42,6 +46,10 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 	out := make([]knowledge.Outcome, len(recs))
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
+		// Imports often come sorted by id, and bbolt's default (pages split
+		// half full) would then leave the file twice the size of its data.
+		b.FillPercent = recordsFill
+		tx.Bucket(bucketFeed).FillPercent = 1 // keys only ever grow
 		for i, in := range recs {
 			old, err := getRecord(tx, in.ID)
 			if err != nil {
