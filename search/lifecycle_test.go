@@ -255,3 +255,65 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("second close: %v", err)
 	}
 }
+
+// TestCatchUpInSmallBatches: a backlog is applied in batches, two at a
+// time when they touch different records, in order when they do not.
+func TestCatchUpInSmallBatches(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openStore(t, dir)
+	svc := knowledge.NewService(db, now)
+	open := func() *Index {
+		idx, err := Open(ctx, Options{Dir: filepath.Join(dir, "index"), Records: db, BatchSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+	if err := open().Close(); err != nil {
+		t.Fatal(err)
+	}
+	imp := func(s string) {
+		if _, err := svc.Import(ctx, strings.NewReader(s), knowledge.ImportOptions{BatchSize: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	imp(gen(0, 12))                                          // seq 1-12: two disjoint halves per read
+	imp(strings.ReplaceAll(gen(0, 3), "quokka", "platypus")) // seq 13-15
+	imp(strings.ReplaceAll(gen(0, 3), "quokka", "echidna"))  // seq 16-18: the same ids, so one batch
+	imp(strings.ReplaceAll(gen(5, 6), "quokka", "platypus")) // seq 19
+	del := func(id string) {
+		if err := svc.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// seq 20-24: gen-4 is deleted in the first half of the read and added
+	// back in the second, so the halves must not race.
+	del("gen-4")
+	del("gen-1")
+	del("gen-10")
+	imp(strings.ReplaceAll(gen(4, 5), "quokka", "wombat"))
+	del("gen-11")
+	idx := open()
+	defer idx.Close()
+	fs, _ := db.Feed(ctx)
+	if idx.Applied() != fs.Last {
+		t.Fatalf("applied %d of %d", idx.Applied(), fs.Last)
+	}
+	st, _ := idx.Status(ctx)
+	if st.Records != 9 {
+		t.Fatalf("%d records indexed, want 9", st.Records)
+	}
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"platypus5", []string{"gen-5"}}, {"quokka5", nil}, {"echidna2", []string{"gen-2"}}, {"platypus2", nil},
+		{"quokka2", nil}, {"quokka7", []string{"gen-7"}}, {"echidna1", nil}, {"quokka10", nil},
+		{"wombat4", []string{"gen-4"}},
+	} {
+		if got := ids(find(t, idx, knowledge.Query{Text: c.q})); fmt.Sprint(got) != fmt.Sprint(append([]string{}, c.want...)) {
+			t.Errorf("%s: got %v, want %v", c.q, got, c.want)
+		}
+	}
+}

