@@ -69,10 +69,13 @@ type DeleteRecordResponse struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// importTypes are the request content types an import accepts.
-var importTypes = map[string]bool{
-	"": true, "application/x-ndjson": true, "application/jsonl": true, "application/json-lines": true,
-	"application/json": true, "text/plain": true,
+// importType reports whether an import accepts the media type mt.
+func importType(mt string) bool {
+	switch mt {
+	case "application/x-ndjson", "application/jsonl", "application/json-lines", "application/json", "text/plain":
+		return true
+	}
+	return false
 }
 
 // importRecords streams a JSON Lines body into the records: POST
@@ -83,7 +86,7 @@ var importTypes = map[string]bool{
 func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || !importTypes[mt] {
+		if err != nil || !importType(mt) {
 			h.fail(w, r, a2a.Errorf(a2a.ContentTypeNotSupported,
 				"content type %q is not an import: send JSON Lines as application/x-ndjson", ct))
 			return

@@ -16,6 +16,7 @@ import (
 var (
 	keySchema = []byte("kfa:schema") // schemaVersion of the mapping
 	keyFeed   = []byte("kfa:feed")   // appliedState (records index only)
+	keyFlush  = []byte("kfa:flush")  // time of the last flush (discussions index)
 )
 
 // openIndex opens the bleve index at dir, or creates it. An index that
@@ -70,15 +71,16 @@ func createIndex(dir string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
 // flushTimeout bounds the wait for an index to reach the disk.
 const flushTimeout = time.Minute
 
-// flush writes st as idx's feed position and waits until everything
-// indexed so far is on disk. Batches return once searchable (see
-// runtimeConfig) and closing does not write what is pending, so an index
-// is flushed before it is closed: a rebuilt index must be whole, and a
-// shut-down one should not make the next start replay the feed.
-func flush(idx bleve.Index, st appliedState) error {
+// flush writes key and value into idx's internal storage (the records
+// index's feed position, say) and waits until everything indexed so far
+// is on disk. Batches return once searchable (see runtimeConfig) and
+// closing does not write what is pending, so an index is flushed before it
+// is closed: a rebuilt index must be whole, and a shut-down one should not
+// make the next start redo work.
+func flush(idx bleve.Index, key, value []byte) error {
 	persisted := make(chan error, 1)
 	b := idx.NewBatch()
-	b.SetInternal(keyFeed, st.encode())
+	b.SetInternal(key, value)
 	b.SetPersistedCallback(func(err error) { persisted <- err })
 	if err := idx.Batch(b); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	index "github.com/blevesearch/bleve_index_api"
@@ -255,4 +256,9 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 	}
 	x.discCount += added
 	return nil
+}
+
+// flushDiscussions waits until the discussions index is on disk.
+func flushDiscussions(idx bleve.Index) error {
+	return flush(idx, keyFlush, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 }

@@ -14,5 +14,6 @@
 // Queries are built programmatically from analysed terms: user text never
 // reaches bleve's query-string syntax. Search never writes to the store.
 //
-// Index implements service.Searcher. The package imports no net/http.
+// Index implements service.Searcher. The package serves nothing: it does
+// not import net/http (bleve brings it in only through expvar).
 package search

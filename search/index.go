@@ -272,13 +272,16 @@ func (x *Index) Close() error {
 	defer x.mu.Unlock()
 	var errs []error
 	if x.rec != nil {
-		if err := flush(x.rec, x.applied); err != nil {
+		if err := flush(x.rec, keyFeed, x.applied.encode()); err != nil {
 			x.o.Log.Warn("search index not flushed; the next start replays the feed", "err", err.Error())
 		}
 		errs = append(errs, x.rec.Close())
 		x.rec = nil
 	}
 	if x.disc != nil {
+		if err := flushDiscussions(x.disc); err != nil {
+			x.o.Log.Warn("discussions index not flushed; the next start re-indexes what it lost", "err", err.Error())
+		}
 		errs = append(errs, x.disc.Close())
 		x.disc = nil
 	}

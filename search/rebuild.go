@@ -75,7 +75,7 @@ func (x *Index) buildAside(ctx context.Context, recDir, discDir string) (rec, di
 	}
 	discCount, err = x.reconcileDiscussions(ctx, didx)
 	if err == nil {
-		err = flush(didx, appliedState{})
+		err = flushDiscussions(didx)
 	}
 	if cerr := didx.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("search: close rebuilt discussions index: %w", cerr)
@@ -90,10 +90,10 @@ func (x *Index) buildAside(ctx context.Context, recDir, discDir string) (rec, di
 // holds mu for writing.
 func (x *Index) swap(recDir, discDir, newRec, newDisc string) error {
 	pairs := []struct {
-		live    *bleve.Index
-		dir     string
-		built   string
-		mapping string
+		live  *bleve.Index
+		dir   string
+		built string
+		name  string
 	}{{&x.rec, recDir, newRec, "records"}, {&x.disc, discDir, newDisc, "discussions"}}
 	for _, p := range pairs {
 		if p.built == "" {
@@ -101,19 +101,19 @@ func (x *Index) swap(recDir, discDir, newRec, newDisc string) error {
 		}
 		if *p.live != nil {
 			if err := (*p.live).Close(); err != nil {
-				x.o.Log.Warn("closing the replaced search index failed", "index", p.mapping, "err", err.Error())
+				x.o.Log.Warn("closing the replaced search index failed", "index", p.name, "err", err.Error())
 			}
 			*p.live = nil
 		}
 		if err := os.RemoveAll(p.dir); err != nil {
-			return fmt.Errorf("search: remove replaced %s index: %w", p.mapping, err)
+			return fmt.Errorf("search: remove replaced %s index: %w", p.name, err)
 		}
 		if err := os.Rename(p.built, p.dir); err != nil {
-			return fmt.Errorf("search: move rebuilt %s index in place: %w", p.mapping, err)
+			return fmt.Errorf("search: move rebuilt %s index in place: %w", p.name, err)
 		}
 		idx, err := tryOpen(p.dir)
 		if err != nil {
-			return fmt.Errorf("search: open rebuilt %s index: %w", p.mapping, err)
+			return fmt.Errorf("search: open rebuilt %s index: %w", p.name, err)
 		}
 		*p.live = idx
 	}

@@ -188,7 +188,7 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 	}
 	// The position goes in last, once everything is on disk: an index
 	// that has it is complete.
-	if err := flush(idx, st); err != nil {
+	if err := flush(idx, keyFeed, st.encode()); err != nil {
 		return appliedState{}, fmt.Errorf("search: record the feed position: %w", err)
 	}
 	return st, nil

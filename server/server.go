@@ -165,8 +165,9 @@ func (s *Server) Core() *Core { return s.core }
 func (s *Server) Errors() <-chan error { return s.serveErr }
 
 // Shutdown stops accepting, drains in-flight requests until ctx ends, then
-// closes the store. Requests still running when ctx ends are cut off; their
-// writes either committed or did not, never half.
+// stops the search index (flushing it) and closes the store. Requests
+// still running when ctx ends are cut off; their writes either committed
+// or did not, never half.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	var errs []error
