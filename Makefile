@@ -9,9 +9,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run build test lint bench crashtest fuzz help
 
-## run: build kfa and serve on 127.0.0.1:8080 with data in ./data
+## run: build kfa and serve on 127.0.0.1:8080 with data in ./data (sample records on first start)
 run: build
-	./bin/kfa serve --data $(DATA)
+	./bin/kfa serve --data $(DATA) --seed-samples
 
 ## build: build ./bin/kfa with the version stamped in
 build:

@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -35,6 +36,10 @@ type Deps struct {
 	// IndexLag, when not nil, tells how many record changes the search
 	// index has yet to apply; stats show null without it.
 	IndexLag func(ctx context.Context) (int64, error)
+	// Records imports, lists and deletes knowledge records; Index is the
+	// search index over them (see Indexer).
+	Records *knowledge.Service
+	Index   Indexer
 }
 
 // Handler serves the admin API.
@@ -58,6 +63,7 @@ func NewHandler(deps Deps) *Handler {
 	h.taskRoutes(r)
 	h.discussionRoutes(r)
 	h.opsRoutes(r)
+	h.recordRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
 	})

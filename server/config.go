@@ -21,6 +21,9 @@ type Config struct {
 	AdminSocket       string
 	ContributorWrites bool // enables ask-network; default true (see DefaultConfig)
 	Version           string
+	// SeedSamples imports the embedded sample records on start when the
+	// database holds no record; default false (make run sets it).
+	SeedSamples bool
 
 	LogFormat string // text or json
 	LogLevel  string // debug, info, warn, error

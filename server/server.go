@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -34,6 +36,8 @@ type Server struct {
 
 	ready    atomic.Bool
 	serveErr chan error
+
+	index *search.Index
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -44,19 +48,28 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	obs := newObservability(cfg, log)
+	watch := search.NewDiscussionWatch()
 	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
 	}
 	obs.countEvents(&co)
+	// The search index watches replies beneath the metrics' counting.
+	countDiscussions := co.WrapDiscussions
+	co.WrapDiscussions = func(ds discussions.Store) discussions.Store { return countDiscussions(watch.Wrap(ds)) }
 	core, err := OpenCore(co)
 	if err != nil {
 		return nil, err
 	}
 	obs.watch(core)
 	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	if err := s.openSearch(watch); err != nil {
+		_ = core.Close()
+		return nil, err
+	}
 	h, err := s.publicHandler()
 	if err != nil {
+		_ = s.closeSearch()
 		_ = core.Close()
 		return nil, err
 	}
@@ -93,6 +106,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
+		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Events:      s.broker,
 	})
@@ -152,6 +166,7 @@ func (s *Server) Start() error {
 		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
 	}
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	s.index.Start(context.Background())
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
@@ -185,8 +200,9 @@ func (s *Server) OpenStreams() int { return s.broker.Open() }
 func (s *Server) Errors() <-chan error { return s.serveErr }
 
 // Shutdown stops accepting, drains in-flight requests until ctx ends, then
-// closes the store. Requests still running when ctx ends are cut off; their
-// writes either committed or did not, never half.
+// stops the search index (flushing it) and closes the store. Requests
+// still running when ctx ends are cut off; their writes either committed
+// or did not, never half.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	// Streams never go idle on their own: end them first, so draining the
@@ -207,6 +223,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.obs.shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.closeSearch(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.core.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -221,6 +240,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if err := s.Start(); err != nil {
+		_ = s.closeSearch()
 		_ = s.core.Close()
 		return err
 	}

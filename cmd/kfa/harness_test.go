@@ -163,6 +163,8 @@ var (
 	tokenRE = regexp.MustCompile(`"nextPageToken": "[^"]+"`)
 	numRE   = regexp.MustCompile(`"(sizeBytes|bytes|freePages|pendingPages|durationMs|pid)": \d+`)
 	hexRE   = regexp.MustCompile(`"(sha256|keyHex)": "[0-9a-f]+"`)
+	// The live server knows its index lag; a stopped data directory does not.
+	lagRE = regexp.MustCompile(`"indexLag": (\d+|null)`)
 )
 
 // normalize replaces what changes from run to run: ids (numbered in
@@ -185,6 +187,7 @@ func normalize(s string, dirs map[string]string) string {
 	s = tokenRE.ReplaceAllString(s, `"nextPageToken": "<TOKEN>"`)
 	s = numRE.ReplaceAllString(s, `"$1": "<N>"`)
 	s = hexRE.ReplaceAllString(s, `"$1": "<HEX>"`)
+	s = lagRE.ReplaceAllString(s, `"indexLag": "<LAG>"`)
 	return s
 }
 

@@ -46,6 +46,7 @@ func commands() []command {
 		{"backup", "write a consistent copy of the live database", runBackup},
 		{"restore", "install a backup into a stopped data directory", runRestore},
 		{"completion", "print a bash or zsh completion script", runCompletion},
+		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
 		{"version", "print the version", runVersion},
 	}
 }
