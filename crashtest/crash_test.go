@@ -134,11 +134,47 @@ type ledger struct {
 	canceled  map[string]bool   // task ids a 2xx cancel returned canceled
 	replies   map[string]string // reply id -> discussion id
 	acked     map[string]string // inbox entry id -> owner token
+	records   map[string]bool   // record ids of imports that exited 0
 }
 
 func newLedger() *ledger {
 	return &ledger{asked: map[string]string{}, completed: map[string]bool{}, canceled: map[string]bool{},
-		replies: map[string]string{}, acked: map[string]string{}}
+		replies: map[string]string{}, acked: map[string]string{}, records: map[string]bool{}}
+}
+
+// importRecords runs kfa records import (through the server's admin socket)
+// in a loop until stop closes; an import that exits 0 is acknowledged.
+func importRecords(bin, data, dir string, l *ledger, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		batch := fmt.Sprintf("%d-%d", time.Now().UnixNano(), n)
+		var lines []string
+		var ids []string
+		for i := range 50 {
+			id := fmt.Sprintf("crash-%s-%d", batch, i)
+			ids = append(ids, id)
+			b, _ := json.Marshal(map[string]any{"id": id, "kind": "fix", "title": "crash record " + id,
+				"body": "A record imported while kfa is being killed, number " + id + "."})
+			lines = append(lines, string(b))
+		}
+		file := filepath.Join(dir, "import-"+batch+".jsonl")
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			return
+		}
+		err := exec.Command(bin, "records", "import", file, "--data", data, "--json").Run()
+		_ = os.Remove(file)
+		if err == nil {
+			l.mu.Lock()
+			for _, id := range ids {
+				l.records[id] = true
+			}
+			l.mu.Unlock()
+		}
+	}
 }
 
 // load drives asks, replies, cancels and inbox acks from many clients until
@@ -278,6 +314,35 @@ func verify(t *testing.T, base string, l *ledger) {
 	}
 }
 
+// verifyRecords checks that every acknowledged import is stored and that
+// the search index has caught up with the change feed.
+func verifyRecords(t *testing.T, bin, data string, l *ledger) {
+	t.Helper()
+	var recs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(run(t, bin, "records", "list", "--limit", "0", "--data", data, "--json"), &recs); err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		have[r.ID] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range l.records {
+		if !have[id] {
+			t.Fatalf("acknowledged imported record %s lost", id)
+		}
+	}
+	var st struct {
+		IndexLag *int64 `json:"indexLag"`
+	}
+	if err := json.Unmarshal(run(t, bin, "stats", "--data", data, "--json"), &st); err != nil || st.IndexLag == nil || *st.IndexLag != 0 {
+		t.Fatalf("the search index has not caught up after restart: %v %v", st.IndexLag, err)
+	}
+}
+
 func TestCrashRecovery(t *testing.T) {
 	cycles := 3
 	if v := os.Getenv("KFA_CRASH_CYCLES"); v != "" {
@@ -311,14 +376,18 @@ func TestCrashRecovery(t *testing.T) {
 	for cycle := range cycles {
 		stop := make(chan struct{})
 		done := make(chan struct{})
+		imported := make(chan struct{})
 		go func() { load("http://"+p.addr, tokens, l, stop); close(done) }()
+		go func() { importRecords(bin, data, dir, l, stop); close(imported) }()
 		// Kill at a random moment under load.
 		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond) // the random moment is the point
 		p.kill(t)
 		close(stop)
 		<-done
+		<-imported
 		p = serve(t, bin, data)
 		verify(t, "http://"+p.addr, l)
+		verifyRecords(t, bin, data, l)
 		var rep struct {
 			OK         bool              `json:"ok"`
 			Violations []json.RawMessage `json:"violations"`
@@ -328,8 +397,8 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("cycle %d: kfa check: %v %s", cycle, err, out)
 		}
 		l.mu.Lock()
-		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks verified; kfa check passes",
-			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked))
+		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks, %d imported records verified; kfa check passes",
+			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), len(l.records))
 		l.mu.Unlock()
 	}
 	p.kill(t)
