@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +34,7 @@ func buildKFA(t *testing.T, dir string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("the go tool is needed to build kfa for this test: %v", err)
 	}
 	bin := filepath.Join(dir, "kfa")
 	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/kfa-project/kfa/cmd/kfa")
