@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,4 +145,74 @@ func TestShutdownUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged asks (%d answered) all durable; %d requests failed cleanly during shutdown", len(ackd), completed, failed.Load())
+}
+
+// TestRotateDuringRequests rotates an agent's token while it is busy: each
+// request with the old token either succeeds (before the rotation) or gets
+// 401 (after), never anything else, and everything it made stays its own.
+func TestRotateDuringRequests(t *testing.T) {
+	h := start(t, func(c *server.Config) { c.AskRate, c.MaxOpenTasks, c.AuthFailRate = 0, 0, 0 })
+	a, c := h.agent("alice")
+	var (
+		wg      sync.WaitGroup
+		rotated atomic.Bool
+		after   atomic.Int64
+		made    sync.Map
+	)
+	stop := make(chan struct{})
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				wasRotated := rotated.Load()
+				res, err := c.SendMessage(context.Background(), askReq(fmt.Sprintf("r%d-%d", w, n), "during rotation", nil))
+				var ce *client.Error
+				switch {
+				case err == nil:
+					if wasRotated {
+						t.Errorf("the old token worked after the rotation had returned")
+					}
+					made.Store(res.Task.ID, true)
+				case errors.As(err, &ce) && ce.StatusCode == 401:
+					after.Add(1)
+				default:
+					t.Errorf("request during rotation: %v", err)
+				}
+			}
+		}()
+	}
+	// Let the workers get going, then rotate.
+	for {
+		n := 0
+		made.Range(func(any, any) bool { n++; return n < 20 })
+		if n >= 20 {
+			break
+		}
+		runtime.Gosched()
+	}
+	rot, err := h.admin.RotateAgent(context.Background(), a.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated.Store(true)
+	for after.Load() < 20 {
+		runtime.Gosched()
+	}
+	close(stop)
+	wg.Wait()
+	// Every task made with the old token belongs to the same agent, which
+	// the new token reaches.
+	nc := c.WithToken(rot.Token)
+	made.Range(func(k, _ any) bool {
+		if _, err := nc.GetTask(context.Background(), k.(string), nil); err != nil {
+			t.Errorf("task %s made before the rotation: %v", k, err)
+		}
+		return true
+	})
 }

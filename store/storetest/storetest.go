@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListTasksSinceInclusive", testListSinceInclusive},
 		{"ListDiscussions", testListDiscussions},
 		{"ReplyRacesCancel", testReplyRacesCancel},
+		{"ReplyRacesCancelAndJoin", testReplyRacesCancelAndJoin},
 		{"ConcurrentAsksRespectMaxOpen", testConcurrentMaxOpen},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
