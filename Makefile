@@ -7,11 +7,11 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 DATA     ?= ./data
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run build test lint bench microbench help
+.PHONY: run build test lint bench microbench crashtest fuzz help
 
-## run: build kfa and serve on 127.0.0.1:8080 with data in ./data
+## run: build kfa and serve on 127.0.0.1:8080 with data in ./data (sample records on first start)
 run: build
-	./bin/kfa serve --data $(DATA)
+	./bin/kfa serve --data $(DATA) --seed-samples
 
 ## build: build ./bin/kfa with the version stamped in
 build:
@@ -35,6 +35,19 @@ bench:
 ## microbench: Go micro-benchmarks of the hot paths
 microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## crashtest: SIGKILL kfa under load 25 times; every acknowledged write must survive (CI runs 3)
+crashtest:
+	KFA_CRASH_CYCLES=25 $(GO) test -count=1 -v -run TestCrashRecovery ./crashtest
+
+## fuzz: run every fuzz target for FUZZTIME each (default 1m)
+FUZZTIME ?= 1m
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 ## help: list the targets
 help:

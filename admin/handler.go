@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -28,6 +30,16 @@ type Deps struct {
 	// Mode is "server" when served by kfa serve on the socket, "direct" when
 	// the CLI opened the store itself.
 	Mode string
+
+	// Store serves stats, check and backup.
+	Store Store
+	// IndexLag, when not nil, tells how many record changes the search
+	// index has yet to apply; stats show null without it.
+	IndexLag func(ctx context.Context) (int64, error)
+	// Records imports, lists and deletes knowledge records; Index is the
+	// search index over them (see Indexer).
+	Records *knowledge.Service
+	Index   Indexer
 }
 
 // Handler serves the admin API.
@@ -48,6 +60,10 @@ func NewHandler(deps Deps) *Handler {
 	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
+	h.taskRoutes(r)
+	h.discussionRoutes(r)
+	h.opsRoutes(r)
+	h.recordRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
 	})

@@ -106,6 +106,12 @@ func (h *harness) stop() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Whatever a test did, it must leave a store that passes kfa check.
+	if rep, err := h.srv.Core().DB.Check(ctx); err != nil {
+		h.t.Errorf("kfa check: %v", err)
+	} else if !rep.OK() {
+		h.t.Errorf("kfa check found %d violations: %+v", len(rep.Violations), rep.Violations)
+	}
 	if err := h.srv.Shutdown(ctx); err != nil {
 		h.t.Errorf("shutdown: %v", err)
 	}

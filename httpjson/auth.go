@@ -58,6 +58,14 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		}
 		return c, nil
 	}
+	// An address out of failed attempts is refused before its credential is
+	// even looked at: a guess made while limited learns nothing.
+	if l := au.Failures; l != nil {
+		if wait, blocked := l.Blocked(c.Addr); blocked {
+			return c, &a2a.Error{Kind: a2a.RateLimited, RetryAfter: wait,
+				Message: "too many failed authentications from this address; try again later"}
+		}
+	}
 	if err == nil {
 		var a agents.Agent
 		if a, err = au.Agents.Authenticate(r.Context(), tok); err == nil {
@@ -71,12 +79,9 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 			return c, fmt.Errorf("authenticate: %w", err)
 		}
 	}
-	// A failed credential costs the address a token of its guessing budget.
+	// A failed credential costs the address one attempt of its budget.
 	if l := au.Failures; l != nil {
-		if wait, ok := l.Allow(c.Addr); !ok {
-			return c, &a2a.Error{Kind: a2a.RateLimited, RetryAfter: wait,
-				Message: "too many failed authentications from this address"}
-		}
+		l.Allow(c.Addr)
 	}
 	msg := "invalid, expired or revoked bearer token"
 	if !errors.Is(err, agents.ErrInvalidToken) {

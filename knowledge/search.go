@@ -42,6 +42,9 @@ type RelatedDiscussion struct {
 	Title      string `json:"title"`
 	ReplyCount int    `json:"replyCount"`
 	URL        string `json:"url"`
+	// Snippet is the passage of the question or its replies that matched,
+	// as plain text.
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Result is the answer to a Query.

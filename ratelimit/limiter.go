@@ -162,3 +162,23 @@ func (l *Limiter) String() string {
 		return fmt.Sprintf("%d per %s", l.cfg.Events, l.cfg.Per)
 	}
 }
+
+// Blocked reports whether key has no token left right now, without taking
+// one, and how long until it has.
+func (l *Limiter) Blocked(key string) (time.Duration, bool) {
+	if !l.Enabled() {
+		return 0, false
+	}
+	now := l.cfg.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		return 0, false
+	}
+	tokens := b.lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0, false
+	}
+	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)), true
+}

@@ -105,3 +105,27 @@ func TestEvictionKeepsDecisions(t *testing.T) {
 		t.Fatal("exhausted key allowed while the map had room")
 	}
 }
+
+func TestBlockedPeeksWithoutTaking(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	l := New(Config{Events: 2, Per: time.Minute, Now: clk.Now})
+	if _, blocked := l.Blocked("a"); blocked {
+		t.Fatal("an unseen key is blocked")
+	}
+	l.Allow("a")
+	if _, blocked := l.Blocked("a"); blocked {
+		t.Fatal("blocked with a token left")
+	}
+	l.Allow("a")
+	wait, blocked := l.Blocked("a")
+	if !blocked || wait <= 0 || wait > 30*time.Second {
+		t.Fatalf("Blocked = %s, %v; want blocked for up to 30s", wait, blocked)
+	}
+	for range 5 { // peeking takes nothing
+		l.Blocked("a")
+	}
+	clk.Advance(wait)
+	if _, blocked := l.Blocked("a"); blocked {
+		t.Fatal("still blocked after the announced wait")
+	}
+}

@@ -21,6 +21,9 @@ type Config struct {
 	AdminSocket       string
 	ContributorWrites bool // enables ask-network; default true (see DefaultConfig)
 	Version           string
+	// SeedSamples imports the embedded sample records on start when the
+	// database holds no record; default false (make run sets it).
+	SeedSamples bool
 
 	// PprofAddr, when set, serves net/http/pprof on this address (its own
 	// listener; keep it on loopback). Off by default.
@@ -48,6 +51,10 @@ type Config struct {
 	CardMaxAge        time.Duration
 	BatchDelay        time.Duration // group-commit window
 	LockTimeout       time.Duration // wait for the store's file lock
+
+	// MetricsAddr, when set, serves GET /metrics on this host:port only;
+	// when empty, /metrics is served on Addr.
+	MetricsAddr string
 }
 
 // DefaultConfig returns the defaults.
@@ -84,6 +91,11 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("addr: %q is not host:port: %w", c.Addr, err)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("metrics-addr: %q is not host:port: %w", c.MetricsAddr, err)
+		}
 	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		return errors.New("data: must not be empty")

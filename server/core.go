@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
@@ -21,6 +23,13 @@ type Core struct {
 	Agents      *agents.Service
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
+	Records     *knowledge.Service
+	// Index is the live search index the admin API syncs and rebuilds; nil
+	// when no server runs (see indexer).
+	Index admin.Indexer
+	// IndexLag tells how far the live index is behind the change feed; nil
+	// when no server runs.
+	IndexLag func(ctx context.Context) (int64, error)
 }
 
 // CoreOptions tune OpenCore.
@@ -34,6 +43,11 @@ type CoreOptions struct {
 	// OnTaskChange receives each task after a committed transition (the
 	// stream broker); nil when nothing listens.
 	OnTaskChange func(tasks.Task)
+	// WrapTasks and WrapDiscussions, when set, wrap the store under the
+	// task and discussion services: metrics count events there, and the
+	// search index watches replies.
+	WrapTasks       func(tasks.Store) tasks.Store
+	WrapDiscussions func(discussions.Store) discussions.Store
 }
 
 // OpenCore opens <DataDir>/kfa.db and builds the services.
@@ -51,19 +65,29 @@ func OpenCore(o CoreOptions) (*Core, error) {
 	if o.AskRate > 0 {
 		askRate = ratelimit.New(ratelimit.Config{Events: o.AskRate, Per: time.Minute, Now: o.Now})
 	}
+	var ts tasks.Store = db
+	if o.WrapTasks != nil {
+		ts = o.WrapTasks(ts)
+	}
+	var ds discussions.Store = db
+	if o.WrapDiscussions != nil {
+		ds = o.WrapDiscussions(ds)
+	}
 	return &Core{
 		DB:          db,
 		Agents:      agents.NewService(db, o.Now),
-		Tasks:       tasks.NewService(db, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
-		Discussions: discussions.NewService(db, db.Secret(), o.Now),
+		Tasks:       tasks.NewService(ts, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
+		Discussions: discussions.NewService(ds, db.Secret(), o.Now),
+		Records:     knowledge.NewService(db, o.Now),
 	}, nil
 }
 
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Log: log,
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: adminStore{c.DB}, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
+		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag,
 	})
 }
 

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -25,6 +27,7 @@ type Server struct {
 	log    *slog.Logger
 	core   *Core
 	broker *events.Broker
+	obs    *observability
 
 	public *http.Server
 	admin  *http.Server
@@ -34,6 +37,8 @@ type Server struct {
 
 	ready    atomic.Bool
 	serveErr chan error
+
+	index *search.Index
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -43,21 +48,34 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
-	core, err := OpenCore(CoreOptions{
+	obs := newObservability(cfg, log)
+	watch := search.NewDiscussionWatch()
+	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
-	})
+	}
+	obs.countEvents(&co)
+	// The search index watches replies beneath the metrics' counting.
+	countDiscussions := co.WrapDiscussions
+	co.WrapDiscussions = func(ds discussions.Store) discussions.Store { return countDiscussions(watch.Wrap(ds)) }
+	core, err := OpenCore(co)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, serveErr: make(chan error, 2)}
+	obs.watch(core)
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	if err := s.openSearch(watch); err != nil {
+		_ = core.Close()
+		return nil, err
+	}
 	h, err := s.publicHandler()
 	if err != nil {
+		_ = s.closeSearch()
 		_ = core.Close()
 		return nil, err
 	}
 	s.public = &http.Server{
-		Handler:           h,
+		Handler:           obs.handler(h),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -89,6 +107,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
+		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Events:      s.broker,
 	})
@@ -133,24 +152,32 @@ func (s *Server) Start() error {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
+	if err := s.obs.start(s.serveErr); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	if err := s.startPprof(); err != nil {
 		_ = ln.Close()
+		_ = s.obs.shutdown(context.Background())
 		return err
 	}
 	if s.cfg.AdminSocket != "off" {
 		adLn, err := admin.Listen(s.cfg.AdminSocket)
 		if err != nil {
 			_ = ln.Close()
+			_ = s.obs.shutdown(context.Background())
+			s.stopPprof()
 			return err
 		}
 		s.adLn = adLn
 		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
 	}
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	s.index.Start(context.Background())
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
-		"version", s.cfg.Version)
+		"metrics_addr", s.MetricsAddr(), "version", s.cfg.Version)
 	return nil
 }
 
@@ -170,6 +197,9 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // Core exposes the store and services (for tests and the benchmark).
 func (s *Server) Core() *Core { return s.core }
 
+// Handler is the public HTTP handler (for in-process fuzzing and tests).
+func (s *Server) Handler() http.Handler { return s.public.Handler }
+
 // OpenStreams is the number of task streams open now.
 func (s *Server) OpenStreams() int { return s.broker.Open() }
 
@@ -177,8 +207,9 @@ func (s *Server) OpenStreams() int { return s.broker.Open() }
 func (s *Server) Errors() <-chan error { return s.serveErr }
 
 // Shutdown stops accepting, drains in-flight requests until ctx ends, then
-// closes the store. Requests still running when ctx ends are cut off; their
-// writes either committed or did not, never half.
+// stops the search index (flushing it) and closes the store. Requests
+// still running when ctx ends are cut off; their writes either committed
+// or did not, never half.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	// Streams never go idle on their own: end them first, so draining the
@@ -197,6 +228,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		_ = os.Remove(s.cfg.AdminSocket)
 	}
+	if err := s.obs.shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.closeSearch(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.core.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -211,6 +248,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if err := s.Start(); err != nil {
+		_ = s.closeSearch()
 		_ = s.core.Close()
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -52,6 +53,8 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.Errorf(a2a.Unauthenticated, "invalid, expired or revoked bearer token")
 	case errors.Is(err, agents.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "agent not found")
+	case errors.Is(err, knowledge.ErrNotFound):
+		return a2a.Errorf(a2a.NotFound, "record not found")
 	case errors.Is(err, agents.ErrDisabled):
 		return a2a.Errorf(a2a.UnsupportedOperation, "agent is disabled")
 	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope):

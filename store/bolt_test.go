@@ -26,9 +26,10 @@ func openTemp(t *testing.T) *store.DB {
 	return db
 }
 
-// TestConformance runs the shared store suite against bbolt.
+// TestConformance runs the shared store suite against bbolt, and kfa
+// check on every store it leaves behind.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Store { return checkAtCleanup(t, openTemp(t)) })
 }
 
 func TestOpenLockedFileFails(t *testing.T) {

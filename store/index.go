@@ -50,16 +50,13 @@ func ctxPart(ctx string) []byte {
 	return append([]byte{byte(len(ctx))}, ctx...)
 }
 
-// taskStates in proto enum order: a state's index is its number.
-var taskStates = []a2a.TaskState{
-	a2a.TaskStateUnspecified, a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted,
-	a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected,
-	a2a.TaskStateAuthRequired,
-}
-
-// stateByte is the proto number of a state, used in keys and records.
+// stateByte is the proto number of a state, used in keys.
 func stateByte(s a2a.TaskState) byte {
-	for i, st := range taskStates {
+	for i, st := range []a2a.TaskState{
+		a2a.TaskStateUnspecified, a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted,
+		a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected,
+		a2a.TaskStateAuthRequired,
+	} {
 		if st == s {
 			return byte(i)
 		}
@@ -67,7 +64,8 @@ func stateByte(s a2a.TaskState) byte {
 	return 0
 }
 
-// stateOf is the state of a proto number (unspecified when unknown).
+// stateOf is the state of a proto number (unspecified when unknown), the
+// inverse of stateByte (taskStates is in stateByte order).
 func stateOf(b byte) a2a.TaskState {
 	if int(b) < len(taskStates) {
 		return taskStates[b]

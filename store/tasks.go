@@ -29,6 +29,14 @@ func getTask(tx *bolt.Tx, id string) (tasks.Task, error) {
 	return decodeTask(v)
 }
 
+func putTask(tx *bolt.Tx, t *tasks.Task) error {
+	v, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	return putTaskRecord(tx, t, v)
+}
+
 // putTaskRecord writes t's encoded record v.
 func putTaskRecord(tx *bolt.Tx, t *tasks.Task, v []byte) error {
 	k, ok := idBytes(t.ID)

@@ -37,6 +37,16 @@ func commands() []command {
 	return []command{
 		{"serve", "run the server", runServe},
 		{"agent", "create, rotate, revoke and list agents", runAgent},
+		{"tasks", "list, show and cancel tasks of every agent", runTasks},
+		{"discussions", "list and show discussions", runDiscussions},
+		{"inbox", "list an agent's inbox", runInbox},
+		{"reply", "post a reply on a discussion as an agent", runReply},
+		{"stats", "counts, file size, oldest waiting task", runStats},
+		{"check", "verify the database: bbolt and kfa invariants", runCheck},
+		{"backup", "write a consistent copy of the live database", runBackup},
+		{"restore", "install a backup into a stopped data directory", runRestore},
+		{"completion", "print a bash or zsh completion script", runCompletion},
+		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
 		{"version", "print the version", runVersion},
 	}
 }

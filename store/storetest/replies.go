@@ -339,3 +339,73 @@ func testReplyRacesCancel(t *testing.T, open Opener) {
 	}
 	t.Logf("%d rounds: %d completed, %d canceled", rounds, completed, canceled)
 }
+
+// testReplyRacesCancelAndJoin races three writers on one discussion: the
+// author cancels, a third agent joins, a fourth replies. A join that
+// succeeded came before the reply (a join after it is refused, the
+// discussion being answered), so the joined task always ends completed.
+func testReplyRacesCancelAndJoin(t *testing.T, open Opener) {
+	e := newEnv(t, open, tasks.Limits{})
+	ctx := context.Background()
+	a, b, c := e.agent(t, "alice"), e.agent(t, "bob"), e.agent(t, "carol")
+	rounds := 100
+	if testing.Short() {
+		rounds = 30
+	}
+	joinedFirst, refused := 0, 0
+	for i := range rounds {
+		tk := e.ask(t, a, fmt.Sprintf("race3-%d", i))
+		var (
+			wg                sync.WaitGroup
+			joined            tasks.Task
+			joinErr, cancelEr error
+			rep               discussions.ReplyResult
+			repErr            error
+		)
+		start := make(chan struct{})
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			<-start
+			in := askInput(c, fmt.Sprintf("join-%d", i), "")
+			in.JoinDiscussionID = tk.DiscussionID
+			joined, _, joinErr = e.tk.Ask(ctx, in)
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			_, _, cancelEr = e.tk.Cancel(ctx, a.ID, tk.ID)
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			rep, repErr = e.ds.Reply(ctx, discussions.Author{ID: b.ID, Name: b.Name}, tk.DiscussionID, "answer")
+		}()
+		close(start)
+		wg.Wait()
+		if repErr != nil {
+			t.Fatalf("round %d reply: %v", i, repErr)
+		}
+		if cancelEr != nil && !isErr(cancelEr, tasks.ErrNotCancelable) {
+			t.Fatalf("round %d cancel: %v", i, cancelEr)
+		}
+		switch {
+		case joinErr == nil:
+			joinedFirst++
+			if got := e.task(t, joined.ID); got.State != a2a.TaskStateCompleted || !slices.Contains(rep.CompletedTaskIDs, joined.ID) {
+				t.Fatalf("round %d: the joined task is %s; a join that succeeded preceded the reply", i, got.State)
+			}
+		case isErr(joinErr, discussions.ErrAnswered):
+			refused++
+		default:
+			t.Fatalf("round %d join: %v", i, joinErr)
+		}
+		// Alice's task is completed xor canceled, as the reply says.
+		final := e.task(t, tk.ID)
+		if (final.State == a2a.TaskStateCompleted) != slices.Contains(rep.CompletedTaskIDs, tk.ID) ||
+			(final.State != a2a.TaskStateCompleted && final.State != a2a.TaskStateCanceled) {
+			t.Fatalf("round %d: alice's task is %s, reply completed %v", i, final.State, rep.CompletedTaskIDs)
+		}
+	}
+	t.Logf("%d rounds: %d joins before the reply, %d refused after it", rounds, joinedFirst, refused)
+}

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListTasksSinceInclusive", testListSinceInclusive},
 		{"ListDiscussions", testListDiscussions},
 		{"ReplyRacesCancel", testReplyRacesCancel},
+		{"ReplyRacesCancelAndJoin", testReplyRacesCancelAndJoin},
 		{"ConcurrentAsksRespectMaxOpen", testConcurrentMaxOpen},
 		{"Snapshots", testSnapshots},
 	} {

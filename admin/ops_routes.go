@@ -1,0 +1,94 @@
+package admin
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/httpjson"
+)
+
+// Store is what the day-2 routes need of the database, in the API's
+// shapes (this package never imports the store itself).
+type Store interface {
+	// Stats describes the file and counts its contents.
+	Stats() (api.Stats, error)
+	// Check verifies bbolt's structure and kfa's invariants.
+	Check(ctx context.Context) (api.CheckReport, error)
+	// Backup writes a consistent copy of the file to w, telling size the
+	// byte count first.
+	Backup(w io.Writer, size func(int64)) (int64, error)
+}
+
+// opsRoutes are stats, check and backup.
+func (h *Handler) opsRoutes(r *mux.Router) {
+	r.HandleFunc("/admin/v1/stats", h.needStore(h.stats)).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/check", h.needStore(h.check)).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/backup", h.needStore(h.backup)).Methods(http.MethodGet)
+}
+
+// needStore answers 503 when the handler was built without a Store.
+func (h *Handler) needStore(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.deps.Store == nil {
+			h.fail(w, r, a2a.Errorf(a2a.Unavailable, "%s is not available: this admin handler has no store", r.URL.Path))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	out, err := h.deps.Store.Stats()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.deps.IndexLag != nil {
+		lag, err := h.deps.IndexLag(r.Context())
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		out.IndexLag = &lag
+	}
+	httpjson.WriteJSON(w, http.StatusOK, out)
+}
+
+// check runs kfa check. It answers 200 whatever it finds; the report says
+// whether the store is sound.
+func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
+	rep, err := h.deps.Store.Check(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, rep)
+}
+
+// backup streams a consistent copy of the database file. Content-Length
+// is the exact size, so a client notices a stream cut short; a failure
+// after the first byte aborts the connection for the same reason.
+func (h *Handler) backup(w http.ResponseWriter, r *http.Request) {
+	started := false
+	n, err := h.deps.Store.Backup(w, func(size int64) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		started = true
+	})
+	if err == nil {
+		return
+	}
+	if !started {
+		h.fail(w, r, err)
+		return
+	}
+	h.deps.Log.Error("backup stream failed", "bytes", n, "err", err)
+	panic(http.ErrAbortHandler)
+}

@@ -1,0 +1,169 @@
+package admin
+
+import (
+	"context"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+// Indexer is the search index as the admin API drives it. kfa serve passes
+// the live index; the CLI without a server passes one that only deletes
+// the index directory, for the next kfa serve to rebuild.
+type Indexer interface {
+	// Sync returns once every committed record write is searchable.
+	Sync(ctx context.Context) error
+	// Rebuild builds the index again from the records.
+	Rebuild(ctx context.Context) (knowledge.IndexStatus, error)
+}
+
+// recordRoutes registers the records API.
+func (h *Handler) recordRoutes(r *mux.Router) {
+	r.HandleFunc("/admin/v1/records", h.listRecords).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/records:import", h.importRecords).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/records:reindex", h.reindexRecords).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/records/{id}", h.getRecord).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/records/{id}:delete", h.deleteRecord).Methods(http.MethodPost)
+}
+
+// Record is a record as the admin API shows it.
+type Record struct {
+	ID          string   `json:"id"`
+	Kind        string   `json:"kind"`
+	Product     string   `json:"product,omitempty"`
+	Environment string   `json:"environment,omitempty"`
+	Title       string   `json:"title"`
+	Body        string   `json:"body,omitempty"` // only on GET /admin/v1/records/{id}
+	Tags        []string `json:"tags,omitempty"`
+	URL         string   `json:"url,omitempty"`
+	UpdatedAt   string   `json:"updatedAt"`
+}
+
+func recordOf(r knowledge.Record, withBody bool) Record {
+	out := Record{ID: r.ID, Kind: r.Kind, Product: r.Product, Environment: r.Environment, Title: r.Title,
+		Tags: r.Tags, URL: r.URL, UpdatedAt: knowledge.FormatTime(r.UpdatedAt)}
+	if withBody {
+		out.Body = r.Body
+	}
+	return out
+}
+
+// RecordList is the answer of GET /admin/v1/records: records in id order,
+// without bodies.
+type RecordList struct {
+	Records []Record `json:"records"`
+	// NextAfter is the after parameter of the next page; "" on the last.
+	NextAfter string `json:"nextAfter,omitempty"`
+	Total     int    `json:"total"`
+}
+
+// DeleteRecordResponse is the answer of POST /admin/v1/records/{id}:delete.
+type DeleteRecordResponse struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// importType reports whether an import accepts the media type mt.
+func importType(mt string) bool {
+	switch mt {
+	case "application/x-ndjson", "application/jsonl", "application/json-lines", "application/json", "text/plain":
+		return true
+	}
+	return false
+}
+
+// importRecords streams a JSON Lines body into the records: POST
+// /admin/v1/records:import?strict=true|false. The body is read as it
+// arrives, in batches of transactions, so its size is not bounded; lines
+// are (knowledge.MaxLineBytes). The answer is the import summary, once the
+// imported records are searchable.
+func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !importType(mt) {
+			h.fail(w, r, a2a.Errorf(a2a.ContentTypeNotSupported,
+				"content type %q is not an import: send JSON Lines as application/x-ndjson", ct))
+			return
+		}
+	}
+	var opts knowledge.ImportOptions
+	if v := r.URL.Query().Get("strict"); v != "" {
+		strict, err := strconv.ParseBool(v)
+		if err != nil {
+			h.fail(w, r, a2a.BadParam("strict", "must be true or false, not %q", v))
+			return
+		}
+		opts.Strict = strict
+	}
+	sum, err := h.deps.Records.Import(r.Context(), r.Body, opts)
+	if err != nil {
+		// The operator's own channel: the whole story, not a bare 500.
+		h.fail(w, r, a2a.Errorf(a2a.Internal, "%v", err))
+		return
+	}
+	if err := h.deps.Index.Sync(r.Context()); err != nil {
+		h.fail(w, r, a2a.Errorf(a2a.Internal, "records imported, but the search index did not catch up: %v", err))
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, sum)
+}
+
+func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	if err := h.deps.Records.Delete(r.Context(), id); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := h.deps.Index.Sync(r.Context()); err != nil {
+		h.fail(w, r, a2a.Errorf(a2a.Internal, "record deleted, but the search index did not catch up: %v", err))
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, DeleteRecordResponse{ID: id, Deleted: true})
+}
+
+func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
+	st, err := h.deps.Index.Rebuild(r.Context())
+	if err != nil {
+		h.fail(w, r, a2a.Errorf(a2a.Internal, "reindex: %v", err))
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	size := 0
+	if v := q.Get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			h.fail(w, r, a2a.BadParam("pageSize", "must be an integer from 1 to %d", knowledge.MaxPageSize))
+			return
+		}
+		size = n
+	}
+	p, err := h.deps.Records.List(r.Context(), q.Get("after"), size)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := RecordList{Records: make([]Record, len(p.Records)), NextAfter: p.Next, Total: p.Total}
+	for i, rec := range p.Records {
+		out.Records[i] = recordOf(rec, false)
+	}
+	httpjson.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
+	rec, err := h.deps.Records.Get(r.Context(), mux.Vars(r)["id"])
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, recordOf(rec, true))
+}

@@ -1,0 +1,61 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+// ImportRecords streams JSON Lines from r into the records and returns the
+// import summary. With strict, a single bad line means nothing is written.
+// The call returns once the imported records are searchable.
+func (c *Client) ImportRecords(ctx context.Context, r io.Reader, strict bool) (knowledge.ImportSummary, error) {
+	var out knowledge.ImportSummary
+	q := url.Values{"strict": {strconv.FormatBool(strict)}}
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records:import", query: q, raw: r}, &out)
+	return out, err
+}
+
+// DeleteRecord deletes a record; the search index drops it before the
+// call returns.
+func (c *Client) DeleteRecord(ctx context.Context, id string) (admin.DeleteRecordResponse, error) {
+	var out admin.DeleteRecordResponse
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records/" + url.PathEscape(id) + ":delete"}, &out)
+	return out, err
+}
+
+// ReindexRecords rebuilds the search index of a running server, or, when
+// no server runs, deletes the index directory for the next start to
+// rebuild.
+func (c *Client) ReindexRecords(ctx context.Context) (knowledge.IndexStatus, error) {
+	var out knowledge.IndexStatus
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records:reindex"}, &out)
+	return out, err
+}
+
+// Records lists records in id order after the id after (without bodies);
+// pageSize 0 means the server's default.
+func (c *Client) Records(ctx context.Context, after string, pageSize int) (admin.RecordList, error) {
+	var out admin.RecordList
+	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if pageSize > 0 {
+		q.Set("pageSize", strconv.Itoa(pageSize))
+	}
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/records", query: q}, &out)
+	return out, err
+}
+
+// Record returns one record with its body.
+func (c *Client) Record(ctx context.Context, id string) (admin.Record, error) {
+	var out admin.Record
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/records/" + url.PathEscape(id)}, &out)
+	return out, err
+}

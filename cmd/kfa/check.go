@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kfa-project/kfa/api"
+)
+
+// errCheckFailed is the error of a check that found violations; the report
+// has been printed.
+var errCheckFailed = errors.New("the database has problems (see above)")
+
+func runCheck(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	fs := newFlagSet("check", "kfa check [--json]",
+		"Verify the database: bbolt's own consistency check (pages, freelist), then kfa's\n"+
+			"invariants: every task is in each of its six indexes exactly once and every index entry\n"+
+			"points at its task; counters equal what they count; the message-id map and the\n"+
+			"discussion task list point at existing tasks; every completed task names a qualifying\n"+
+			"reply on its discussion and no waiting task has one; inbox entries match their replies\n"+
+			"and the unacked index; discussion status and reply counts match the replies.\n\n"+
+			"It runs on a live server too: the invariants are read from one snapshot without blocking\n"+
+			"anyone; bbolt's page check holds writes back while it runs. Exit status 1 when anything\n"+
+			"is wrong, with one line per problem naming the bucket, the key and the task.", e,
+		"kfa check",
+		"kfa check --data /var/lib/kfa --json | jq '.violations[]'")
+	d.bind(fs)
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rep, err := c.Check(ctx)
+	if err != nil {
+		return plain(err)
+	}
+	if d.json {
+		if err := printJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printCheckReport(e.stdout, rep)
+	}
+	if !rep.OK {
+		return errCheckFailed
+	}
+	return nil
+}
+
+// printCheckReport writes a report for people.
+func printCheckReport(w io.Writer, rep api.CheckReport) {
+	n := 0
+	for _, c := range rep.Examined {
+		n += c
+	}
+	for _, note := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+	if rep.OK {
+		fmt.Fprintf(w, "OK: %s (schema %d) passed bbolt's check and every kfa invariant; %d entries in %d buckets examined.\n",
+			rep.Path, rep.SchemaVersion, n, len(rep.Examined))
+		return
+	}
+	total := len(rep.Violations) + rep.Truncated
+	fmt.Fprintf(w, "FAILED: %s (schema %d) has %d problem(s); %d entries examined.\n\n", rep.Path, rep.SchemaVersion, total, n)
+	t := newTable(w, "KIND", "BUCKET", "KEY", "TASK", "PROBLEM")
+	for _, v := range rep.Violations {
+		t.row(v.Kind, dash(v.Bucket), dash(v.Key), dash(v.TaskID), v.Detail)
+	}
+	_ = t.flush()
+	if rep.Truncated > 0 {
+		fmt.Fprintf(w, "... and %d more not listed.\n", rep.Truncated)
+	}
+	fmt.Fprintln(w, "\nRestore the latest good backup (kfa restore), or report the problems with this output.")
+	if kinds := kindsOf(rep); len(kinds) > 0 {
+		fmt.Fprintf(w, "Kinds found: %s.\n", strings.Join(kinds, ", "))
+	}
+}
+
+func kindsOf(rep api.CheckReport) []string {
+	var out []string
+	for _, v := range rep.Violations {
+		if !slices.Contains(out, v.Kind) {
+			out = append(out, v.Kind)
+		}
+	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+)
+
+func runStats(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	fs := newFlagSet("stats", "kfa stats [--json]",
+		"Show what the database holds: tasks by state and the longest waiting one, discussions,\n"+
+			"agents, knowledge records, the record feed sequence and the search index lag, and the\n"+
+			"file's size and free pages. Counts come from counters kept with every write, so this is\n"+
+			"cheap on a live server.", e,
+		"kfa stats",
+		"kfa stats --json | jq .tasks.byState")
+	d.bind(fs)
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return plain(err)
+	}
+	if d.json {
+		return printJSON(e.stdout, st)
+	}
+	now := time.Now()
+	var states []string
+	for _, s := range slices.Sorted(maps.Keys(st.Tasks.ByState)) {
+		states = append(states, fmt.Sprintf("%s %d", shortState(s), st.Tasks.ByState[s]))
+	}
+	oldest := "none waiting"
+	if o := st.Tasks.OldestWaiting; o != nil {
+		since, _ := a2a.ParseTime(o.Since)
+		oldest = fmt.Sprintf("%s, waiting since %s (%s), owner %s", o.ID, o.Since, relTime(since, now), o.OwnerID)
+	}
+	lag := "unknown (this server does not report it)"
+	if st.IndexLag != nil {
+		lag = fmt.Sprintf("%d changes", *st.IndexLag)
+	}
+	db := st.Database
+	t := newTable(e.stdout, "Database", db.Path)
+	t.row("Size", fmt.Sprintf("%s (%d pages of %d bytes, %d free, %d pending)", humanBytes(db.SizeBytes),
+		db.SizeBytes/int64(max(db.PageSize, 1)), db.PageSize, db.FreePages, db.PendingPages))
+	t.row("Schema", fmt.Sprint(db.SchemaVersion))
+	t.row("Tasks", fmt.Sprintf("%d (%s)", st.Tasks.Total, strings.Join(states, ", ")))
+	t.row("Oldest waiting", oldest)
+	t.row("Discussions", fmt.Sprintf("%d (open %d, answered %d)", st.Discussions.Total, st.Discussions.Open, st.Discussions.Answered))
+	t.row("Agents", fmt.Sprint(st.Agents))
+	t.row("Records", fmt.Sprint(st.Records))
+	t.row("Feed sequence", fmt.Sprint(st.FeedSequence))
+	t.row("Index lag", lag)
+	return t.flush()
+}

@@ -1,0 +1,468 @@
+// Package crashtest kills kfa with SIGKILL under a concurrent write load,
+// restarts it, and proves that nothing acknowledged was lost and nothing
+// refused was half-applied. KFA_CRASH_CYCLES sets the number of kill
+// cycles (3 by default, as in CI; `make crashtest` runs 25).
+package crashtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/client"
+)
+
+const workers = 32
+
+// buildKFA compiles the binary under test once.
+func buildKFA(t *testing.T, dir string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go tool is needed to build kfa for this test: %v", err)
+	}
+	bin := filepath.Join(dir, "kfa")
+	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/kfa-project/kfa/cmd/kfa")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build kfa: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// proc is one running kfa serve.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *strings.Builder
+	done chan struct{}
+}
+
+func serve(t *testing.T, bin, data string) *proc {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr,
+		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn")
+	logs := &strings.Builder{}
+	var mu sync.Mutex
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, addr: addr, logs: logs, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+		}
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	// Ready when /readyz answers 200; the process must not die meanwhile.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("kfa serve exited during start:\n%s", logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kfa serve not ready after 30s:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling a separate process: no other signal exists
+	}
+}
+
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+func run(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("kfa %s: %v\n%s\n%s", strings.Join(args, " "), err, out, ee.Stderr)
+		}
+		t.Fatalf("kfa %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// ledger is what the server acknowledged, across all cycles.
+type ledger struct {
+	mu        sync.Mutex
+	asked     map[string]string // task id -> owner token
+	completed map[string]bool   // task ids a 2xx reply said it completed
+	canceled  map[string]bool   // task ids a 2xx cancel returned canceled
+	replies   map[string]string // reply id -> discussion id
+	acked     map[string]string // inbox entry id -> owner token
+	records   map[string]bool   // record ids of imports that exited 0
+}
+
+func newLedger() *ledger {
+	return &ledger{asked: map[string]string{}, completed: map[string]bool{}, canceled: map[string]bool{},
+		replies: map[string]string{}, acked: map[string]string{}, records: map[string]bool{}}
+}
+
+// importRecords runs kfa records import (through the server's admin socket)
+// in a loop until stop closes; an import that exits 0 is acknowledged.
+func importRecords(bin, data, dir string, l *ledger, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		batch := fmt.Sprintf("%d-%d", time.Now().UnixNano(), n)
+		var lines []string
+		var ids []string
+		for i := range 50 {
+			id := fmt.Sprintf("crash-%s-%d", batch, i)
+			ids = append(ids, id)
+			b, _ := json.Marshal(map[string]any{"id": id, "kind": "fix", "title": "crash record " + id,
+				"body": "A record imported while kfa is being killed, number " + id + "."})
+			lines = append(lines, string(b))
+		}
+		file := filepath.Join(dir, "import-"+batch+".jsonl")
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			return
+		}
+		err := exec.Command(bin, "records", "import", file, "--data", data, "--json").Run()
+		_ = os.Remove(file)
+		if err == nil {
+			l.mu.Lock()
+			for _, id := range ids {
+				l.records[id] = true
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+// load drives asks, replies, cancels and inbox acks from the standard
+// number of clients until stop closes.
+func load(base string, tokens []string, l *ledger, stop <-chan struct{}) {
+	loadN(workers, base, tokens, l, stop)
+}
+
+// loadN is load with n clients.
+func loadN(n int, base string, tokens []string, l *ledger, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			me := tokens[w%len(tokens)]
+			other := tokens[(w+1)%len(tokens)]
+			hc := &http.Client{Timeout: 10 * time.Second}
+			c := client.New(base, client.WithToken(me), client.WithHTTPClient(hc))
+			o := client.New(base, client.WithToken(other), client.WithHTTPClient(hc))
+			ctx := context.Background()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				yes := true
+				data, _ := json.Marshal(map[string]any{"action": "ask", "question": fmt.Sprintf("crash question %d/%d", w, n)})
+				res, err := c.SendMessage(ctx, a2a.SendMessageRequest{
+					Message:       &a2a.Message{MessageID: fmt.Sprintf("%d-%d-%d", time.Now().UnixNano(), w, n), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)}},
+					Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: &yes},
+				})
+				if err != nil {
+					continue
+				}
+				tk := res.Task
+				l.mu.Lock()
+				l.asked[tk.ID] = me
+				l.mu.Unlock()
+				var meta struct {
+					DiscussionID string `json:"discussionId"`
+				}
+				_ = json.Unmarshal(tk.Metadata, &meta)
+				switch n % 3 {
+				case 0: // answered by another agent
+					if r, err := o.Reply(ctx, meta.DiscussionID, "crash answer"); err == nil {
+						l.mu.Lock()
+						l.replies[r.Reply.ID] = meta.DiscussionID
+						for _, id := range r.CompletedIDs {
+							l.completed[id] = true
+						}
+						l.mu.Unlock()
+					}
+				case 1: // canceled by its owner
+					if ct, err := c.CancelTask(ctx, tk.ID); err == nil && ct.Status.State == a2a.TaskStateCanceled {
+						l.mu.Lock()
+						l.canceled[tk.ID] = true
+						l.mu.Unlock()
+					}
+				}
+				if n%5 == 4 {
+					if in, err := c.Inbox(ctx, true, 5, ""); err == nil && len(in.Entries) > 0 {
+						ids := []string{in.Entries[0].ID}
+						if res, err := c.Ack(ctx, ids); err == nil && len(res.Acked)+len(res.AlreadyAcked) == 1 {
+							l.mu.Lock()
+							l.acked[ids[0]] = me
+							l.mu.Unlock()
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// verify checks every acknowledged write against the restarted server.
+func verify(t *testing.T, base string, l *ledger) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ctx := context.Background()
+	clients := map[string]*client.Client{}
+	cl := func(tok string) *client.Client {
+		if clients[tok] == nil {
+			clients[tok] = client.New(base, client.WithToken(tok))
+		}
+		return clients[tok]
+	}
+	for id, tok := range l.asked {
+		tk, err := cl(tok).GetTask(ctx, id, nil)
+		if err != nil {
+			t.Fatalf("acknowledged ask %s lost: %v", id, err)
+		}
+		switch {
+		case l.completed[id] && tk.Status.State != a2a.TaskStateCompleted:
+			t.Fatalf("task %s: a reply acknowledged completing it, now %s", id, tk.Status.State)
+		case l.canceled[id] && tk.Status.State != a2a.TaskStateCanceled:
+			t.Fatalf("task %s: a cancel was acknowledged, now %s", id, tk.Status.State)
+		}
+	}
+	anon := client.New(base)
+	byDisc := map[string][]string{}
+	for r, d := range l.replies {
+		byDisc[d] = append(byDisc[d], r)
+	}
+	for d, rs := range byDisc {
+		got, err := anon.Discussion(ctx, d)
+		if err != nil {
+			t.Fatalf("discussion %s of an acknowledged reply: %v", d, err)
+		}
+		have := map[string]bool{}
+		for _, r := range got.Replies {
+			have[r.ID] = true
+		}
+		for _, r := range rs {
+			if !have[r] {
+				t.Fatalf("acknowledged reply %s lost from discussion %s", r, d)
+			}
+		}
+	}
+	for id, tok := range l.acked {
+		in, err := cl(tok).Inbox(ctx, false, 100, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tokn := in.NextPageToken; ; {
+			for _, e := range in.Entries {
+				if e.ID == id && e.AckedAt == nil {
+					t.Fatalf("acknowledged inbox ack %s lost", id)
+				}
+			}
+			if tokn == "" {
+				break
+			}
+			if in, err = cl(tok).Inbox(ctx, false, 100, tokn); err != nil {
+				t.Fatal(err)
+			}
+			tokn = in.NextPageToken
+		}
+	}
+}
+
+// verifyRecords checks that every acknowledged import is stored and that
+// the search index has caught up with the change feed.
+func verifyRecords(t *testing.T, bin, data string, l *ledger) {
+	t.Helper()
+	var recs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(run(t, bin, "records", "list", "--limit", "0", "--data", data, "--json"), &recs); err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		have[r.ID] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range l.records {
+		if !have[id] {
+			t.Fatalf("acknowledged imported record %s lost", id)
+		}
+	}
+	var st struct {
+		IndexLag *int64 `json:"indexLag"`
+	}
+	if err := json.Unmarshal(run(t, bin, "stats", "--data", data, "--json"), &st); err != nil || st.IndexLag == nil || *st.IndexLag != 0 {
+		t.Fatalf("the search index has not caught up after restart: %v %v", st.IndexLag, err)
+	}
+}
+
+func TestCrashRecovery(t *testing.T) {
+	cycles := 3
+	if v := os.Getenv("KFA_CRASH_CYCLES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("KFA_CRASH_CYCLES=%q: want a positive number", v)
+		}
+		cycles = n
+	}
+	dir, err := os.MkdirTemp("", "kfa-crash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := buildKFA(t, dir)
+	data := filepath.Join(dir, "data")
+
+	p := serve(t, bin, data)
+	var tokens []string
+	for i := range 8 {
+		var a struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(run(t, bin, "agent", "create", "--data", data, "--name", fmt.Sprintf("crash-%d", i), "--json"), &a); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, a.Token)
+	}
+	l := newLedger()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	for cycle := range cycles {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		imported := make(chan struct{})
+		go func() { load("http://"+p.addr, tokens, l, stop); close(done) }()
+		go func() { importRecords(bin, data, dir, l, stop); close(imported) }()
+		// Kill at a random moment under load.
+		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond) // the random moment is the point
+		p.kill(t)
+		close(stop)
+		<-done
+		<-imported
+		p = serve(t, bin, data)
+		verify(t, "http://"+p.addr, l)
+		verifyRecords(t, bin, data, l)
+		var rep struct {
+			OK         bool              `json:"ok"`
+			Violations []json.RawMessage `json:"violations"`
+		}
+		out := run(t, bin, "check", "--data", data, "--json")
+		if err := json.Unmarshal(out, &rep); err != nil || !rep.OK {
+			t.Fatalf("cycle %d: kfa check: %v %s", cycle, err, out)
+		}
+		l.mu.Lock()
+		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks, %d imported records verified; kfa check passes",
+			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), len(l.records))
+		l.mu.Unlock()
+	}
+	p.kill(t)
+}
+
+// TestSIGTERMUnderLoad sends SIGTERM while 64 clients write: kfa drains and
+// exits 0, every acknowledged write is there after a restart, and the
+// store passes kfa check.
+func TestSIGTERMUnderLoad(t *testing.T) {
+	dir, err := os.MkdirTemp("", "kfa-term-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := buildKFA(t, dir)
+	data := filepath.Join(dir, "data")
+	p := serve(t, bin, data)
+	var tokens []string
+	for i := range 16 {
+		var a struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(run(t, bin, "agent", "create", "--data", data, "--name", fmt.Sprintf("term-%d", i), "--json"), &a); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, a.Token)
+	}
+	l := newLedger()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { loadN(64, "http://"+p.addr, tokens, l, stop); close(done) }()
+	// Wait for the load to be under way, then ask kfa to stop.
+	for {
+		l.mu.Lock()
+		n := len(l.asked)
+		l.mu.Unlock()
+		if n >= 200 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // watching another process's progress
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	close(stop)
+	<-done
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("kfa exited %d after SIGTERM:\n%s", code, p.logs.String())
+	}
+	p = serve(t, bin, data)
+	defer p.kill(t)
+	verify(t, "http://"+p.addr, l)
+	out := run(t, bin, "check", "--data", data, "--json")
+	var rep struct {
+		OK bool `json:"ok"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || !rep.OK {
+		t.Fatalf("kfa check after SIGTERM: %v %s", err, out)
+	}
+	t.Logf("SIGTERM under 64 writers: exit 0; %d acknowledged asks, %d completions, %d cancels verified; kfa check passes",
+		len(l.asked), len(l.completed), len(l.canceled))
+}

@@ -1,0 +1,112 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kfa-project/kfa/input"
+)
+
+// Page sizes of List.
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
+)
+
+// Service applies the record rules over a Store: validation, upsert by id,
+// batched imports. It is safe for concurrent use.
+type Service struct {
+	store   Store
+	now     func() time.Time
+	written chan struct{}
+}
+
+// NewService returns a Service over store. now stamps records imported
+// without updatedAt, and deletes.
+func NewService(store Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now, written: make(chan struct{}, 1)}
+}
+
+// Written receives after record writes commit, so a follower (the search
+// index) can catch up at once instead of polling hard. Sends coalesce: one
+// receive may stand for many commits, and none is ever lost once a
+// receive happens after the commit. Meant for a single reader.
+func (s *Service) Written() <-chan struct{} { return s.written }
+
+func (s *Service) notify() {
+	select {
+	case s.written <- struct{}{}:
+	default:
+	}
+}
+
+// Get returns one record.
+func (s *Service) Get(ctx context.Context, id string) (Record, error) {
+	if err := ValidateID(id); err != nil {
+		return Record{}, err
+	}
+	r, err := s.store.GetRecord(ctx, id)
+	if err != nil {
+		return Record{}, fmt.Errorf("get record %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// List returns records in id order after the id after; pageSize 0 means
+// DefaultPageSize.
+func (s *Service) List(ctx context.Context, after string, pageSize int) (RecordPage, error) {
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return RecordPage{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	if after != "" {
+		if err := ValidateID(after); err != nil {
+			return RecordPage{}, input.Errorf("after", "not a record id")
+		}
+	}
+	p, err := s.store.ListRecords(ctx, after, pageSize)
+	if err != nil {
+		return RecordPage{}, fmt.Errorf("list records: %w", err)
+	}
+	return p, nil
+}
+
+// Delete removes a record; the delete goes on the feed, so the search
+// index drops it too.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	if err := s.store.DeleteRecord(ctx, id, s.now().UTC().Truncate(time.Millisecond)); err != nil {
+		return fmt.Errorf("delete record %s: %w", id, err)
+	}
+	s.notify()
+	return nil
+}
+
+// Upsert validates and writes recs in one transaction. Records without
+// UpdatedAt are stamped with the current time when they change.
+func (s *Service) Upsert(ctx context.Context, recs []Record) ([]Outcome, error) {
+	for i := range recs {
+		if err := recs[i].Validate(); err != nil {
+			return nil, fmt.Errorf("record %d (%q): %w", i, recs[i].ID, err)
+		}
+	}
+	out, err := s.store.UpsertRecords(ctx, recs, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("upsert %d records: %w", len(recs), err)
+	}
+	for _, o := range out {
+		if o != Unchanged {
+			s.notify()
+			break
+		}
+	}
+	return out, nil
+}

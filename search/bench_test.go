@@ -1,0 +1,159 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/knowledge/knowledgetest"
+	"github.com/kfa-project/kfa/store"
+)
+
+// benchGenVersion names the generated fixture; change it when the
+// generator changes. The mapping's schemaVersion is part of the key too.
+const benchGenVersion = "gen-2"
+
+// benchFixture returns an index over n generated records. Building 100,000
+// takes a while, so the store and index are kept under os.TempDir(),
+// keyed by the fixture's version, and reused by later runs.
+func benchFixture(b *testing.B, n int) *Index {
+	b.Helper()
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d", benchGenVersion, schemaVersion, n)))
+	dir := filepath.Join(os.TempDir(), "kfa-bench-"+hex.EncodeToString(sum[:6]))
+	done := filepath.Join(dir, "complete")
+	if _, err := os.Stat(done); err != nil {
+		_ = os.RemoveAll(dir)
+		start := time.Now()
+		buildBenchFixture(b, dir, n)
+		if err := os.WriteFile(done, nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built the %d-record fixture in %s (kept in %s)", n, time.Since(start).Round(time.Millisecond), dir)
+	}
+	db, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db, Discussions: db})
+	if err != nil {
+		_ = db.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = idx.Close()
+		_ = db.Close()
+	})
+	return idx
+}
+
+func buildBenchFixture(b *testing.B, dir string, n int) {
+	db, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	svc := knowledge.NewService(db, now)
+	g := knowledgetest.New(1)
+	batch := make([]knowledge.Record, 0, knowledge.DefaultBatchSize)
+	for i := range n {
+		batch = append(batch, g.Record(i))
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := svc.Upsert(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := idx.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchQueries(common bool) []knowledge.Query {
+	g := knowledgetest.New(99)
+	qs := make([]knowledge.Query, 1024)
+	for i := range qs {
+		text := g.Query()
+		if common {
+			text = g.CommonQuery()
+		}
+		qs[i] = knowledge.Query{Text: text, Limit: knowledge.DefaultLimit}
+	}
+	return qs
+}
+
+// BenchmarkSearch measures one search at a time over 10,000 and 100,000
+// generated records: latency percentiles and throughput. Typical queries
+// are 2-5 words drawn like the records' words (one in ten with a word no
+// record holds); the common ones use only the 20 most frequent words, a
+// worst case where every term is in a large share of the records.
+func BenchmarkSearch(b *testing.B) {
+	for _, c := range []struct {
+		n      int
+		common bool
+	}{{10_000, false}, {100_000, false}, {10_000, true}, {100_000, true}} {
+		name := fmt.Sprintf("records=%d/queries=typical", c.n)
+		if c.common {
+			name = fmt.Sprintf("records=%d/queries=common", c.n)
+		}
+		b.Run(name, func(b *testing.B) {
+			idx := benchFixture(b, c.n)
+			qs := benchQueries(c.common)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, 4096)
+			start := time.Now()
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := idx.Search(ctx, qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				i++
+			}
+			elapsed := time.Since(start)
+			slices.Sort(lat)
+			pct := func(p float64) float64 {
+				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())
+			}
+			b.ReportMetric(pct(0.50), "p50-µs")
+			b.ReportMetric(pct(0.99), "p99-µs")
+			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "searches/s")
+		})
+	}
+}
+
+// BenchmarkSearchParallel measures throughput with every CPU searching.
+func BenchmarkSearchParallel(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			idx := benchFixture(b, n)
+			qs := benchQueries(false)
+			ctx := context.Background()
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := idx.Search(ctx, qs[i%len(qs)]); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "searches/s")
+		})
+	}
+}

@@ -1,0 +1,305 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+// RecordSource is what the records index reads: the change feed and the
+// records. knowledge.Store (and so store.DB) provides it.
+type RecordSource interface {
+	Changes(ctx context.Context, after uint64, limit int) ([]knowledge.Change, error)
+	Feed(ctx context.Context) (knowledge.FeedState, error)
+	ListRecords(ctx context.Context, after string, limit int) (knowledge.RecordPage, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultTick      = time.Second
+	DefaultBatchSize = 1000
+)
+
+// Options configure Open.
+type Options struct {
+	// Dir holds the index, normally <data>/index. It is derived data:
+	// deleting it makes the next Open rebuild it.
+	Dir string
+	// Records is the source of truth the records index follows.
+	Records RecordSource
+	// Written wakes the follower when records were written (see
+	// knowledge.Service.Written). Optional: the follower also checks the
+	// feed every Tick.
+	Written <-chan struct{}
+	// Discussions, when set, has its answered discussions indexed for
+	// research queries.
+	Discussions DiscussionSource
+	// Watch names the discussions that got replies, so they are re-indexed
+	// at once. Optional (see DiscussionWatch).
+	Watch *DiscussionWatch
+	// PublicURL is the server's base URL; discussion links start with it.
+	PublicURL string
+	// Tick is how often the follower looks at the feed without a wake-up.
+	// Default DefaultTick.
+	Tick time.Duration
+	// BatchSize is how many feed entries go into one index batch. Default
+	// DefaultBatchSize.
+	BatchSize int
+	// Log receives index events. Default: discarded.
+	Log *slog.Logger
+}
+
+// Index is the search index: records and answered discussions. Search is
+// safe for concurrent use with everything else; writes (catch-up,
+// discussion sync, rebuild) are serialised.
+type Index struct {
+	o Options
+
+	recMapping  *mapping.IndexMappingImpl
+	discMapping *mapping.IndexMappingImpl
+
+	mu   sync.RWMutex // guards rec and disc, which Rebuild swaps
+	rec  bleve.Index
+	disc bleve.Index
+
+	writeMu   sync.Mutex   // one writer at a time
+	applied   appliedState // last applied feed entry; guarded by writeMu
+	seq       atomic.Uint64
+	discCount int // answered discussions indexed; guarded by writeMu
+
+	runMu  sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Sub-directories of Options.Dir.
+const (
+	recordsDir     = "records"
+	discussionsDir = "discussions"
+	rebuildSuffix  = ".rebuild"
+)
+
+// ErrClosed is returned by an Index after Close.
+var ErrClosed = errors.New("search: index is closed")
+
+// Open opens the index in o.Dir, creating or rebuilding what is missing,
+// corrupt or stale, and catches up with the feed (and the answered
+// discussions) before it returns, so that the first search sees every
+// committed record.
+func Open(ctx context.Context, o Options) (*Index, error) {
+	if o.Records == nil {
+		return nil, errors.New("search: Options.Records is required")
+	}
+	if o.Tick <= 0 {
+		o.Tick = DefaultTick
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	x := &Index{o: o}
+	var err error
+	if x.recMapping, err = recordMapping(); err != nil {
+		return nil, fmt.Errorf("search: record mapping: %w", err)
+	}
+	if x.discMapping, err = discussionMapping(); err != nil {
+		return nil, fmt.Errorf("search: discussion mapping: %w", err)
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("search: create %s: %w", o.Dir, err)
+	}
+	// A rebuild that a crash interrupted leaves its work behind.
+	for _, d := range []string{recordsDir, discussionsDir} {
+		_ = os.RemoveAll(filepath.Join(o.Dir, d+rebuildSuffix))
+	}
+	start := time.Now()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	rebuilt, err := x.openRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.openDiscussions(ctx, rebuilt); err != nil {
+		_ = x.rec.Close()
+		return nil, err
+	}
+	n, _ := x.rec.DocCount()
+	o.Log.Info("search index ready", "dir", o.Dir, "records", n, "feed_seq", x.applied.Seq,
+		"discussions", x.discCount, "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+	return x, nil
+}
+
+// openRecords opens the records index and brings it level with the feed:
+// by catching up when its state still matches the feed, otherwise by
+// building it from the records. rebuilt reports the latter.
+func (x *Index) openRecords(ctx context.Context) (rebuilt bool, err error) {
+	dir := filepath.Join(x.o.Dir, recordsDir)
+	idx, fresh, err := openIndex(dir, x.recMapping, x.o.Log)
+	if err != nil {
+		return false, err
+	}
+	if !fresh {
+		st, ok, err := readState(idx)
+		if err != nil {
+			_ = idx.Close()
+			return false, fmt.Errorf("search: read index state: %w", err)
+		}
+		reason := "it holds no feed position (an earlier build did not finish)"
+		if ok {
+			reason, err = x.checkState(ctx, st)
+			if err != nil {
+				_ = idx.Close()
+				return false, err
+			}
+		}
+		if reason == "" {
+			x.rec, x.applied = idx, st
+			x.seq.Store(st.Seq)
+			n, err := x.catchUp(ctx)
+			if err != nil {
+				_ = idx.Close()
+				return false, err
+			}
+			if n > 0 {
+				x.o.Log.Info("search index caught up with the feed", "applied", n, "feed_seq", x.applied.Seq)
+			}
+			return false, nil
+		}
+		x.o.Log.Warn("search index does not match the store; rebuilding it", "reason", reason)
+		_ = idx.Close()
+		if err := os.RemoveAll(dir); err != nil {
+			return false, fmt.Errorf("search: remove stale index: %w", err)
+		}
+		if idx, err = createIndex(dir, x.recMapping); err != nil {
+			return false, err
+		}
+	}
+	st, err := x.buildRecords(ctx, idx)
+	if err != nil {
+		_ = idx.Close()
+		return false, err
+	}
+	x.rec, x.applied = idx, st
+	x.seq.Store(st.Seq)
+	if _, err := x.catchUp(ctx); err != nil {
+		_ = idx.Close()
+		return false, err
+	}
+	return true, nil
+}
+
+// checkState explains why an index that applied the feed up to st cannot
+// follow the store's feed from there, or returns "".
+func (x *Index) checkState(ctx context.Context, st appliedState) (string, error) {
+	fs, err := x.o.Records.Feed(ctx)
+	if err != nil {
+		return "", fmt.Errorf("search: read feed state: %w", err)
+	}
+	if st.Epoch != fs.Epoch {
+		return "it was built from another database file", nil
+	}
+	if st.Seq > fs.Last {
+		return fmt.Sprintf("it applied feed entry %d but the feed ends at %d (was the database restored from a backup?)", st.Seq, fs.Last), nil
+	}
+	if fs.First > st.Seq+1 {
+		return fmt.Sprintf("the feed no longer holds the entries after %d", st.Seq), nil
+	}
+	if st.Seq == 0 {
+		return "", nil
+	}
+	ch, err := x.o.Records.Changes(ctx, st.Seq-1, 1)
+	if err != nil {
+		return "", fmt.Errorf("search: read feed entry %d: %w", st.Seq, err)
+	}
+	if len(ch) == 0 || ch[0].Seq != st.Seq || ch[0].ID != st.ID || !ch[0].At.Equal(st.At) {
+		return fmt.Sprintf("feed entry %d is not the one the index applied (the database was replaced or written without it)", st.Seq), nil
+	}
+	return "", nil
+}
+
+// Applied returns the last feed sequence the records index applied.
+func (x *Index) Applied() uint64 { return x.seq.Load() }
+
+// Status reports the index: records and discussions indexed, and how far
+// it follows the feed.
+func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.rec == nil {
+		return knowledge.IndexStatus{}, ErrClosed
+	}
+	st := knowledge.IndexStatus{Dir: x.o.Dir, AppliedSeq: x.seq.Load()}
+	n, err := x.rec.DocCount()
+	if err != nil {
+		return st, err
+	}
+	st.Records = int(n)
+	if x.disc != nil {
+		n, err := x.disc.DocCount()
+		if err != nil {
+			return st, err
+		}
+		st.Discussions = int(n)
+	}
+	fs, err := x.o.Records.Feed(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.FeedSeq = fs.Last
+	return st, nil
+}
+
+// Lag is how many change-feed entries the index has yet to apply.
+func (x *Index) Lag(ctx context.Context) (int64, error) {
+	fs, err := x.o.Records.Feed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	applied := x.seq.Load()
+	if fs.Last <= applied {
+		return 0, nil
+	}
+	return int64(fs.Last - applied), nil
+}
+
+// Close stops the follower and closes the index files. The store may be
+// closed after it.
+func (x *Index) Close() error {
+	x.Stop()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var errs []error
+	if x.rec != nil {
+		if err := flush(x.rec, keyFeed, x.applied.encode()); err != nil {
+			x.o.Log.Warn("search index not flushed; the next start replays the feed", "err", err.Error())
+		}
+		errs = append(errs, x.rec.Close())
+		x.rec = nil
+	}
+	if x.disc != nil {
+		if err := flushDiscussions(x.disc); err != nil {
+			x.o.Log.Warn("discussions index not flushed; the next start re-indexes what it lost", "err", err.Error())
+		}
+		errs = append(errs, x.disc.Close())
+		x.disc = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("search: close index: %w", err)
+	}
+	return nil
+}

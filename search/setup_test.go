@@ -1,0 +1,80 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/store"
+)
+
+// fixture is a store with the records service and an index over it.
+type fixture struct {
+	dir string
+	db  *store.DB
+	svc *knowledge.Service
+	idx *Index
+}
+
+var now = func() time.Time { return time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC) }
+
+func openStore(t testing.TB, dir string) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// setup opens a store in a temp dir, imports the JSON Lines in jsonl, and
+// opens the index.
+func setup(t testing.TB, jsonl string) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, db: openStore(t, dir)}
+	f.svc = knowledge.NewService(f.db, now)
+	if jsonl != "" {
+		f.importString(t, jsonl)
+	}
+	f.open(t)
+	return f
+}
+
+func (f *fixture) importString(t testing.TB, jsonl string) knowledge.ImportSummary {
+	t.Helper()
+	sum, err := f.svc.Import(context.Background(), stringsReader(jsonl), knowledge.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected > 0 {
+		t.Fatalf("import rejected lines: %+v", sum.Errors)
+	}
+	return sum
+}
+
+func (f *fixture) open(t testing.TB) {
+	t.Helper()
+	idx, err := Open(context.Background(), Options{
+		Dir: filepath.Join(f.dir, "index"), Records: f.db, Written: f.svc.Written(),
+		Discussions: f.db, PublicURL: "http://kfa.test",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.idx = idx
+	t.Cleanup(func() { _ = idx.Close() })
+}
+
+func samples(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../samples/records.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/kfa-project/kfa/metrics"
+)
+
+// observability is the server's metrics: one registry, the stores that
+// count ask-network events, and the optional separate metrics listener.
+type observability struct {
+	m    *metrics.Metrics
+	addr string // MetricsAddr; "" serves /metrics on the public listener
+	srv  *http.Server
+	ln   net.Listener
+}
+
+func newObservability(cfg Config, log *slog.Logger) *observability {
+	o := &observability{m: metrics.New(cfg.Version), addr: cfg.MetricsAddr}
+	if o.addr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET "+metrics.Path, o.m.Handler())
+		o.srv = &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+			ReadTimeout:       cfg.ReadTimeout,
+			WriteTimeout:      cfg.WriteTimeout,
+			IdleTimeout:       cfg.IdleTimeout,
+			MaxHeaderBytes:    cfg.MaxHeaderBytes,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+	}
+	return o
+}
+
+// countEvents makes the core's stores count asks, replies, completions
+// and cancels.
+func (o *observability) countEvents(co *CoreOptions) {
+	co.WrapTasks, co.WrapDiscussions = o.m.WrapTasks, o.m.WrapDiscussions
+}
+
+// watch reads the store's counters and bbolt's statistics at each scrape.
+func (o *observability) watch(core *Core) { o.m.WatchStore(core.DB) }
+
+// handler instruments the public handler, labelling requests with the
+// route template it reports, and serves /metrics on it when there is no
+// separate metrics address.
+func (o *observability) handler(h http.Handler) http.Handler {
+	route := func(*http.Request) string { return "" }
+	if rt, ok := h.(interface{ RouteTemplate(*http.Request) string }); ok {
+		route = rt.RouteTemplate
+	}
+	if o.addr != "" {
+		return o.m.Instrument(h, route)
+	}
+	return o.m.Instrument(o.m.Mount(h), func(r *http.Request) string {
+		if r.URL.Path == metrics.Path {
+			return metrics.Path
+		}
+		return route(r)
+	})
+}
+
+// start listens on the metrics address, if any.
+func (o *observability) start(errs chan<- error) error {
+	if o.srv == nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on metrics-addr %s: %w", o.addr, err)
+	}
+	o.ln = ln
+	go func() { errs <- ignoreClosed(o.srv.Serve(ln)) }()
+	return nil
+}
+
+// shutdown stops the metrics listener, if any.
+func (o *observability) shutdown(ctx context.Context) error {
+	if o.ln == nil {
+		return nil
+	}
+	if err := o.srv.Shutdown(ctx); err != nil {
+		_ = o.srv.Close()
+		return fmt.Errorf("drain metrics listener: %w", err)
+	}
+	return nil
+}
+
+// MetricsAddr is the address the separate metrics listener is bound to,
+// or "" when /metrics is served on the public listener.
+func (s *Server) MetricsAddr() string {
+	if s.obs.ln == nil {
+		return ""
+	}
+	return s.obs.ln.Addr().String()
+}
+
+// Metrics returns the server's metrics (for tests and embedding).
+func (s *Server) Metrics() *metrics.Metrics { return s.obs.m }

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+// The feed bucket maps a sequence number (8 bytes, big-endian, so key
+// order is sequence order) to a feedRecord. The bucket's own sequence
+// counter hands out the numbers: it is persisted with the transaction and
+// never reused, even after the newest entries are gone.
+type feedRecord struct {
+	ID string       `json:"id"`
+	Op knowledge.Op `json:"op"`
+	At int64        `json:"at"` // Unix milliseconds
+}
+
+// appendChange writes the next feed entry; it must run in the transaction
+// that writes the record.
+func appendChange(tx *bolt.Tx, id string, op knowledge.Op, at time.Time) error {
+	b := tx.Bucket(bucketFeed)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(feedRecord{ID: id, Op: op, At: at.UnixMilli()})
+	if err != nil {
+		return err
+	}
+	return b.Put(u64(seq), v)
+}
+
+// Changes implements knowledge.Store: one seek and limit steps, each
+// entry with its record as of this read.
+func (s *DB) Changes(_ context.Context, after uint64, limit int) ([]knowledge.Change, error) {
+	var out []knowledge.Change
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketFeed).Cursor()
+		for k, v := c.Seek(u64(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
+			if len(k) != 8 {
+				return fmt.Errorf("store: feed key %x is not a sequence number", k)
+			}
+			var f feedRecord
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("store: decode feed entry %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			ch := knowledge.Change{Seq: binary.BigEndian.Uint64(k), ID: f.ID, Op: f.Op, At: time.UnixMilli(f.At).UTC()}
+			if f.Op == knowledge.OpUpsert {
+				r, err := getRecord(tx, f.ID)
+				if err != nil {
+					return err
+				}
+				ch.Record = r
+			}
+			out = append(out, ch)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Feed implements knowledge.Store. The epoch is derived from the file's
+// random secret (made when the file is created), so it names the file
+// without revealing the secret.
+func (s *DB) Feed(_ context.Context) (knowledge.FeedState, error) {
+	sum := sha256.Sum256(append([]byte("kfa feed epoch\x00"), s.secret...))
+	st := knowledge.FeedState{Epoch: hex.EncodeToString(sum[:8])}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketFeed)
+		st.Last = b.Sequence()
+		if k, _ := b.Cursor().First(); len(k) == 8 {
+			st.First = binary.BigEndian.Uint64(k)
+		}
+		return nil
+	})
+	return st, err
+}
