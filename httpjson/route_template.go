@@ -19,9 +19,18 @@ func (h *Handler) RouteTemplate(r *http.Request) string {
 	if !h.router.Match(r, &m) || m.MatchErr != nil || m.Route == nil {
 		return ""
 	}
-	t, err := m.Route.GetPathTemplate()
-	if err != nil {
-		return ""
-	}
-	return routeVarPattern.ReplaceAllString(t, "{$1}")
+	return h.templates[m.Route]
+}
+
+// routeTemplates computes every route's template once (RouteTemplate runs
+// on every request).
+func routeTemplates(router *mux.Router) map[*mux.Route]string {
+	out := map[*mux.Route]string{}
+	_ = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if t, err := route.GetPathTemplate(); err == nil {
+			out[route] = routeVarPattern.ReplaceAllString(t, "{$1}")
+		}
+		return nil
+	})
+	return out
 }

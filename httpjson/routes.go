@@ -41,6 +41,9 @@ type Deps struct {
 type Handler struct {
 	deps   Deps
 	router *mux.Router
+	// templates are the routes' path templates for metrics labels
+	// (RouteTemplate), computed once.
+	templates map[*mux.Route]string
 }
 
 // New returns the handler with all routes registered.
@@ -72,10 +75,11 @@ func New(deps Deps) *Handler {
 
 	// A2A HTTP+JSON binding, v1.0. Subrouters are avoided on purpose: with
 	// them gorilla/mux answers 404 instead of 405 for a wrong method.
-	a2aRoute("/message:send", h.sendMessage, post)
-	a2aRoute("/tasks", h.listTasks, get)
-	a2aRoute("/tasks/{id:[^/:]+}:cancel", h.cancelTask, post)
+	// The busiest routes come first (gorilla/mux tries routes in order).
 	a2aRoute("/tasks/{id:[^/:]+}", h.getTask, get)
+	a2aRoute("/tasks", h.listTasks, get)
+	a2aRoute("/message:send", h.sendMessage, post)
+	a2aRoute("/tasks/{id:[^/:]+}:cancel", h.cancelTask, post)
 	a2aRoute("/message:stream", h.streamMessage, post)
 	a2aRoute("/tasks/{id:[^/:]+}:subscribe", h.subscribe, get, post)
 	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs", h.pushNotSupported, get, post)
@@ -100,6 +104,7 @@ func New(deps Deps) *Handler {
 
 	r.NotFoundHandler = http.HandlerFunc(h.notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(h.methodNotAllowed)
+	h.templates = routeTemplates(r)
 	return h
 }
 

@@ -311,3 +311,19 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		t.Fatal("a write after Close succeeded")
 	}
 }
+
+// A bulk-loaded file passes kfa check.
+func TestLoadAsksPassesCheck(t *testing.T) {
+	db := openTemp(t)
+	owners := testAgentsIn(t, db, 4)
+	if err := db.LoadAsks(testAsks(owners, 60)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) > 0 {
+		t.Fatalf("kfa check after a bulk load: %+v", rep.Violations)
+	}
+}
