@@ -60,16 +60,18 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	if err != nil {
 		return nil, err
 	}
-	pprofAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
 	args := []string{"serve",
 		"--addr", addr, "--data", dataDir,
 		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0",
 		"--max-streams-per-agent", "0",
 		"--batch-delay", b.batchDelay.String(),
-		"--pprof-addr", pprofAddr,
+	}
+	var pprofAddr string
+	if b.profileDir != "" {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-addr", pprofAddr)
 	}
 	args = append(args, extra...)
 	// The server logs every request to stderr. Like a supervisor, the bench

@@ -42,6 +42,7 @@ type bench struct {
 	fanoutReps int
 	sizes      []int
 	profileDir string
+	preload    bool // measure the preloaded sizes
 	verbose    bool
 }
 
@@ -91,7 +92,8 @@ func runMain(ctx context.Context, args []string) int {
 	fs.DurationVar(&round, "round", 0, "measured time of one round; each throughput is measured over 5 rounds (3 with --quick) alternating with its ceiling's (default 1.5s, 0.5s with --quick)")
 	fs.DurationVar(&b.batchDelay, "batch-delay", 2*time.Millisecond, "group-commit window for kfa and the Batch create ceiling")
 	fs.IntVar(&large, "large", 0, "tasks in the large preload (default 1000000, 100000 with --quick)")
-	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR`")
+	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR` (uses kfa serve --pprof-addr)")
+	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -160,8 +162,10 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
 	}
-	if res.Sizes, err = b.runSizes(ctx); err != nil {
-		return err
+	if b.preload {
+		if res.Sizes, err = b.runSizes(ctx); err != nil {
+			return err
+		}
 	}
 	res.Seconds = time.Since(started).Seconds()
 	res.judge()
