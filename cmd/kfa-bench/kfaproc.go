@@ -125,11 +125,10 @@ func (p *kfaProc) stop() {
 
 // Memory is what /proc says of the server process.
 type Memory struct {
-	RSSMiB     float64 `json:"rssMiB"`     // VmRSS: everything resident, the mapped file included
-	AnonMiB    float64 `json:"anonMiB"`    // RssAnon: the Go heap, stacks and runtime
-	FileMiB    float64 `json:"fileMiB"`    // RssFile: resident pages of the mmapped bbolt file (and the binary)
-	VmHWMMiB   float64 `json:"vmHWMMiB"`   // peak RSS
-	GoroutineN int     `json:"goroutines"` // from /debug/pprof
+	RSSMiB   float64 `json:"rssMiB"`   // VmRSS: everything resident, the mapped file included
+	AnonMiB  float64 `json:"anonMiB"`  // RssAnon: the Go heap, stacks and runtime
+	FileMiB  float64 `json:"fileMiB"`  // RssFile: resident pages of the mmapped bbolt file (and the binary)
+	VmHWMMiB float64 `json:"vmHWMMiB"` // peak RSS
 }
 
 // memory reads /proc/PID/status.
