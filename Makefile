@@ -28,9 +28,11 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: load benchmark: this machine's ceilings vs kfa serve (BENCHFLAGS=--quick: under a minute)
+## bench: load benchmark: this machine's ceilings vs kfa serve (BENCHFLAGS=--quick: under a minute),
+##        then search latency (p50/p99) and throughput at 10k and 100k records (skipped with --quick)
 bench:
 	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)
+	@case "$(BENCHFLAGS)" in *--quick*) ;; *) $(GO) test -run '^$$' -bench 'BenchmarkSearch' -benchtime 3s ./search ;; esac
 
 ## microbench: Go micro-benchmarks of the hot paths
 microbench:
