@@ -132,14 +132,7 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 			"discussions stay. Revoking a revoked agent changes nothing.", e,
 		"kfa agent revoke 01JD0Z6X8Q4Y4K2V1T3S5R7P9N")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "an agent ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "an agent ID", false)
 	if err != nil {
 		return err
 	}
@@ -159,14 +152,7 @@ func agentList(ctx context.Context, e env, args []string) error {
 	var d dataFlags
 	fs := newFlagSet("agent list", "kfa agent list [--json]", "List every agent, oldest first.", e, "kfa agent list --json")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 0, ""); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
 	if err != nil {
 		return err
 	}

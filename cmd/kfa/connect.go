@@ -72,3 +72,22 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 		_ = core.Close()
 	}, nil
 }
+
+// parseAndConnect is the start of most commands: parse the flags and
+// arguments, check that there are n positional ones (named by names, for
+// the usage error), then reach the data. The caller must call done.
+func parseAndConnect(ctx context.Context, fs *flag.FlagSet, args []string, e env, d *dataFlags, n int, names string, create bool) ([]string, *client.Client, func(), error) {
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := wantArgs(pos, n, names); err != nil {
+		return nil, nil, nil, err
+	}
+	// d's fields were filled by parsing: read them only now.
+	c, done, err := connect(ctx, *d, create)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pos, c, done, nil
+}

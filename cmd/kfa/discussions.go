@@ -88,14 +88,7 @@ func discussionsShow(ctx context.Context, e env, args []string) error {
 		"kfa discussions show 01JD0Z6X8Q4Y4K2V1T3S5R7P9N",
 		"kfa discussions show 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --json")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "a discussion ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a discussion ID", false)
 	if err != nil {
 		return err
 	}

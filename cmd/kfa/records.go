@@ -215,14 +215,7 @@ func recordsDelete(ctx context.Context, e env, args []string) error {
 		"Delete a knowledge record. Search stops finding it when the command returns.", e,
 		"kfa records delete go-context-deadline-exceeded")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "a record ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a record ID", false)
 	if err != nil {
 		return err
 	}
@@ -246,14 +239,7 @@ func recordsReindex(ctx context.Context, e env, args []string) error {
 			"deleted and the next kfa serve rebuilds it. The index is derived data: nothing is lost.", e,
 		"kfa records reindex")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 0, ""); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
 	if err != nil {
 		return err
 	}
@@ -345,14 +331,7 @@ func recordsShow(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("records show", "kfa records show ID [--json]", "Print one record with its body.", e,
 		"kfa records show bbolt-timeout-open-locked")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "a record ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a record ID", false)
 	if err != nil {
 		return err
 	}

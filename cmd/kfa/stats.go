@@ -21,14 +21,7 @@ func runStats(ctx context.Context, e env, args []string) error {
 		"kfa stats",
 		"kfa stats --json | jq .tasks.byState")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 0, ""); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
 	if err != nil {
 		return err
 	}

@@ -135,14 +135,7 @@ func tasksShow(ctx context.Context, e env, args []string) error {
 		"kfa tasks show 01JD0Z6X8Q4Y4K2V1T3S5R7P9N",
 		"kfa tasks show 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --json | jq .a2a.status")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "a task ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a task ID", false)
 	if err != nil {
 		return err
 	}
@@ -191,14 +184,7 @@ func tasksCancel(ctx context.Context, e env, args []string) error {
 			"discussion and its replies stay.", e,
 		"kfa tasks cancel 01JD0Z6X8Q4Y4K2V1T3S5R7P9N")
 	d.bind(fs)
-	pos, err := parseArgs(fs, args, e)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(pos, 1, "a task ID"); err != nil {
-		return err
-	}
-	c, done, err := connect(ctx, d, false)
+	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a task ID", false)
 	if err != nil {
 		return err
 	}
