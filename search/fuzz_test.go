@@ -19,7 +19,7 @@ func FuzzSearch(f *testing.F) {
 	f.Add("database is locked", "bbolt")
 	f.Fuzz(func(t *testing.T, text, product string) {
 		if !utf8.ValidString(text) || len(text) > 4*knowledge.MaxQueryLen {
-			t.Skip()
+			return // the service refuses such text before it reaches the index
 		}
 		res, err := fx.idx.Search(context.Background(), knowledge.Query{Text: text, Product: product, Limit: 5, Research: true})
 		if err != nil {
