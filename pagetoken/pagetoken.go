@@ -54,7 +54,15 @@ func (c Codec) Decode(binding, token string) ([]byte, error) {
 	if len(token) > 512 {
 		return nil, ErrInvalid
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	// One spelling per token: only the alphabet (the decoder would skip
+	// newlines) and no stray trailing bits (Strict).
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, ErrInvalid
+		}
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) < 1+macLen || b[0] != version {
 		return nil, ErrInvalid
 	}
