@@ -32,13 +32,10 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	var status discussions.Status
-	if statusStr != "" {
-		var ok bool
-		if status, ok = discussions.ParseStatus(statusStr); !ok {
-			h.fail(w, r, a2a.BadParam("status", "must be open or answered, not %q", statusStr))
-			return
-		}
+	status, err := discussions.ParseStatusFilter(statusStr)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	size, err := queryInt(q, "pageSize")
 	if err != nil {

@@ -125,6 +125,35 @@ func run(t *testing.T, bin string, args ...string) []byte {
 	return out
 }
 
+// createAgents makes n agents through the CLI (the server's admin socket)
+// and returns their tokens.
+func createAgents(t *testing.T, bin, data, prefix string, n int) []string {
+	t.Helper()
+	var tokens []string
+	for i := range n {
+		var a struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(run(t, bin, "agent", "create", "--data", data, "--name", fmt.Sprintf("%s-%d", prefix, i), "--json"), &a); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, a.Token)
+	}
+	return tokens
+}
+
+// mustCheck fails t unless kfa check passes on data.
+func mustCheck(t *testing.T, bin, data string) {
+	t.Helper()
+	out := run(t, bin, "check", "--data", data, "--json")
+	var rep struct {
+		OK bool `json:"ok"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || !rep.OK {
+		t.Fatalf("kfa check: %v %s", err, out)
+	}
+}
+
 // ledger is what the server acknowledged, across all cycles.
 type ledger struct {
 	mu        sync.Mutex
@@ -365,16 +394,7 @@ func TestCrashRecovery(t *testing.T) {
 	data := filepath.Join(dir, "data")
 
 	p := serve(t, bin, data)
-	var tokens []string
-	for i := range 8 {
-		var a struct {
-			Token string `json:"token"`
-		}
-		if err := json.Unmarshal(run(t, bin, "agent", "create", "--data", data, "--name", fmt.Sprintf("crash-%d", i), "--json"), &a); err != nil {
-			t.Fatal(err)
-		}
-		tokens = append(tokens, a.Token)
-	}
+	tokens := createAgents(t, bin, data, "crash", 8)
 	l := newLedger()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for cycle := range cycles {
@@ -392,14 +412,7 @@ func TestCrashRecovery(t *testing.T) {
 		p = serve(t, bin, data)
 		verify(t, "http://"+p.addr, l)
 		verifyRecords(t, bin, data, l)
-		var rep struct {
-			OK         bool              `json:"ok"`
-			Violations []json.RawMessage `json:"violations"`
-		}
-		out := run(t, bin, "check", "--data", data, "--json")
-		if err := json.Unmarshal(out, &rep); err != nil || !rep.OK {
-			t.Fatalf("cycle %d: kfa check: %v %s", cycle, err, out)
-		}
+		mustCheck(t, bin, data)
 		l.mu.Lock()
 		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks, %d imported records verified; kfa check passes",
 			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), len(l.records))
@@ -420,16 +433,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	bin := buildKFA(t, dir)
 	data := filepath.Join(dir, "data")
 	p := serve(t, bin, data)
-	var tokens []string
-	for i := range 16 {
-		var a struct {
-			Token string `json:"token"`
-		}
-		if err := json.Unmarshal(run(t, bin, "agent", "create", "--data", data, "--name", fmt.Sprintf("term-%d", i), "--json"), &a); err != nil {
-			t.Fatal(err)
-		}
-		tokens = append(tokens, a.Token)
-	}
+	tokens := createAgents(t, bin, data, "term", 16)
 	l := newLedger()
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -456,13 +460,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	p = serve(t, bin, data)
 	defer p.kill(t)
 	verify(t, "http://"+p.addr, l)
-	out := run(t, bin, "check", "--data", data, "--json")
-	var rep struct {
-		OK bool `json:"ok"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil || !rep.OK {
-		t.Fatalf("kfa check after SIGTERM: %v %s", err, out)
-	}
+	mustCheck(t, bin, data)
 	t.Logf("SIGTERM under 64 writers: exit 0; %d acknowledged asks, %d completions, %d cancels verified; kfa check passes",
 		len(l.asked), len(l.completed), len(l.canceled))
 }

@@ -17,13 +17,21 @@ const (
 	StatusAnswered Status = "answered"
 )
 
-// ParseStatus reads a status filter value.
-func ParseStatus(s string) (Status, bool) {
+// ParseStatusFilter reads the status filter of a listing: "" (any), open
+// or answered; anything else is an input error for the status field.
+func ParseStatusFilter(s string) (Status, error) {
 	switch Status(s) {
-	case StatusOpen, StatusAnswered:
-		return Status(s), true
+	case "", StatusOpen, StatusAnswered:
+		return Status(s), nil
 	}
-	return "", false
+	return "", input.Errorf("status", "must be open or answered, not %q", truncate(s, 32))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // Limits on what agents send, in characters.
