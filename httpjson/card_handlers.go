@@ -73,6 +73,10 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	if p := h.deps.Pages; p != nil && p.NotFound != nil && p.WantsHTML(r) {
+		p.NotFound.ServeHTTP(w, r)
+		return
+	}
 	h.fail(w, r, a2a.Errorf(a2a.NotFound, "no route for %s %s", r.Method, truncate(r.URL.Path, 128)))
 }
 

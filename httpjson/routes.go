@@ -35,6 +35,26 @@ type Deps struct {
 	StreamHeartbeat time.Duration
 	// JSONRPC, when set, serves the JSON-RPC binding at /a2a/jsonrpc.
 	JSONRPC http.Handler
+	// Pages, when set, is the web view, served on the same router.
+	Pages *Pages
+}
+
+// Pages is the web view as the router sees it: its routes, and the page
+// that answers unknown paths a browser asks for.
+type Pages struct {
+	Routes []Route
+	// NotFound answers a request no route matches when WantsHTML says it
+	// comes from a browser; API clients keep the JSON error.
+	NotFound  http.Handler
+	WantsHTML func(*http.Request) bool
+}
+
+// Route is one route another package serves on this router, in gorilla/mux
+// path template syntax.
+type Route struct {
+	Path    string
+	Methods []string
+	Handler http.Handler
 }
 
 // Handler serves every public route. Build it with New.
@@ -101,6 +121,13 @@ func New(deps Deps) *Handler {
 	privateRoute("/api/v1/inbox", h.listInbox, get)
 	privateRoute("/api/v1/inbox:ack", h.ackInbox, post)
 	privateRoute("/api/v1/whoami", h.whoami, get)
+
+	// The web view: people's pages, after every API route.
+	if deps.Pages != nil {
+		for _, p := range deps.Pages.Routes {
+			r.Handle(p.Path, p.Handler).Methods(p.Methods...)
+		}
+	}
 
 	r.NotFoundHandler = http.HandlerFunc(h.notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(h.methodNotAllowed)

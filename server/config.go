@@ -55,6 +55,13 @@ type Config struct {
 	// MetricsAddr, when set, serves GET /metrics on this host:port only;
 	// when empty, /metrics is served on Addr.
 	MetricsAddr string
+
+	// Web serves the web view (pages for people, sign-in and replies);
+	// default true. Off leaves an API-only server.
+	Web bool
+	// WebSessionTTL is how long a web sign-in session lives; default 30
+	// days.
+	WebSessionTTL time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -83,6 +90,8 @@ func DefaultConfig() Config {
 		CardMaxAge:         5 * time.Minute,
 		BatchDelay:         2 * time.Millisecond,
 		LockTimeout:        time.Second,
+		Web:                true,
+		WebSessionTTL:      30 * 24 * time.Hour,
 	}
 }
 
@@ -150,6 +159,7 @@ func (c *Config) Validate() error {
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout},
 		{"idle-timeout", c.IdleTimeout}, {"shutdown-timeout", c.ShutdownTimeout}, {"card-max-age", c.CardMaxAge},
 		{"batch-delay", c.BatchDelay}, {"lock-timeout", c.LockTimeout}, {"stream-heartbeat", c.StreamHeartbeat},
+		{"web-session-ttl", c.WebSessionTTL},
 	} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)

@@ -122,6 +122,10 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 	})
+	pages, err := s.webPages(svc, authFailures)
+	if err != nil {
+		return nil, err
+	}
 	return httpjson.New(httpjson.Deps{
 		Service:         svc,
 		Agents:          s.core.Agents,
@@ -134,6 +138,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Ready:           s.readyCheck,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 		JSONRPC:         rpc,
+		Pages:           pages,
 	}), nil
 }
 

@@ -63,6 +63,14 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{3, "web sign-in sessions and their expiry index", func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketSessions, bucketSessionExp} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("create bucket %s: %w", b, err)
+			}
+		}
+		return nil
+	}},
 }
 
 // SchemaVersion is the schema this build writes.

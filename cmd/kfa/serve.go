@@ -63,6 +63,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.CardMaxAge, "card-max-age", cfg.CardMaxAge, "Cache-Control max-age of the agent card")
 	fs.DurationVar(&cfg.BatchDelay, "batch-delay", cfg.BatchDelay, "group-commit window: how long a write waits to share a transaction")
 	fs.DurationVar(&cfg.LockTimeout, "lock-timeout", cfg.LockTimeout, "how long to wait for the database file lock")
+	fs.BoolVar(&cfg.Web, "web", cfg.Web, "serve the web view: pages for people, sign-in with an agent token, replies (false: API only)")
+	fs.DurationVar(&cfg.WebSessionTTL, "web-session-ttl", cfg.WebSessionTTL, "how long a web sign-in session lasts")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -22,6 +23,7 @@ type Store interface {
 	agents.Store
 	tasks.Store
 	discussions.Store
+	sessions.Store
 }
 
 // Opener returns a fresh, empty store for one test; it registers its own
@@ -53,6 +55,10 @@ func Run(t *testing.T, open Opener) {
 		{"ReplyRacesCancelAndJoin", testReplyRacesCancelAndJoin},
 		{"ConcurrentAsksRespectMaxOpen", testConcurrentMaxOpen},
 		{"Snapshots", testSnapshots},
+		{"Sessions", testSessions},
+		{"SessionsEnd", testSessionsEnd},
+		{"SessionsPurge", testSessionsPurge},
+		{"FormTokens", testFormTokens},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

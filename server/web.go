@@ -1,0 +1,38 @@
+package server
+
+import (
+	"time"
+
+	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/web"
+)
+
+// webPages builds the web view over the same services as the API, or
+// returns nil when it is off (--web=false). Failed sign-ins share the
+// bearer authentication's per-address budget.
+func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter) (*httpjson.Pages, error) {
+	if !s.cfg.Web {
+		return nil, nil
+	}
+	wh, err := web.New(web.Deps{
+		Service:      svc,
+		Discussions:  s.core.Discussions,
+		Records:      s.core.Records,
+		Sessions:     sessions.NewService(s.core.DB, s.core.DB, s.cfg.WebSessionTTL, time.Now),
+		AuthFailures: authFailures,
+		Log:          s.log,
+		PublicURL:    s.cfg.PublicURL,
+		MaxBodyBytes: s.cfg.MaxBodyBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := &httpjson.Pages{NotFound: wh.NotFound(), WantsHTML: web.WantsHTML}
+	for _, rt := range wh.Routes() {
+		p.Routes = append(p.Routes, httpjson.Route(rt))
+	}
+	return p, nil
+}

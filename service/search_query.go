@@ -1,0 +1,53 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
+)
+
+// Search runs a knowledge search that does not arrive as an A2A message
+// (the web view's search box): the query checks, the per-caller search
+// limit and the index of the search skill, with field names that are the
+// query's own (query, kind, product, environment, limit). A zero Limit is
+// knowledge.DefaultLimit.
+func (s *Service) Search(ctx context.Context, c Caller, q knowledge.Query) (knowledge.Result, error) {
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return knowledge.Result{}, a2a.BadParam("query", "must not be empty")
+	}
+	if n := len([]rune(q.Text)); n > knowledge.MaxQueryLen {
+		return knowledge.Result{}, a2a.BadParam("query", "%d characters, at most %d", n, knowledge.MaxQueryLen)
+	}
+	if q.Limit == 0 {
+		q.Limit = knowledge.DefaultLimit
+	}
+	if q.Limit < 1 || q.Limit > knowledge.MaxLimit {
+		return knowledge.Result{}, a2a.BadParam("limit", "must be an integer from 1 to %d", knowledge.MaxLimit)
+	}
+	f := discussions.Filters{Kind: q.Kind, Product: q.Product, Environment: q.Environment}
+	if err := f.Validate(); err != nil {
+		return knowledge.Result{}, ToError(err)
+	}
+	if s.deps.SearchRate != nil {
+		if wait, ok := s.deps.SearchRate.Allow(c.limitKey()); !ok {
+			return knowledge.Result{}, &a2a.Error{
+				Kind:       a2a.RateLimited,
+				Message:    fmt.Sprintf("too many searches: the limit is %s per client", s.deps.SearchRate),
+				RetryAfter: wait,
+			}
+		}
+	}
+	if s.deps.Search == nil {
+		return knowledge.Result{}, a2a.Errorf(a2a.Unavailable, "the search index is not loaded yet; try again shortly")
+	}
+	res, err := s.deps.Search.Search(ctx, q)
+	if err != nil {
+		return knowledge.Result{}, fmt.Errorf("search: %w", err)
+	}
+	return res, nil
+}

@@ -1,0 +1,145 @@
+package web
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
+)
+
+// discussionContent is the discussion page's data.
+type discussionContent struct {
+	Discussion discussions.Discussion
+	Replies    []discussions.Reply
+	// Body and Error refill the reply form after a refused reply.
+	Body  string
+	Error string
+}
+
+// IsAuthor reports whether agentID asked the question (its reply would
+// not answer it).
+func (c discussionContent) IsAuthor(agentID string) bool { return c.Discussion.AuthorID == agentID }
+
+// discussion shows the question, its replies and, to a signed-in person,
+// the reply form.
+func (h *Handler) discussion(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	c, ok := h.loadDiscussion(w, r, v, pathVar(r, "id"))
+	if !ok {
+		return
+	}
+	h.renderDiscussion(w, r, v, c, http.StatusOK)
+}
+
+// loadDiscussion reads a discussion with its replies, answering the 404 or
+// error page itself when it cannot.
+func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visitor, id string) (discussionContent, bool) {
+	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
+	if err != nil {
+		if errors.Is(err, discussions.ErrNotFound) {
+			h.notFound(w, r, v, "There is no discussion with this id. Discussions are never deleted, so the address may be mistyped.")
+		} else {
+			h.failErr(w, r, v, err)
+		}
+		return discussionContent{}, false
+	}
+	return discussionContent{Discussion: d, Replies: replies}, true
+}
+
+func (h *Handler) renderDiscussion(w http.ResponseWriter, r *http.Request, v visitor, c discussionContent, status int) {
+	maxAge := pageMaxAge
+	if status != http.StatusOK {
+		maxAge = 0
+	}
+	h.render(w, r, v, page{name: "discussion", status: status, title: c.Discussion.Title, content: c, maxAge: maxAge})
+}
+
+// reply posts a reply from the form through the same service call as the
+// API's POST /api/v1/discussions/{id}/replies, then sends the browser back
+// to the discussion (POST-redirect-GET).
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	id := pathVar(r, "id")
+	form, ok := h.readForm(w, r, v)
+	if !ok {
+		return
+	}
+	if v.Agent == nil {
+		h.fail(w, r, v, http.StatusUnauthorized, "Sign in to reply",
+			"Replying needs a signed-in agent. Sign in with an agent token, then post your reply again.")
+		return
+	}
+	if !sessions.CheckFormToken(v.SessionID, sessions.PurposeSession, form.Get("csrf")) {
+		h.fail(w, r, v, http.StatusForbidden, "Form expired",
+			"This form was not sent from the page kfa gave you (its security token is missing or stale). Open the discussion again and resend your reply.")
+		return
+	}
+	if !v.CanPost() {
+		h.fail(w, r, v, http.StatusForbidden, "No post scope",
+			"The agent you signed in as ("+v.Agent.Name+") does not hold the post scope, so it cannot reply.")
+		return
+	}
+	// Browsers send a textarea's line breaks as CRLF; the text is stored
+	// with plain newlines, as an agent would send it.
+	body := strings.ReplaceAll(form.Get("body"), "\r\n", "\n")
+	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: v.Agent.ID, Name: v.Agent.Name}, id, body)
+	if err != nil {
+		h.replyRefused(w, r, v, id, body, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	http.Redirect(w, r, "/discussions/"+url.PathEscape(res.Reply.DiscussionID)+"#reply-"+res.Reply.ID, http.StatusSeeOther)
+}
+
+// replyRefused shows the discussion again with the refused text in the
+// form and why it was refused.
+func (h *Handler) replyRefused(w http.ResponseWriter, r *http.Request, v visitor, id, body string, err error) {
+	e := service.ToError(err)
+	if e.Kind.HTTPStatus >= 500 || errors.Is(err, discussions.ErrNotFound) {
+		if errors.Is(err, discussions.ErrNotFound) {
+			h.notFound(w, r, v, "There is no discussion with this id, so the reply was not posted.")
+			return
+		}
+		h.failErr(w, r, v, err)
+		return
+	}
+	c, ok := h.loadDiscussion(w, r, v, id)
+	if !ok {
+		return
+	}
+	if e.Kind == a2a.RateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
+	}
+	c.Body, c.Error = body, "Your reply was not posted: "+e.Message
+	h.renderDiscussion(w, r, v, c, e.Kind.HTTPStatus)
+}
+
+// readForm reads a URL-encoded form body of bounded size. It answers the
+// error page itself when the body is not one.
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request, v visitor) (url.Values, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		h.fail(w, r, v, http.StatusUnsupportedMediaType, "Not a form",
+			"This address takes an HTML form (application/x-www-form-urlencoded).")
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.deps.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			h.fail(w, r, v, http.StatusRequestEntityTooLarge, "Too long",
+				"The form is larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes.")
+			return nil, false
+		}
+		h.fail(w, r, v, http.StatusBadRequest, "Bad form", "The form could not be read.")
+		return nil, false
+	}
+	return r.PostForm, true
+}

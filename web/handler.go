@@ -1,0 +1,173 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
+)
+
+// Deps are what the web view needs.
+type Deps struct {
+	// Service runs searches exactly as the search skill does (limits,
+	// checks, index).
+	Service     *service.Service
+	Discussions *discussions.Service
+	Records     *knowledge.Service
+	Sessions    *sessions.Service
+	// AuthFailures limits failed sign-ins per client address; it is the
+	// limiter of failed bearer authentications, so the two share one
+	// budget. Nil means no limit.
+	AuthFailures *ratelimit.Limiter
+	Log          *slog.Logger
+	// PublicURL is the externally visible base URL (no trailing slash):
+	// feed links are absolute, and cookies are Secure when it is https.
+	PublicURL string
+	// MaxBodyBytes bounds form bodies; larger ones get 413.
+	MaxBodyBytes int64
+	// Now is the clock of feeds with no entry; time.Now when nil.
+	Now func() time.Time
+}
+
+// Handler serves the web view's routes. Build it with New.
+type Handler struct {
+	deps   Deps
+	pages  map[string]*template.Template
+	assets assets
+	// secure makes cookies Secure (the public URL is https).
+	secure bool
+	// crossOrigin refuses form posts a browser marks as cross-site, before
+	// any CSRF token is even read.
+	crossOrigin *http.CrossOriginProtection
+}
+
+// Route is one path the web view serves, in the public router's template
+// syntax ("/discussions/{id}").
+type Route struct {
+	Path    string
+	Methods []string
+	Handler http.Handler
+}
+
+// New parses the embedded templates and returns the handler.
+func New(deps Deps) (*Handler, error) {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.MaxBodyBytes <= 0 {
+		deps.MaxBodyBytes = 256 << 10
+	}
+	deps.PublicURL = strings.TrimRight(deps.PublicURL, "/")
+	u, err := url.Parse(deps.PublicURL)
+	if err != nil {
+		return nil, fmt.Errorf("web: public URL %q: %w", deps.PublicURL, err)
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	as, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{deps: deps, pages: pages, assets: as, secure: u.Scheme == "https",
+		crossOrigin: http.NewCrossOriginProtection()}
+	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, h.person(w, r), http.StatusForbidden, "Form refused",
+			"This form was sent from another site. Open the page on this site and send it from there.")
+	}))
+	return h, nil
+}
+
+// Routes is the web view's route table. Every route's answer carries the
+// security headers; form posts are refused when cross-site.
+func (h *Handler) Routes() []Route {
+	get, head, post := http.MethodGet, http.MethodHead, http.MethodPost
+	page := func(path string, fn http.HandlerFunc) Route {
+		return Route{Path: path, Methods: []string{get, head}, Handler: h.secured(fn)}
+	}
+	form := func(path string, fn http.HandlerFunc) Route {
+		return Route{Path: path, Methods: []string{post}, Handler: h.secured(h.crossOrigin.Handler(fn).ServeHTTP)}
+	}
+	return []Route{
+		page("/", h.home),
+		page("/search", h.search),
+		page("/discussions", h.discussionList),
+		page("/discussions.atom", h.feed),
+		page("/discussions/{id}", h.discussion),
+		form("/discussions/{id}/replies", h.reply),
+		page("/records/{id}", h.record),
+		page("/login", h.loginPage),
+		form("/login", h.login),
+		form("/logout", h.logout),
+		page("/static/{name}", h.static),
+	}
+}
+
+// NotFound answers a path no route serves with the web view's 404 page.
+func (h *Handler) NotFound() http.Handler {
+	return h.secured(func(w http.ResponseWriter, r *http.Request) {
+		h.notFound(w, r, h.person(w, r), "There is no page at this address.")
+	})
+}
+
+// WantsHTML reports whether r comes from a browser navigating to a page
+// (it accepts text/html), so an unknown path is answered with the web
+// view's 404 page rather than the API's JSON error. API paths keep their
+// JSON answers whatever the Accept header says.
+func WantsHTML(r *http.Request) bool {
+	p := r.URL.Path
+	for _, prefix := range []string{"/a2a/", "/api/", "/.well-known/", "/admin/", "/mcp"} {
+		if strings.HasPrefix(p, prefix) {
+			return false
+		}
+	}
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// securityHeaders are sent with every answer of the web view. The policy
+// allows the page's own stylesheet and icon, forms posted to this origin,
+// and nothing else: no script at all, inline or not, and no framing.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; " +
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"X-Content-Type-Options":       "nosniff",
+	"Referrer-Policy":              "same-origin",
+	"X-Frame-Options":              "DENY",
+	"Cross-Origin-Opener-Policy":   "same-origin",
+	"Cross-Origin-Resource-Policy": "same-origin",
+}
+
+// secured sets the security headers, and Vary: Cookie (every page differs
+// for a signed-in person), before next runs.
+func (h *Handler) secured(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		for k, v := range securityHeaders {
+			hd.Set(k, v)
+		}
+		hd.Add("Vary", "Cookie")
+		next(w, r)
+	})
+}
+
+// pathVar is a path variable of the route, unescaped.
+func pathVar(r *http.Request, name string) string {
+	v := mux.Vars(r)[name]
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
+}

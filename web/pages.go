@@ -1,0 +1,199 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/service"
+)
+
+// homeListLen is how many open and answered questions the home page lists.
+const homeListLen = 5
+
+// homeContent is the home page's data.
+type homeContent struct {
+	Search   searchForm
+	Records  int
+	Open     discussions.ListResult
+	Answered discussions.ListResult
+}
+
+// home shows the search box, counts, open and answered questions.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	ctx := r.Context()
+	c := homeContent{}
+	var err error
+	if c.Open, err = h.deps.Discussions.List(ctx, discussions.StatusOpen, homeListLen, ""); err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	if c.Answered, err = h.deps.Discussions.List(ctx, discussions.StatusAnswered, homeListLen, ""); err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	recs, err := h.deps.Records.List(ctx, "", 1)
+	if err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	c.Records = recs.Total
+	h.render(w, r, v, page{name: "home", status: http.StatusOK, title: "Knowledge for agents", section: "home",
+		content: c, maxAge: pageMaxAge})
+}
+
+// searchForm is what the search box shows.
+type searchForm struct {
+	Query string
+	Kind  string
+}
+
+// searchContent is the search page's data.
+type searchContent struct {
+	Form     searchForm
+	Searched bool
+	Results  []result
+	Error    string
+}
+
+// result is one search result: a record, or a discussion (status and reply
+// count set).
+type result struct {
+	Source      string // "record" or "discussion"
+	ID          string
+	Title       string
+	Snippet     string
+	Page        string // the kfa page of the result
+	Kind        string
+	Product     string
+	Environment string
+	SourceURL   string // a record's own link
+	UpdatedAt   time.Time
+	Status      discussions.Status
+	ReplyCount  int
+}
+
+// Search result sources.
+const (
+	sourceRecord     = "record"
+	sourceDiscussion = "discussion"
+)
+
+// results lists what a search returned: the records, then the answered
+// discussions that match.
+func results(res knowledge.Result) []result {
+	out := make([]result, 0, len(res.Hits)+len(res.Discussions))
+	for _, hit := range res.Hits {
+		out = append(out, result{Source: sourceRecord, ID: hit.ID, Title: hit.Title, Snippet: hit.Snippet,
+			Page: "/records/" + url.PathEscape(hit.ID), Kind: hit.Kind, Product: hit.Product,
+			Environment: hit.Environment, SourceURL: hit.URL, UpdatedAt: hit.UpdatedAt})
+	}
+	for _, d := range res.Discussions {
+		out = append(out, result{Source: sourceDiscussion, ID: d.ID, Title: d.Title, Snippet: d.Snippet,
+			Page: "/discussions/" + url.PathEscape(d.ID), Status: discussions.StatusAnswered, ReplyCount: d.ReplyCount})
+	}
+	return out
+}
+
+// search runs the search skill's search for the query in ?q=, narrowed by
+// ?kind=. Without a query it shows the search box.
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	q := r.URL.Query()
+	c := searchContent{Form: searchForm{Query: q.Get("q"), Kind: q.Get("kind")}}
+	p := page{name: "search", status: http.StatusOK, title: "Search", section: "search", content: &c, maxAge: pageMaxAge}
+	if c.Form.Query == "" {
+		h.render(w, r, v, p)
+		return
+	}
+	c.Searched = true
+	p.title = "Search: " + c.Form.Query
+	caller := service.Caller{Agent: v.Agent, Addr: clientAddr(r)}
+	res, err := h.deps.Service.Search(r.Context(), caller, knowledge.Query{
+		Text: c.Form.Query, Kind: c.Form.Kind, Limit: knowledge.MaxLimit, Research: true,
+	})
+	if err != nil {
+		e := service.ToError(err)
+		if e.Kind.HTTPStatus >= 500 || e.RetryAfter > 0 {
+			h.failErr(w, r, v, err)
+			return
+		}
+		c.Error, p.status, p.maxAge = e.Message, e.Kind.HTTPStatus, 0
+		h.render(w, r, v, p)
+		return
+	}
+	c.Results = results(res)
+	h.render(w, r, v, p)
+}
+
+// listContent is the discussions page's data.
+type listContent struct {
+	Status discussions.Status
+	List   discussions.ListResult
+	Next   string // link to the next page; "" on the last
+}
+
+// discussionList lists discussions newest first, ?status=open|answered,
+// paginated with the API's page tokens.
+func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	q := r.URL.Query()
+	status, err := discussions.ParseStatusFilter(q.Get("status"))
+	if err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	res, err := h.deps.Discussions.List(r.Context(), status, discussions.DefaultPageSize, q.Get("pageToken"))
+	if err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	c := listContent{Status: status, List: res}
+	if res.NextPageToken != "" {
+		nq := url.Values{"pageToken": {res.NextPageToken}}
+		if status != "" {
+			nq.Set("status", string(status))
+		}
+		c.Next = "/discussions?" + nq.Encode()
+	}
+	title, section := "All questions", "all"
+	switch status {
+	case discussions.StatusOpen:
+		title, section = "Open questions", "open"
+	case discussions.StatusAnswered:
+		title, section = "Answered questions", "answered"
+	}
+	h.render(w, r, v, page{name: "discussions", status: http.StatusOK, title: title, section: section,
+		content: c, maxAge: pageMaxAge})
+}
+
+// recordContent is the record page's data.
+type recordContent struct {
+	Record knowledge.Record
+}
+
+// record shows one knowledge record with its source link.
+func (h *Handler) record(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	rec, err := h.deps.Records.Get(r.Context(), pathVar(r, "id"))
+	if err != nil {
+		if errors.Is(err, knowledge.ErrNotFound) || isInputErr(err) {
+			h.notFound(w, r, v, "There is no knowledge record with this id. It may have been removed.")
+			return
+		}
+		h.failErr(w, r, v, err)
+		return
+	}
+	h.render(w, r, v, page{name: "record", status: http.StatusOK, title: rec.Title, content: recordContent{Record: rec},
+		maxAge: pageMaxAge})
+}
+
+func isInputErr(err error) bool {
+	var ie *input.Error
+	return errors.As(err, &ie)
+}

@@ -1,0 +1,163 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/service"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+// pageNames are the templates in templates/, each rendered inside
+// layout.html.
+var pageNames = []string{"home", "search", "discussions", "discussion", "record", "login", "error"}
+
+// Cache lifetimes of public pages. A signed-in person's pages are never
+// cached (private, no-store).
+const (
+	pageMaxAge = 30 * time.Second
+	feedMaxAge = 5 * time.Minute
+)
+
+var funcs = template.FuncMap{
+	"text":   formatText,
+	"when":   displayTime,
+	"iso":    isoTime,
+	"plural": plural,
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	out := make(map[string]*template.Template, len(pageNames))
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: parse template %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// pageData is what the layout renders; Content is the page's own data.
+type pageData struct {
+	Title   string
+	Section string // the navigation entry that is the current page
+	Visitor visitor
+	// Here is this page's path and query: where signing in comes back to.
+	Here    string
+	Assets  assets
+	Content any
+}
+
+// page is one answer to render.
+type page struct {
+	name    string // template
+	status  int
+	title   string
+	section string
+	content any
+	// maxAge lets shared caches keep an anonymous visitor's answer; zero
+	// means no-store.
+	maxAge time.Duration
+}
+
+// render writes p. Pages that depend on a cookie, and pages with no
+// max-age, are private and not stored.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, v visitor, p page) {
+	d := pageData{Title: p.title, Section: p.section, Visitor: v, Here: r.URL.RequestURI(), Assets: h.assets, Content: p.content}
+	var buf bytes.Buffer
+	if err := h.pages[p.name].ExecuteTemplate(&buf, "layout", d); err != nil {
+		h.logError(w, "render page", err)
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
+	setCache(w, v, p.maxAge)
+	w.WriteHeader(p.status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func setCache(w http.ResponseWriter, v visitor, maxAge time.Duration) {
+	if v.personal || maxAge <= 0 {
+		w.Header().Set("Cache-Control", "private, no-store")
+		return
+	}
+	w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(maxAge/time.Second)))
+}
+
+// errorContent is the error page's data.
+type errorContent struct {
+	Status  int
+	Heading string
+	Message string
+	// SignIn offers the sign-in link (the error is about being signed out).
+	SignIn bool
+}
+
+// fail renders the error page.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, v visitor, status int, heading, msg string) {
+	h.render(w, r, v, page{name: "error", status: status, title: heading,
+		content: errorContent{Status: status, Heading: heading, Message: msg, SignIn: status == http.StatusUnauthorized}})
+}
+
+// notFound renders the 404 page, which anonymous visitors' caches may keep
+// briefly.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, v visitor, msg string) {
+	h.render(w, r, v, page{name: "error", status: http.StatusNotFound, title: "Not found", maxAge: pageMaxAge,
+		content: errorContent{Status: http.StatusNotFound, Heading: "Page not found", Message: msg}})
+}
+
+// failErr renders the error page for err, with the status and message the
+// API would give it (service.ToError), and Retry-After when it is a limit.
+func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, v visitor, err error) {
+	e := service.ToError(err)
+	status := e.Kind.HTTPStatus
+	heading := http.StatusText(status)
+	switch e.Kind {
+	case a2a.RateLimited:
+		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
+		heading = "Slow down"
+	case a2a.InvalidParams:
+		heading = "That did not work"
+	}
+	if status >= 500 {
+		h.logError(w, "web request failed", err)
+	}
+	h.fail(w, r, v, status, heading, e.Message)
+}
+
+// logError logs err with the request id the outer middleware gave the
+// answer.
+func (h *Handler) logError(w http.ResponseWriter, msg string, err error) {
+	h.deps.Log.Error(msg, "request_id", w.Header().Get("X-Request-Id"), "err", err.Error())
+}
+
+// displayTime is how pages show a timestamp: UTC, to the minute.
+func displayTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2 Jan 2006, 15:04 UTC")
+}
+
+// isoTime is a timestamp for datetime attributes and feeds.
+func isoTime(t time.Time) string { return a2a.FormatTime(t) }
+
+// plural picks the singular or plural word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

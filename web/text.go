@@ -1,0 +1,87 @@
+package web
+
+import (
+	"html/template"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// linkRel is the rel of every link to somewhere else: user content earns
+// no ranking, and the opened page gets no handle on this one.
+const linkRel = "nofollow ugc noopener"
+
+// urlPattern finds http(s) URLs in plain text. What ends a URL here is
+// whitespace, or a character that cannot appear unescaped in one.
+var urlPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60{}|\\^\x00-\x1f\x7f]+`)
+
+// paragraphBreak is a blank line, possibly holding spaces.
+var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n`)
+
+// formatText shows user text as HTML: every character escaped, blank
+// lines starting paragraphs, single newlines kept as line breaks, and
+// http(s) URLs made into links. Nothing else of the text becomes markup:
+// no HTML, no markdown, no images.
+func formatText(s string) template.HTML {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	var b strings.Builder
+	for _, para := range paragraphBreak.Split(s, -1) {
+		para = strings.Trim(para, "\n")
+		if strings.TrimSpace(para) == "" {
+			continue
+		}
+		b.WriteString("<p>")
+		for i, line := range strings.Split(para, "\n") {
+			if i > 0 {
+				b.WriteString("<br>\n")
+			}
+			linkify(&b, line)
+		}
+		b.WriteString("</p>\n")
+	}
+	// Every byte of s went through HTMLEscapeString or a checked URL.
+	return template.HTML(b.String())
+}
+
+// linkify writes line escaped, with its URLs as links.
+func linkify(b *strings.Builder, line string) {
+	rest := line
+	for {
+		loc := urlPattern.FindStringIndex(rest)
+		if loc == nil {
+			b.WriteString(template.HTMLEscapeString(rest))
+			return
+		}
+		b.WriteString(template.HTMLEscapeString(rest[:loc[0]]))
+		raw, tail := trimURL(rest[loc[0]:loc[1]])
+		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			esc := template.HTMLEscapeString(raw)
+			b.WriteString(`<a href="` + esc + `" rel="` + linkRel + `">` + esc + `</a>`)
+		} else {
+			b.WriteString(template.HTMLEscapeString(raw))
+		}
+		b.WriteString(template.HTMLEscapeString(tail))
+		rest = rest[loc[1]:]
+	}
+}
+
+// trimURL splits the punctuation that ends a sentence off a URL found in
+// text ("see https://x.org/a." links https://x.org/a). A closing
+// parenthesis stays when the URL opened one (https://en.wikipedia.org/wiki/Go_(game)).
+func trimURL(u string) (link, tail string) {
+	end := len(u)
+	for end > 0 {
+		c := u[end-1]
+		switch {
+		case strings.IndexByte(".,;:!?*", c) >= 0:
+			end--
+		case c == ')' && strings.Count(u[:end], "(") < strings.Count(u[:end], ")"):
+			end--
+		case c == ']' && strings.Count(u[:end], "[") < strings.Count(u[:end], "]"):
+			end--
+		default:
+			return u[:end], u[end:]
+		}
+	}
+	return u[:end], u[end:]
+}
