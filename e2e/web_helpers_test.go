@@ -189,3 +189,23 @@ func (f *webFixture) importRecords(lines ...string) {
 		f.h.t.Fatalf("import: %+v %v", sum, err)
 	}
 }
+
+var (
+	formControl = regexp.MustCompile(`<(input|textarea|select)\b[^>]*>`)
+	controlID   = regexp.MustCompile(`\bid="([^"]+)"`)
+)
+
+// mustLabelControls checks that every visible form control has an id and
+// a <label for> naming it.
+func (p page) mustLabelControls(t *testing.T, what string) {
+	t.Helper()
+	for _, c := range formControl.FindAllString(p.body, -1) {
+		if strings.Contains(c, `type="hidden"`) {
+			continue
+		}
+		m := controlID.FindStringSubmatch(c)
+		if m == nil || !strings.Contains(p.body, `<label for="`+m[1]+`">`) {
+			t.Errorf("%s: form control without a label: %s", what, c)
+		}
+	}
+}

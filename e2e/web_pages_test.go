@@ -65,6 +65,7 @@ func TestWebPages(t *testing.T) {
 			p.mustBeSecured(t, tc.path)
 			p.mustContain(t, tc.contains...)
 			p.mustNotContain(t, "<script", "style=")
+			p.mustLabelControls(t, tc.path)
 			for _, landmark := range []string{"<header", "<main", "<nav", "<footer", `<html lang="en">`} {
 				p.mustContain(t, landmark)
 			}

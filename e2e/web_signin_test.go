@@ -66,6 +66,7 @@ func TestWebSignInAndReply(t *testing.T) {
 		t.Fatalf("signed-in page: as %q, Cache-Control %q", page.signedInAs(), page.header.Get("Cache-Control"))
 	}
 	page.mustContain(t, `<form method="post" action="`+disc+`/replies"`, `<label for="body">Reply as bob</label>`)
+	page.mustLabelControls(t, "signed-in discussion")
 	csrf := page.csrf(t)
 
 	// Another person's session token does not fit this session.
