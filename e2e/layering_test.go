@@ -22,10 +22,12 @@ func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 		{"github.com/kfa-project/kfa/tasks", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/discussions", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/knowledge", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/sessions", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/service", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/a2a", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
 		{"github.com/kfa-project/kfa/admin", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
+		{"github.com/kfa-project/kfa/web", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
 	} {
 		out, err := exec.Command(goTool, "list", "-deps", tc.pkg).CombinedOutput()
 		if err != nil {
