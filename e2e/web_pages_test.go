@@ -219,3 +219,32 @@ func TestWebOff(t *testing.T) {
 		t.Fatalf("the API with the web view off: %d", resp.StatusCode)
 	}
 }
+
+// TestWebSearch: the search page shows what the search path returns,
+// answered discussions included, and counts against the per-address
+// search limit with a 429 and Retry-After when over it.
+func TestWebSearch(t *testing.T) {
+	f := newWebFixture(t, func(c *serverConfig) { c.SearchRate = 2 })
+	if err := f.h.srv.Core().Index.Sync(bg()); err != nil {
+		t.Fatal(err)
+	}
+	b := f.h.browser()
+	p := b.get("/search?q=hot+backup+bbolt+file")
+	if p.status != 200 {
+		t.Fatalf("search: %d\n%s", p.status, p.body)
+	}
+	p.mustContain(t, `<span class="badge">Discussion</span> <span class="badge answered">Answered</span> 1 reply`,
+		`href="/discussions/`+f.answered+`"`, "Use Tx.WriteTo")
+	if p := b.get("/search?q=bbolt"); p.status != 200 {
+		t.Fatalf("second search: %d", p.status)
+	}
+	p = b.get("/search?q=bbolt")
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || p.header.Get("Cache-Control") != "private, no-store" {
+		t.Fatalf("search over the limit: %d %v", p.status, p.header)
+	}
+	p.mustContain(t, "too many searches")
+	// The box alone is no search and costs nothing.
+	if p := b.get("/search"); p.status != 200 {
+		t.Fatalf("search box while limited: %d", p.status)
+	}
+}

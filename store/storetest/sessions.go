@@ -191,26 +191,3 @@ func testSessionsPurge(t *testing.T, open Opener) {
 	}
 	mustNotResume(t, ss, young.ID, sessions.ErrNotFound, "resume a deleted session")
 }
-
-// testFormTokens: a form token is bound to its key and purpose.
-func testFormTokens(t *testing.T, _ Opener) {
-	a, b := sessions.NewNonce(), sessions.NewNonce()
-	tok := sessions.FormToken(a, sessions.PurposeSession)
-	for _, tc := range []struct {
-		name         string
-		key, purpose string
-		token        string
-		want         bool
-	}{
-		{"own", a, sessions.PurposeSession, tok, true},
-		{"other key", b, sessions.PurposeSession, tok, false},
-		{"other purpose", a, sessions.PurposeSignIn, tok, false},
-		{"empty token", a, sessions.PurposeSession, "", false},
-		{"empty key", "", sessions.PurposeSession, sessions.FormToken("", sessions.PurposeSession), false},
-		{"truncated", a, sessions.PurposeSession, tok[:len(tok)-1], false},
-	} {
-		if got := sessions.CheckFormToken(tc.key, tc.purpose, tc.token); got != tc.want {
-			t.Errorf("%s: CheckFormToken = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}

@@ -58,7 +58,6 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"SessionsEnd", testSessionsEnd},
 		{"SessionsPurge", testSessionsPurge},
-		{"FormTokens", testFormTokens},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
