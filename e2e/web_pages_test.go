@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/xml"
+	"fmt"
+	"html"
 	"net/http"
 	"regexp"
 	"strings"
@@ -246,5 +248,61 @@ func TestWebSearch(t *testing.T) {
 	// The box alone is no search and costs nothing.
 	if p := b.get("/search"); p.status != 200 {
 		t.Fatalf("search box while limited: %d", p.status)
+	}
+}
+
+// TestWebPagination: the discussions page walks the listing with the
+// API's page tokens, 20 a page, and the feed holds the first page.
+func TestWebPagination(t *testing.T) {
+	f := newWebFixture(t, func(c *serverConfig) { c.AskRate, c.MaxOpenTasks = 0, 0 })
+	_, dave := f.h.agent("dave")
+	for i := range 21 {
+		f.h.ask(dave, fmt.Sprintf("page-%d", i), fmt.Sprintf("Paged question number %d?", i))
+	}
+	// 23 discussions: the fixture's two and these 21; 22 of them open.
+	next := regexp.MustCompile(`<a href="(/discussions\?[^"]+)" rel="next">`)
+	item := regexp.MustCompile(`<a class="item-title" href="/discussions/([0-9A-Z]+)">`)
+	b := f.h.browser()
+	for _, tc := range []struct {
+		status string
+		pages  []int
+	}{{"", []int{20, 3}}, {"open", []int{20, 2}}, {"answered", []int{1}}} {
+		path := "/discussions"
+		if tc.status != "" {
+			path += "?status=" + tc.status
+		}
+		seen := map[string]bool{}
+		for i, want := range tc.pages {
+			p := b.get(path)
+			if p.status != 200 {
+				t.Fatalf("%s: %d", path, p.status)
+			}
+			items := item.FindAllStringSubmatch(p.body, -1)
+			if len(items) != want {
+				t.Fatalf("%s page %d: %d items, want %d", tc.status, i+1, len(items), want)
+			}
+			for _, it := range items {
+				if seen[it[1]] {
+					t.Fatalf("%s: discussion %s on two pages", tc.status, it[1])
+				}
+				seen[it[1]] = true
+			}
+			m := next.FindStringSubmatch(p.body)
+			if (m != nil) != (i < len(tc.pages)-1) {
+				t.Fatalf("%s page %d: next link %v", tc.status, i+1, m)
+			}
+			if m != nil {
+				path = html.UnescapeString(m[1])
+				if tc.status != "" && !strings.Contains(path, "status="+tc.status) {
+					t.Fatalf("the next page of %s loses the filter: %s", tc.status, path)
+				}
+			}
+		}
+	}
+	var got struct {
+		Entries []struct{} `xml:"entry"`
+	}
+	if err := xml.Unmarshal([]byte(b.get("/discussions.atom").body), &got); err != nil || len(got.Entries) != 20 {
+		t.Fatalf("feed of 23 discussions: %d entries, %v", len(got.Entries), err)
 	}
 }
