@@ -161,7 +161,7 @@ var (
 	ulidRE  = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
 	timeRE  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
 	tokenRE = regexp.MustCompile(`"nextPageToken": "[^"]+"`)
-	numRE   = regexp.MustCompile(`"(sizeBytes|bytes|freePages|pendingPages|durationMs|pid)": \d+`)
+	numRE   = regexp.MustCompile(`"(sizeBytes|bytes|freePages|pendingPages|durationMs|pid|schemaVersion)": \d+`)
 	hexRE   = regexp.MustCompile(`"(sha256|keyHex)": "[0-9a-f]+"`)
 	// The live server knows its index lag; a stopped data directory does not.
 	lagRE = regexp.MustCompile(`"indexLag": (\d+|null)`)
