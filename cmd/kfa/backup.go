@@ -56,6 +56,9 @@ func runBackup(ctx context.Context, e env, args []string) error {
 	if _, err := os.Stat(file); err == nil && !force {
 		return fmt.Errorf("%s exists; pass --force to replace it", file)
 	}
+	if err := dirExists(filepath.Dir(file)); err != nil {
+		return err
+	}
 	c, done, err := connect(ctx, d, false)
 	if err != nil {
 		return err
@@ -68,7 +71,7 @@ func runBackup(ctx context.Context, e env, args []string) error {
 	start := time.Now()
 	out, err := createAtomic(file)
 	if err != nil {
-		return fmt.Errorf("create the backup next to %s: %w", file, err)
+		return fmt.Errorf("cannot write the backup in %s: %w", filepath.Dir(file), unwrapPath(err))
 	}
 	n, err := c.Backup(ctx, out)
 	if err == nil {
