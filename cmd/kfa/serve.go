@@ -78,6 +78,7 @@ func logStopped(ctx context.Context, log *slog.Logger, err error) {
 	}
 	log.Info("kfa stopped", "reason", reason)
 }
+
 // serveFlags binds the flags of kfa serve to cfg.
 func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen `address` (host:port)")
