@@ -44,7 +44,7 @@ release:
 	  echo "building $$out"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $$out ./cmd/kfa; \
 	done
-	cd $(DIST) && sha256sum kfa-* > SHA256SUMS && cat SHA256SUMS
+	cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum kfa-*; else shasum -a 256 kfa-*; fi > SHA256SUMS && cat SHA256SUMS
 
 ## test: every test, with the race detector: go test -race -count=1 ./..., ending with a
 ##       summary (packages, tests passed, failed, skipped); the README's and docs' shell
