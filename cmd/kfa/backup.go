@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,7 +84,7 @@ func runBackup(ctx context.Context, e env, args []string) error {
 		rep, err := store.VerifyFile(out.Name(), 5*time.Second)
 		if err == nil && !rep.OK() {
 			printCheckReport(e.stderr, server.CheckReportJSON(rep))
-			err = errors.New("the copy failed verification; the database itself likely has the same problems (run kfa check)")
+			err = fmt.Errorf("the copy failed verification; the database itself likely has the same problems (run '%s check')", e.name())
 		}
 		if err != nil {
 			out.abort()
