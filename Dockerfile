@@ -10,7 +10,7 @@
 # build line is the one cmd/kfa's TestDockerfileBuild runs (outside Docker),
 # so the binary this image ships is built and checked by make test.
 
-FROM golang:1.26-bookworm AS build
+FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

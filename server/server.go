@@ -157,6 +157,10 @@ func (s *Server) Start() error {
 // listen opens the public listener. Its error names the address.
 func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // "bind: address already in use", without the address again
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
