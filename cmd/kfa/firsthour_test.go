@@ -132,6 +132,21 @@ func TestInit(t *testing.T) {
 	if out := ok(t, "agent", "list", "--data", dir); !strings.Contains(out, a.ID) {
 		t.Fatalf("init lost the agent: %s", out)
 	}
+	// A missing id is named in the error.
+	const nobody = "01JD0000000000000000000000"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agent", "revoke", nobody}, `kfa agent revoke: no agent with id "` + nobody + `"`},
+		{[]string{"agent", "rotate", nobody}, `kfa agent rotate: no agent with id "` + nobody + `"`},
+		{[]string{"records", "show", "no-such-record"}, `kfa records show: no record with id "no-such-record"`},
+		{[]string{"records", "delete", "no-such-record"}, `kfa records delete: no record with id "no-such-record"`},
+	} {
+		if r := kfa(t, append(tc.args, "--data", dir)...); r.code != 1 || r.stderr != tc.want+"\n" {
+			t.Errorf("kfa %v: %s\nwant stderr %q", tc.args, r, tc.want)
+		}
+	}
 	// With the server running, init talks to it and changes nothing.
 	startServer(t, dir, nil)
 	if res := decode[InitResult](t, "init", "--data", dir); res.Created {
