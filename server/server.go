@@ -152,10 +152,28 @@ func (s *Server) readyCheck() error {
 // Start listens on the public address and the admin socket and serves in
 // the background. It returns once both accept connections.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := listen(s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+		return err
 	}
+	return s.startOn(ln)
+}
+
+// listen opens the public listener. Its error names the address.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // "bind: address already in use", without the address again
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// startOn is Start on a listener already open; it closes ln on failure.
+func (s *Server) startOn(ln net.Listener) error {
 	s.ln = ln
 	if err := s.obs.start(s.serveErr); err != nil {
 		_ = ln.Close()
@@ -248,11 +266,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Run starts a server for cfg and serves until ctx is done, then shuts
 // down within cfg.ShutdownTimeout.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
-	s, err := New(cfg, log)
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	// Listen before anything touches the data directory, so that a busy
+	// port leaves no new database (or directory) behind.
+	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return err
 	}
-	if err := s.Start(); err != nil {
+	s, err := New(cfg, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if err := s.startOn(ln); err != nil {
 		_ = s.closeSearch()
 		_ = s.core.Close()
 		return err

@@ -342,6 +342,7 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 	if err != nil {
 		return a2a.SendMessageResponse{}, err
 	}
+	s.noteEmptyBase(ctx, msg, res)
 	return a2a.SendMessageResponse{Message: msg}, nil
 }
 

@@ -11,25 +11,12 @@ import (
 )
 
 func runAgent(ctx context.Context, e env, args []string) error {
-	subs := map[string]func(context.Context, env, []string) error{
-		"create": agentCreate, "rotate": agentRotate, "revoke": agentRevoke, "list": agentList,
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(e.stderr, "Usage: kfa agent create|rotate|revoke|list [flags]\n\n"+
-			"  create   make an agent and its first token (shown once)\n"+
-			"  rotate   issue a new token for an agent; old tokens stop working\n"+
-			"  revoke   disable an agent and delete its tokens\n"+
-			"  list     list agents\n\nRun 'kfa agent <subcommand> -h' for flags.")
-		if len(args) == 0 {
-			return usagef("missing subcommand")
-		}
-		return nil
-	}
-	sub, ok := subs[args[0]]
-	if !ok {
-		return usagef("unknown subcommand %q (want create, rotate, revoke or list)", args[0])
-	}
-	return sub(ctx, e, args[1:])
+	return runGroup(ctx, e, "agent", []subcommand{
+		{"create", "make an agent and its first token (shown once)", agentCreate},
+		{"rotate", "issue a new token for an agent; old tokens stop working", agentRotate},
+		{"revoke", "disable an agent and delete its tokens", agentRevoke},
+		{"list", "list agents", agentList},
+	}, args)
 }
 
 func agentCreate(ctx context.Context, e env, args []string) error {
@@ -56,7 +43,7 @@ func agentCreate(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return usagef("--scope: %v", err)
 	}
-	c, done, err := connect(ctx, d, true)
+	c, done, err := connect(ctx, d, false)
 	if err != nil {
 		return err
 	}
@@ -109,7 +96,7 @@ func agentRotate(ctx context.Context, e env, args []string) error {
 	defer done()
 	a, err := c.RotateAgent(ctx, pos[0], grace)
 	if err != nil {
-		return err
+		return notFound(err, "agent", pos[0])
 	}
 	if d.json {
 		return printJSON(e.stdout, struct {
@@ -139,7 +126,7 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 	defer done()
 	a, err := c.RevokeAgent(ctx, pos[0])
 	if err != nil {
-		return err
+		return notFound(err, "agent", pos[0])
 	}
 	if d.json {
 		return printJSON(e.stdout, a)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,6 +55,9 @@ func runBackup(ctx context.Context, e env, args []string) error {
 	if _, err := os.Stat(file); err == nil && !force {
 		return fmt.Errorf("%s exists; pass --force to replace it", file)
 	}
+	if err := dirExists(filepath.Dir(file)); err != nil {
+		return err
+	}
 	c, done, err := connect(ctx, d, false)
 	if err != nil {
 		return err
@@ -68,7 +70,7 @@ func runBackup(ctx context.Context, e env, args []string) error {
 	start := time.Now()
 	out, err := createAtomic(file)
 	if err != nil {
-		return fmt.Errorf("create the backup next to %s: %w", file, err)
+		return fmt.Errorf("cannot write the backup in %s: %w", filepath.Dir(file), unwrapPath(err))
 	}
 	n, err := c.Backup(ctx, out)
 	if err == nil {
@@ -82,7 +84,7 @@ func runBackup(ctx context.Context, e env, args []string) error {
 		rep, err := store.VerifyFile(out.Name(), 5*time.Second)
 		if err == nil && !rep.OK() {
 			printCheckReport(e.stderr, server.CheckReportJSON(rep))
-			err = errors.New("the copy failed verification; the database itself likely has the same problems (run kfa check)")
+			err = fmt.Errorf("the copy failed verification; the database itself likely has the same problems (run '%s check')", e.name())
 		}
 		if err != nil {
 			out.abort()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,13 +203,17 @@ func TestHelpAndUsage(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stderr, "Usage: kfa "+name) || !strings.Contains(r.stderr, "Examples:\n  kfa "+c[0]) {
 				t.Fatalf("-h: %s", r)
 			}
-			if name != "serve" && name != "completion" && !strings.Contains(r.stderr, "-data") {
+			if name != "serve" && name != "completion" && !strings.Contains(r.stderr, "\n  --data directory\n") {
 				t.Fatalf("-h does not list --data: %s", r)
 			}
+			if strings.Contains(r.stderr, "\n  -data") {
+				t.Fatalf("-h shows a flag with one dash: %s", r)
+			}
+			// The error once, then where the help is: two lines, no usage dump.
 			r = kfa(t, append(c, "--no-such-flag")...)
-			if r.code != 2 || !strings.Contains(r.stderr, "flag provided but not defined: -no-such-flag") ||
-				!strings.Contains(r.stderr, "Run 'kfa help "+c[0]+"' for usage.") {
-				t.Fatalf("unknown flag: %s", r)
+			want := "kfa " + name + ": unknown flag --no-such-flag\nRun 'kfa " + name + " -h' for usage.\n"
+			if r.code != 2 || r.stderr != want || r.stdout != "" {
+				t.Fatalf("unknown flag: %s\nwant stderr %q", r, want)
 			}
 		})
 	}
@@ -217,12 +222,13 @@ func TestHelpAndUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"nope"}, 2, `kfa: unknown command "nope"`},
+		{[]string{"nope"}, 2, `kfa: unknown command "nope"; run 'kfa help' for the list`},
 		{[]string{}, 2, "Commands:"},
 		{[]string{"help"}, 0, "restore"},
 		{[]string{"help", "tasks"}, 0, "Usage: kfa tasks list|show|cancel"},
 		{[]string{"tasks"}, 2, "missing subcommand"},
 		{[]string{"tasks", "nope"}, 2, `unknown subcommand "nope" (want list, show, cancel)`},
+		{[]string{"tasks", "lst"}, 2, `unknown subcommand "lst" (did you mean "list"?) (want list, show, cancel)`},
 		{[]string{"discussions", "-h"}, 0, "Usage: kfa discussions list|show"},
 		{[]string{"tasks", "show"}, 2, "want a task ID, got 0 argument(s)"},
 		{[]string{"tasks", "list", "--state", "sleeping"}, 2, `--state: unknown task state "sleeping"`},
@@ -231,7 +237,7 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"discussions", "list", "--status", "closed"}, 2, `--status must be open or answered, not "closed"`},
 		{[]string{"inbox"}, 2, "want an agent ID"},
 		{[]string{"stats", "extra"}, 2, "unexpected arguments: extra"},
-		{[]string{"completion", "fish"}, 2, `unknown shell "fish"`},
+		{[]string{"completion", "tcsh"}, 2, `unknown shell "tcsh" (want bash, zsh or fish)`},
 	} {
 		r := kfa(t, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
@@ -241,14 +247,21 @@ func TestHelpAndUsage(t *testing.T) {
 }
 
 // TestNoDatabase: a command pointed at a directory without a database
-// says so in one line that names it and what to do.
+// says so in one line that names it and how to start one, and creates
+// nothing: only serve and init make a database, so a mistyped --data
+// cannot quietly start an empty one beside the real one.
 func TestNoDatabase(t *testing.T) {
 	dir := filepath.Join(shortTempDir(t), "nothing-here")
-	for _, c := range [][]string{{"stats"}, {"tasks", "list"}, {"check"}, {"discussions", "list"}, {"backup", filepath.Join(shortTempDir(t), "b.db")}} {
+	for _, c := range [][]string{
+		{"stats"}, {"tasks", "list"}, {"check"}, {"discussions", "list"}, {"backup", filepath.Join(shortTempDir(t), "b.db")},
+		{"agent", "create", "--name", "alice"}, {"agent", "list"}, {"records", "import", "-"}, {"records", "list"},
+		{"reply", "01JD0000000000000000000000", "--as", "01JD0000000000000000000000", "--body", "x"},
+	} {
 		r := kfa(t, append(c, "--data", dir)...)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		if r.code != 1 || len(lines) != 1 || !strings.Contains(r.stderr, filepath.Join(dir, "kfa.db")) ||
-			!strings.Contains(r.stderr, "check --data, or start kfa serve there once") {
+		want := fmt.Sprintf("no kfa database at %s: check --data (or KFA_DATA); to start one there, run 'kfa serve --data %s' (or 'kfa init --data %s')",
+			filepath.Join(dir, "kfa.db"), dir, dir)
+		if r.code != 1 || len(lines) != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
 			t.Errorf("kfa %v on an empty directory: %s", c, r)
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -260,10 +273,24 @@ func TestNoDatabase(t *testing.T) {
 // TestCompletion: the scripts know every command, subcommand and flag.
 func TestCompletion(t *testing.T) {
 	bash := ok(t, "completion", "bash")
-	for _, want := range []string{"complete -o filenames -F _kfa kfa", `"help agent backup check completion discussions inbox records reply restore serve stats tasks version"`,
+	for _, want := range []string{"complete -o filenames -F _kfa kfa", `"help agent backup check completion discussions inbox init records reply restore serve stats tasks version"`,
 		`compgen -W "list show cancel"`, "--owner", "--state", "--unacked", "--keep-old", "--metrics-addr", "--as --body"} {
 		if !strings.Contains(bash, want) {
 			t.Errorf("bash completion lacks %q", want)
+		}
+	}
+	fish := ok(t, "completion", "fish")
+	for _, want := range []string{
+		"complete -c kfa -f\n",
+		"complete -c kfa -n 'not __fish_seen_subcommand_from agent backup check completion discussions inbox init records reply restore serve stats tasks version' -a tasks -d 'list, show and cancel tasks of every agent'",
+		"complete -c kfa -n '__fish_seen_subcommand_from tasks; and not __fish_seen_subcommand_from list show cancel' -a list",
+		"complete -c kfa -n '__fish_seen_subcommand_from tasks; and __fish_seen_subcommand_from list' -l owner -x -d 'only tasks of the agent with this id'",
+		"complete -c kfa -n '__fish_seen_subcommand_from stats' -l data -x -a '(__fish_complete_directories)'",
+		"complete -c kfa -n '__fish_seen_subcommand_from stats' -l json -d 'print machine-readable JSON'",
+		"-a inbox -d 'list an agent\\'s inbox'",
+	} {
+		if !strings.Contains(fish, want) {
+			t.Errorf("fish completion lacks %q", want)
 		}
 	}
 	zsh := ok(t, "completion", "zsh")

@@ -32,7 +32,9 @@ func (d *dataFlags) bind(fs *flag.FlagSet) {
 
 // connect reaches the data: through the running server's admin socket when
 // one answers, otherwise by opening the database itself and serving the
-// same admin API to itself in memory. create allows making a new database.
+// same admin API to itself in memory. create allows making a new database:
+// only kfa init asks for it (and kfa serve opens the store itself), so
+// that a mistyped --data is an error, not a second, empty database.
 func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, func(), error) {
 	sock := d.socket
 	if sock == "" {
@@ -52,7 +54,7 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	dbPath := filepath.Join(d.dir, store.FileName)
 	if !create {
 		if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no kfa database at %s: check --data, or start kfa serve there once", dbPath)
+			return nil, nil, &noDatabaseError{dir: d.dir, path: dbPath}
 		}
 	}
 	core, err := server.OpenCore(server.CoreOptions{DataDir: d.dir, LockTimeout: 500 * time.Millisecond})
@@ -65,7 +67,7 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	}
 	l := admin.NewPipeListener()
 	log := slog.New(slog.DiscardHandler)
-	srv := &http.Server{Handler: core.AdminHandler(log, version, d.dir, "direct"), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: core.AdminHandler(log, buildInfo().Version, d.dir, "direct"), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return client.NewDialer(l.Dial), func() {
 		_ = srv.Close()

@@ -105,3 +105,29 @@ func samePath(a, b string) bool {
 	ab, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == ab
 }
+
+// dirExists checks that dir, where a file is to be written, is an
+// existing directory, with an error that names it and what to do.
+func dirExists(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the directory %s does not exist; create it first (mkdir -p %s)", dir, dir)
+	case err != nil:
+		return fmt.Errorf("cannot use the directory %s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of an *os.PathError when the
+// message already names the place: "permission denied", not "open
+// /backups/.kfa.db.tmp-1234: permission denied".
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -21,16 +21,16 @@ type subcommand struct {
 // runGroup dispatches a command group to its subcommands, printing the
 // group's help for "-h", "help" or no subcommand.
 func runGroup(ctx context.Context, e env, group string, subs []subcommand, args []string) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
 	usage := func(w io.Writer) {
-		names := make([]string, len(subs))
-		for i, s := range subs {
-			names[i] = s.name
-		}
-		fmt.Fprintf(w, "Usage: kfa %s %s [flags] [arguments]\n\n", group, strings.Join(names, "|"))
+		fmt.Fprintf(w, "Usage: %s %s %s [flags] [arguments]\n\n", e.name(), group, strings.Join(names, "|"))
 		for _, s := range subs {
 			fmt.Fprintf(w, "  %-8s %s\n", s.name, s.summary)
 		}
-		fmt.Fprintf(w, "\nRun 'kfa %s <subcommand> -h' for its flags and examples.\n", group)
+		fmt.Fprintf(w, "\nRun '%s %s <subcommand> -h' for its flags and examples.\n", e.name(), group)
 	}
 	if len(args) == 0 {
 		usage(e.stderr)
@@ -43,14 +43,10 @@ func runGroup(ctx context.Context, e env, group string, subs []subcommand, args 
 	}
 	for _, s := range subs {
 		if s.name == args[0] {
-			return s.run(ctx, e, args[1:])
+			return inCommand(s.run(ctx, e, args[1:]), group+" "+s.name)
 		}
 	}
-	names := make([]string, len(subs))
-	for i, s := range subs {
-		names[i] = s.name
-	}
-	return usagef("unknown subcommand %q (want %s)", args[0], strings.Join(names, ", "))
+	return usagef("unknown subcommand %q%s (want %s)", args[0], didYouMean(args[0], names), strings.Join(names, ", "))
 }
 
 // plain turns an error answer of the admin channel into its message: the
@@ -129,4 +125,14 @@ func textBlock(s, indent string) string {
 		lines[i] = indent + oneLine(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// notFound names the missing thing in a 404 of the admin channel, whose
+// message for records and agents does not say which id was asked for.
+func notFound(err error, what, id string) error {
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.StatusCode == 404 {
+		return fmt.Errorf("no %s with id %q", what, oneLine(id))
+	}
+	return plain(err)
 }

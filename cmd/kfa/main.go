@@ -13,15 +13,26 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-sigs
-		cancel()
+		sig := <-sigs
+		cancel(fmt.Errorf("received %s", signalName(sig)))
 		<-sigs
 		fmt.Fprintln(os.Stderr, "kfa: second signal, exiting without waiting")
 		os.Exit(130)
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// signalName is the conventional name of a stop signal, for the log.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }

@@ -22,26 +22,13 @@ import (
 )
 
 func runRecords(ctx context.Context, e env, args []string) error {
-	subs := map[string]func(context.Context, env, []string) error{
-		"import": recordsImport, "delete": recordsDelete, "reindex": recordsReindex, "list": recordsList, "show": recordsShow,
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(e.stderr, "Usage: kfa records import|list|show|delete|reindex [flags]\n\n"+
-			"  import    upsert records from a JSON Lines file (or - for stdin)\n"+
-			"  list      list records in id order\n"+
-			"  show      print one record\n"+
-			"  delete    delete a record\n"+
-			"  reindex   rebuild the search index from the records\n\nRun 'kfa records <subcommand> -h' for flags.")
-		if len(args) == 0 {
-			return usagef("missing subcommand")
-		}
-		return nil
-	}
-	sub, ok := subs[args[0]]
-	if !ok {
-		return usagef("unknown subcommand %q (want import, list, show, delete or reindex)", args[0])
-	}
-	return sub(ctx, e, args[1:])
+	return runGroup(ctx, e, "records", []subcommand{
+		{"import", "upsert records from a JSON Lines file (or - for stdin)", recordsImport},
+		{"list", "list records in id order", recordsList},
+		{"show", "print one record", recordsShow},
+		{"delete", "delete a record", recordsDelete},
+		{"reindex", "rebuild the search index from the records", recordsReindex},
+	}, args)
 }
 
 // importResult is what `kfa records import --json` prints.
@@ -79,7 +66,7 @@ func recordsImport(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer closeIn()
-	c, done, err := connect(ctx, d, true)
+	c, done, err := connect(ctx, d, false)
 	if err != nil {
 		return err
 	}
@@ -222,7 +209,7 @@ func recordsDelete(ctx context.Context, e env, args []string) error {
 	defer done()
 	res, err := c.DeleteRecord(ctx, pos[0])
 	if err != nil {
-		return err
+		return notFound(err, "record", pos[0])
 	}
 	if d.json {
 		return printJSON(e.stdout, res)
@@ -338,7 +325,7 @@ func recordsShow(ctx context.Context, e env, args []string) error {
 	defer done()
 	r, err := c.Record(ctx, pos[0])
 	if err != nil {
-		return err
+		return notFound(err, "record", pos[0])
 	}
 	if d.json {
 		return printJSON(e.stdout, r)

@@ -41,6 +41,16 @@ func TestRecordsImportCommand(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	good := writeLines(t, dir, recordLine("a", "Alpha"), recordLine("b", "Beta"))
 
+	// Only serve and init create a database.
+	_, errOut, code := cli(t, "", "records", "import", good, "--data", data)
+	if code != 1 || !strings.Contains(errOut, "no kfa database at "+filepath.Join(data, "kfa.db")) {
+		t.Fatalf("import without a database: code %d, err %q", code, errOut)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("import without a database created %s: %v", data, err)
+	}
+	ok(t, "init", "--data", data)
+
 	out, errOut, code := cli(t, "", "records", "import", good, "--data", data)
 	if code != 0 || !strings.Contains(out, "2 lines, 2 added, 0 updated, 0 unchanged, 0 rejected") {
 		t.Fatalf("first import: code %d, out %q, err %q", code, out, errOut)
@@ -86,13 +96,14 @@ func TestRecordsImportCommand(t *testing.T) {
 		t.Fatalf("delete: code %d", code)
 	}
 	_, errOut, code = cli(t, "", "records", "delete", "a", "--data", data)
-	if code != 1 || !strings.Contains(errOut, "record not found") {
+	if code != 1 || strings.TrimSpace(errOut) != `kfa records delete: no record with id "a"` {
 		t.Fatalf("second delete: code %d, err %q", code, errOut)
 	}
 }
 
 func TestRecordsReindexWithoutServer(t *testing.T) {
 	data := t.TempDir()
+	ok(t, "init", "--data", data)
 	if _, _, code := cli(t, recordLine("a", "A")+"\n", "records", "import", "-", "--data", data); code != 0 {
 		t.Fatal("import failed")
 	}

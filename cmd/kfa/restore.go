@@ -177,7 +177,7 @@ func runRestore(ctx context.Context, e env, args []string) error {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
-	fmt.Fprintf(e.stdout, "Start the server: kfa serve --data %s\n", d.dir)
+	fmt.Fprintf(e.stdout, "Start the server: %s serve --data %s\n", e.name(), d.dir)
 	return nil
 }
 

@@ -24,6 +24,9 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// prog is the name kfa was started with (./bin/kfa, kfa, ...): the
+	// hints it prints use it, so that they run as shown. Empty means kfa.
+	prog string
 }
 
 // command is one CLI command.
@@ -45,37 +48,43 @@ func commands() []command {
 		{"check", "verify the database: bbolt and kfa invariants", runCheck},
 		{"backup", "write a consistent copy of the live database", runBackup},
 		{"restore", "install a backup into a stopped data directory", runRestore},
-		{"completion", "print a bash or zsh completion script", runCompletion},
+		{"init", "create an empty database in a data directory", runInit},
+		{"completion", "print a bash, zsh or fish completion script", runCompletion},
 		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
-		{"version", "print the version", runVersion},
+		{"version", "print the version, commit, Go version and build date", runVersion},
 	}
 }
 
-// usageError is a mistake in how kfa was invoked: exit code 2.
-type usageError struct{ msg string }
+// usageError is a mistake in how kfa was invoked: exit code 2. cmd, when
+// set, is the command whose help explains it ("agent create").
+type usageError struct{ msg, cmd string }
 
 func (e *usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
 
 // run is the whole program; main only picks the exit code it returns.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	return runEnv(ctx, e, args)
+// argv is the command line with the program's name first.
+func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, prog: progName(argv[0])}
+	return runEnv(ctx, e, argv[1:])
 }
 
 func runEnv(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 {
-		printUsage(e.stderr)
+		printUsage(e, e.stderr)
 		return exitUsage
 	}
 	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+	switch name {
+	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
-			return runEnv(ctx, e, []string{args[1], "-h"})
+			return runEnv(ctx, e, append(append([]string{}, args[1:]...), "-h"))
 		}
-		printUsage(e.stdout)
+		printUsage(e, e.stdout)
 		return exitOK
+	case "--version", "-version", "-v":
+		name = "version"
 	}
 	for _, c := range commands() {
 		if c.name != name {
@@ -90,21 +99,36 @@ func runEnv(ctx context.Context, e env, args []string) int {
 		}
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(e.stderr, "kfa %s: %s\nRun 'kfa help %s' for usage.\n", name, ue.msg, name)
+			if ue.cmd == "" {
+				ue.cmd = name
+			}
+			fmt.Fprintf(e.stderr, "kfa %s: %s\nRun '%s %s -h' for usage.\n", ue.cmd, ue.msg, e.name(), ue.cmd)
 			return exitUsage
+		}
+		var ce *cmdError
+		if errors.As(err, &ce) {
+			name = ce.cmd
+		}
+		var h hinted
+		if errors.As(err, &h) {
+			fmt.Fprintf(e.stderr, "kfa %s: %s\n", name, h.hint(e.name()))
+			return exitError
 		}
 		fmt.Fprintf(e.stderr, "kfa %s: %s\n", name, err)
 		return exitError
 	}
-	fmt.Fprintf(e.stderr, "kfa: unknown command %q\n\n", name)
-	printUsage(e.stderr)
+	names := make([]string, 0, len(commands())+1)
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(e.stderr, "kfa: unknown command %q%s; run '%s help' for the list\n", name, didYouMean(name, append(names, "help")), e.name())
 	return exitUsage
 }
 
-func printUsage(w io.Writer) {
+func printUsage(e env, w io.Writer) {
 	fmt.Fprintln(w, "kfa: knowledge for agents, an A2A server and its operator CLI.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: kfa <command> [flags] [arguments]")
+	fmt.Fprintf(w, "Usage: %s <command> [flags] [arguments]\n", e.name())
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands() {
@@ -113,34 +137,27 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --data DIR (default ./data, or $KFA_DATA) and, where it prints")
 	fmt.Fprintln(w, "something a script may read, --json. Flags may come before or after arguments.")
-	fmt.Fprintln(w, "Run 'kfa help <command>' for a command's flags and examples.")
+	fmt.Fprintf(w, "Run '%s help <command>' for a command's flags and examples; '%s --version' for the version.\n", e.name(), e.name())
 }
 
-func runVersion(_ context.Context, e env, args []string) error {
-	fs := newFlagSet("version", "kfa version", "Print the version of this kfa binary.", e)
-	if _, err := parseArgs(fs, args, e); err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, version)
-	return nil
-}
-
-// newFlagSet returns a FlagSet whose errors and help go to e.stderr.
+// newFlagSet returns a FlagSet for one command. Its help (for -h) goes to
+// e.stderr, its flags shown with "--" as the docs write them; parse errors
+// are not printed by the flag package but returned, to be printed once.
 func newFlagSet(name, synopsis, help string, e env, examples ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: %s\n\n%s\n", synopsis, help)
+		fmt.Fprintf(e.stderr, "Usage: %s\n\n%s\n", e.cmdline(synopsis), help)
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		if len(names) > 0 {
 			fmt.Fprintln(e.stderr, "\nFlags:")
-			fs.PrintDefaults()
+			printFlags(e.stderr, fs)
 		}
 		if len(examples) > 0 {
 			fmt.Fprintln(e.stderr, "\nExamples:")
 			for _, ex := range examples {
-				fmt.Fprintf(e.stderr, "  %s\n", ex)
+				fmt.Fprintf(e.stderr, "  %s\n", e.cmdline(ex))
 			}
 		}
 	}
@@ -152,13 +169,18 @@ func newFlagSet(name, synopsis, help string, e env, examples ...string) *flag.Fl
 // then applies KFA_* variables to the flags not given. It returns the
 // positional arguments. Everything after "--" is positional.
 func parseArgs(fs *flag.FlagSet, args []string, e env) ([]string, error) {
+	// The flag package calls Usage on every error; only -h should print it.
+	help := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = help }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				help()
 				return nil, err
 			}
-			return nil, usagef("%v", err)
+			return nil, &usageError{msg: flagError(fs, err), cmd: fs.Name()}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -171,7 +193,10 @@ func parseArgs(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	return pos, applyEnv(fs, e)
+	if err := applyEnv(fs, e); err != nil {
+		return nil, err
+	}
+	return pos, nil
 }
 
 // applyEnv sets each flag not given on the command line from KFA_<NAME>
@@ -193,7 +218,7 @@ func applyEnv(fs *flag.FlagSet, e env) error {
 			continue
 		}
 		if err := fs.Set(n, v); err != nil {
-			return usagef("%s=%q: %v", key, v, err)
+			return &usageError{msg: fmt.Sprintf("%s=%q: want %s (it sets --%s)", key, v, valueKind(fs.Lookup(n)), n), cmd: fs.Name()}
 		}
 	}
 	return nil

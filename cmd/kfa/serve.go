@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kfa-project/kfa/server"
@@ -12,7 +15,7 @@ import (
 
 func runServe(ctx context.Context, e env, args []string) error {
 	cfg := server.DefaultConfig()
-	cfg.Version = version
+	cfg.Version = buildInfo().Version
 	fs := newFlagSet("serve", "kfa serve [flags]",
 		"Run the kfa server: the A2A HTTP+JSON binding, the public JSON API, and the admin socket\n"+
 			"the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
@@ -32,7 +35,48 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return usagef("%v", err)
 	}
 	log := newLogger(e, cfg.LogFormat, cfg.LogLevel)
-	return server.Run(ctx, cfg, log)
+	err = server.Run(ctx, cfg, log)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w\n%s", err, busyHint(e, cfg, err))
+	}
+	logStopped(ctx, log, err)
+	return err
+}
+
+// busyHint says which flag moves the listener whose address is taken.
+func busyHint(e env, cfg server.Config, err error) string {
+	flagName, addr := "--addr", cfg.Addr
+	switch {
+	case cfg.MetricsAddr != "" && strings.Contains(err.Error(), "metrics-addr "+cfg.MetricsAddr):
+		flagName, addr = "--metrics-addr", cfg.MetricsAddr
+	case cfg.PprofAddr != "" && strings.Contains(err.Error(), "pprof address "+cfg.PprofAddr):
+		flagName, addr = "--pprof-addr", cfg.PprofAddr
+	}
+	env := "KFA_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flagName, "--"), "-", "_"))
+	hint := fmt.Sprintf("Another process listens on %s (perhaps another kfa serve). Stop it, or choose another address "+
+		"with %s (or %s), e.g. '%s serve %s 127.0.0.1:8081'", addr, flagName, env, e.name(), flagName)
+	if flagName == "--addr" {
+		hint += "; with make: 'make run ADDR=127.0.0.1:8081'"
+	}
+	return hint + ". Nothing was written to the data directory."
+}
+
+// logStopped ends the log of a server that was asked to stop with why:
+// the signal, or whatever else ended ctx. A server that stopped on its
+// own says why in its error, which kfa prints last.
+func logStopped(ctx context.Context, log *slog.Logger, err error) {
+	if ctx.Err() == nil {
+		return
+	}
+	reason := "canceled"
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		reason = cause.Error()
+	}
+	if err != nil {
+		log.Error("kfa stopped", "reason", reason, "err", err)
+		return
+	}
+	log.Info("kfa stopped", "reason", reason)
 }
 
 // serveFlags binds the flags of kfa serve to cfg.

@@ -162,7 +162,7 @@ func tasksShow(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if td.Discussion == nil {
-		fmt.Fprintf(e.stdout, "\nThe discussion %s is missing; run kfa check.\n", tk.DiscussionID)
+		fmt.Fprintf(e.stdout, "\nThe discussion %s is missing; run '%s check'.\n", tk.DiscussionID, e.name())
 		return nil
 	}
 	printDiscussion(e, *td.Discussion, now, tk.ReplyID)
