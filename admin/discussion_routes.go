@@ -59,16 +59,28 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// getDiscussion returns one discussion with its replies.
+// getDiscussion returns one discussion with one page of its replies,
+// oldest first. Query: pageSize (1-100), pageToken.
 func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
-	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
+	q := r.URL.Query()
+	size, err := queryInt(q, "pageSize")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	token, err := queryOne(q, "pageToken")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d, replies, err := h.deps.Discussions.Get(r.Context(), mux.Vars(r)["id"], size, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	out := api.FromDiscussion(d, "")
-	out.Replies = api.FromReplies(replies)
+	out.Replies = api.FromReplies(replies.Replies)
+	out.NextPageToken = replies.NextPageToken
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 

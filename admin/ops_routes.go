@@ -18,8 +18,9 @@ import (
 type Store interface {
 	// Stats describes the file and counts its contents.
 	Stats() (api.Stats, error)
-	// Check verifies bbolt's structure and kfa's invariants.
-	Check(ctx context.Context) (api.CheckReport, error)
+	// Check verifies kfa's invariants, and bbolt's structure with pages
+	// (which holds writes back while it runs).
+	Check(ctx context.Context, pages bool) (api.CheckReport, error)
 	// Backup writes a consistent copy of the file to w, telling size the
 	// byte count first.
 	Backup(w io.Writer, size func(int64)) (int64, error)
@@ -61,9 +62,16 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 }
 
 // check runs kfa check. It answers 200 whatever it finds; the report says
-// whether the store is sound.
+// whether the store is sound. Query: pages=true adds bbolt's page check,
+// which holds a server's writes back while it runs; the CLI's own store
+// (mode direct), which no one else writes to, always gets it.
 func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
-	rep, err := h.deps.Store.Check(r.Context())
+	pages, err := queryBool(r.URL.Query(), "pages")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	rep, err := h.deps.Store.Check(r.Context(), pages || h.deps.Mode == "direct")
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -87,7 +87,8 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// getTask returns one task of any owner with its discussion and replies.
+// getTask returns one task of any owner with its discussion and the first
+// page of its replies.
 func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	t, err := h.deps.Tasks.Get(r.Context(), "", id)
@@ -99,11 +100,12 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)),
 		A2A:  t.Wire(tasks.FullView),
 	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), t.DiscussionID)
+	d, replies, err := h.deps.Discussions.Get(r.Context(), t.DiscussionID, 0, "")
 	switch {
 	case err == nil:
 		ad := api.FromDiscussion(d, "")
-		ad.Replies = api.FromReplies(replies)
+		ad.Replies = api.FromReplies(replies.Replies)
+		ad.NextPageToken = replies.NextPageToken
 		out.Discussion = &ad
 	case !errors.Is(err, discussions.ErrNotFound):
 		h.fail(w, r, err)

@@ -36,7 +36,11 @@ type Discussion struct {
 	AnsweredAt  string  `json:"answeredAt,omitempty"`
 	ReplyCount  int     `json:"replyCount"`
 	URL         string  `json:"url,omitempty"`
-	Replies     []Reply `json:"replies,omitzero"`
+	// Replies are one page of the replies, oldest first, when the
+	// discussion is read on its own; NextPageToken reads the next page
+	// (absent on the last one).
+	Replies       []Reply `json:"replies,omitzero"`
+	NextPageToken string  `json:"nextPageToken,omitempty"`
 }
 
 // Reply is an answer on a discussion.

@@ -61,16 +61,35 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// getDiscussion returns one discussion with its replies.
+// getDiscussion returns one discussion with one page of its replies,
+// oldest first (pageSize, pageToken).
 func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
-	id := pathID(r)
-	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
+	q := r.URL.Query()
+	size, err := queryInt(q, "pageSize", "page_size")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	token, err := queryStr(q, "pageToken", "page_token")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	n := 0
+	if size != nil {
+		if n = *size; n < 1 || n > discussions.MaxPageSize {
+			h.fail(w, r, a2a.BadParam("pageSize", "must be between 1 and %d", discussions.MaxPageSize))
+			return
+		}
+	}
+	d, replies, err := h.deps.Discussions.Get(r.Context(), pathID(r), n, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	out := api.FromDiscussion(d, h.deps.PublicURL)
-	out.Replies = api.FromReplies(replies)
+	out.Replies = api.FromReplies(replies.Replies)
+	out.NextPageToken = replies.NextPageToken
 	publicRead(w)
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }

@@ -26,7 +26,7 @@ type community struct {
 func newCommunity(f *fixture, w *DiscussionWatch) *community {
 	return &community{
 		tasks: tasks.NewService(f.db, tasks.Limits{}, f.db.Secret(), now),
-		discs: discussions.NewService(w.Wrap(f.db), f.db.Secret(), now),
+		discs: discussions.NewService(w.Wrap(f.db), discussions.Limits{}, f.db.Secret(), now),
 		asker: tasks.Asker{ID: ulid.Make().String(), Name: "asker"},
 		other: discussions.Author{ID: ulid.Make().String(), Name: "helper"},
 	}

@@ -53,7 +53,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	watch := search.NewDiscussionWatch()
 	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
-		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
+		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
+		OnTaskChange: broker.Publish,
 	}
 	obs.countEvents(&co)
 	// The search index watches replies beneath the metrics' counting.

@@ -44,7 +44,7 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddReply(ctx, reply(1, done.DiscussionID, t0.Add(time.Second))); err != nil {
+	if _, err := db.AddReply(ctx, reply(1, done.DiscussionID, t0.Add(time.Second)), discussions.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := db.CreateAsk(ctx, ask(2, "c-open", 1, t0)); err != nil {
@@ -75,7 +75,7 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 			}, tasks.ErrNotCancelable})
 		case 1:
 			calls = append(calls, call{fmt.Sprintf("reply on unknown %d", i), func() error {
-				_, err := db.AddReply(ctx, reply(1, "01JD0000000000000000000000", at))
+				_, err := db.AddReply(ctx, reply(1, "01JD0000000000000000000000", at), discussions.Limits{})
 				return err
 			}, discussions.ErrNotFound})
 		default:

@@ -139,6 +139,15 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 		}
 		return t, false, nil
 	}
+	// The owner's ask window: refused here, nothing is spent; allowed, it
+	// moves on with the writes below.
+	if batch != nil && c.AskRate.Enabled() {
+		return tasks.Task{}, false, errors.New("store: an ask rate needs its window written at once")
+	}
+	win, err := takeWindow(tx, windowAsk, owner, c.AskRate, c.Task.CreatedAt)
+	if err != nil {
+		return tasks.Task{}, false, err
+	}
 	discID := c.Task.DiscussionID
 	dk, ok := idBytes(discID)
 	if c.JoinDiscussionID != "" {
@@ -175,11 +184,13 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 			return tasks.Task{}, false, err
 		}
 	}
+	if err := putWindow(tx, win); err != nil {
+		return tasks.Task{}, false, err
+	}
 	t := c.Task
 	if err := putTaskRecord(tx, &t, recs.task); err != nil {
 		return tasks.Task{}, false, err
 	}
-	var err error
 	if batch != nil {
 		err = batch.add(&t, +1)
 	} else {
@@ -192,7 +203,7 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 	if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
 		return tasks.Task{}, false, err
 	}
-	if err := tx.Bucket(bucketTaskByDisc).Put(cat(dk, tid), owner); err != nil {
+	if err := addMember(tx, dk, owner, tid); err != nil {
 		return tasks.Task{}, false, err
 	}
 	return t, true, nil
