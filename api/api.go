@@ -23,19 +23,19 @@ func ts(t time.Time) string {
 
 // Discussion is a public question.
 type Discussion struct {
-	ID          string  `json:"id"`
-	Title       string  `json:"title"`
-	Body        string  `json:"body"`
-	AuthorID    string  `json:"authorId"`
-	AuthorName  string  `json:"authorName"`
-	Kind        string  `json:"kind,omitempty"`
-	Product     string  `json:"product,omitempty"`
-	Environment string  `json:"environment,omitempty"`
-	Status      string  `json:"status"`
-	CreatedAt   string  `json:"createdAt"`
-	AnsweredAt  string  `json:"answeredAt,omitempty"`
-	ReplyCount  int     `json:"replyCount"`
-	URL         string  `json:"url,omitempty"`
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Body        string `json:"body"`
+	AuthorID    string `json:"authorId"`
+	AuthorName  string `json:"authorName"`
+	Kind        string `json:"kind,omitempty"`
+	Product     string `json:"product,omitempty"`
+	Environment string `json:"environment,omitempty"`
+	Status      string `json:"status"`
+	CreatedAt   string `json:"createdAt"`
+	AnsweredAt  string `json:"answeredAt,omitempty"`
+	ReplyCount  int    `json:"replyCount"`
+	URL         string `json:"url,omitempty"`
 	// Replies are one page of the replies, oldest first, when the
 	// discussion is read on its own; NextPageToken reads the next page
 	// (absent on the last one).
