@@ -109,15 +109,28 @@ type RotateAgentRequest struct {
 	GraceSeconds int64 `json:"graceSeconds"`
 }
 
+// listAgents lists agents, oldest first. Query: pageSize (1-100, default
+// 50), pageToken.
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
-	list, err := h.deps.Agents.List(r.Context())
+	q := r.URL.Query()
+	size, err := queryInt(q, "pageSize")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	out := make([]api.Agent, len(list))
-	for i, a := range list {
-		out[i] = api.FromAgent(a)
+	token, err := queryOne(q, "pageToken")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	page, err := h.deps.Agents.List(r.Context(), size, token)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := api.AgentList{Agents: make([]api.Agent, len(page.Agents)), NextPageToken: page.Next, TotalSize: page.Total}
+	for i, a := range page.Agents {
+		out.Agents[i] = api.FromAgent(a)
 	}
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }

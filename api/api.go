@@ -111,6 +111,13 @@ type Agent struct {
 	Token      string   `json:"token,omitempty"`
 }
 
+// AgentList is a page of agents, oldest first.
+type AgentList struct {
+	Agents        []Agent `json:"agents"`
+	NextPageToken string  `json:"nextPageToken"`
+	TotalSize     int     `json:"totalSize"`
+}
+
 // FromDiscussion converts a discussion; base is the public URL.
 func FromDiscussion(d discussions.Discussion, base string) Discussion {
 	out := Discussion{

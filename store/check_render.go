@@ -88,6 +88,8 @@ func describePrefix(ix int, p []byte) ([]string, bool) {
 		steps = []func() bool{owner, state}
 	case idxOwnerCtx:
 		steps = []func() bool{owner, ctx}
+	case idxAllCtx:
+		steps = []func() bool{ctx}
 	case idxOwnerCtxState:
 		steps = []func() bool{owner, ctx, state}
 	}

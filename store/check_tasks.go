@@ -208,7 +208,7 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// checkTaskIndexes: every entry of the six task indexes is some task's
+// checkTaskIndexes: every entry of the seven task indexes is some task's
 // position (an entry that is not is stale: the task is listed twice, or
 // under an old state or time), counted for the counters.
 func (c *checker) checkTaskIndexes() error {

@@ -179,17 +179,6 @@ func snapshotOf(v []byte) (tasks.Snapshot, error) {
 	return tasks.Snapshot{ID: r.id, OwnerID: r.owner, State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(), Wire: r.wire}, nil
 }
 
-// taskContext returns the context id of a task record, without decoding
-// the rest.
-func taskContext(v []byte) (string, error) {
-	if len(v) > 0 && v[0] == taskFormatJSON {
-		t, err := decodeTaskJSON(v)
-		return t.ContextID, err
-	}
-	r, err := parseTask(v)
-	return string(r.ctx), err
-}
-
 func encodeJSON(v any) ([]byte, error) { return json.Marshal(v) }
 
 func decodeDiscussion(v []byte) (discussions.Discussion, error) {

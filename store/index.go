@@ -13,11 +13,11 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// Task indexes. Besides these six, idx_task_discw lists the WORKING tasks
-// of each discussion (discussion id | task id -> owner); it moves with
-// them, in the same functions.
+// Task indexes. Besides these seven, idx_task_discw lists the WORKING
+// tasks of each discussion (discussion id | task id -> owner); it moves
+// with them, in the same functions.
 //
-// Every key of the six is prefix | status timestamp (8, big endian ms) |
+// Every key of the seven is prefix | status timestamp (8, big endian ms) |
 // task id (16); reading a bucket backwards from the end of a prefix yields
 // newest first, ties by id descending, which is the ListTasks order. Each
 // index keeps a counter per prefix in the counts bucket (for totalSize).
@@ -35,6 +35,8 @@ var taskIndexes = []taskIndex{
 	{bucketTaskByCtxSt, func(o []byte, t *tasks.Task) []byte {
 		return cat(o, ctxPart(t.ContextID), []byte{stateByte(t.State)})
 	}},
+	// Every owner's tasks of one context: the operator's context filter.
+	{bucketTaskAllCtx, func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }},
 }
 
 // The index buckets, in taskIndexes order.
@@ -45,6 +47,7 @@ const (
 	idxOwnerState
 	idxOwnerCtx
 	idxOwnerCtxState
+	idxAllCtx
 	nTaskIndexes
 )
 

@@ -65,7 +65,7 @@ var migrations = []migration{
 		}
 		return nil
 	}},
-	{3, "discussion members and working-task index instead of idx_task_disc; per-agent rate windows", migrateMembers},
+	{3, "discussion members and working-task index instead of idx_task_disc; per-agent rate windows; context index", migrateMembers},
 }
 
 // SchemaVersion is the schema this build writes.
@@ -122,19 +122,38 @@ func (s *DB) migrate() error {
 // into disc_members (each agent's tasks on a discussion, what a reply's
 // inbox needs) and idx_task_discw (the WORKING tasks, what a reply
 // completes), so that a reply walks neither every task ever mapped to
-// its discussion nor anything twice; and creates the rate windows.
+// its discussion nor anything twice; creates the rate windows; and
+// indexes every task by its context alone (idx_task_allctx), for the
+// operator's context filter.
 func migrateMembers(tx *bolt.Tx) error {
-	for _, b := range [][]byte{bucketDiscMembers, bucketTaskDiscWorking, bucketRateWindows} {
+	for _, b := range [][]byte{bucketDiscMembers, bucketTaskDiscWorking, bucketRateWindows, bucketTaskAllCtx} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return fmt.Errorf("create bucket %s: %w", b, err)
 		}
+	}
+	ctxIndex := taskIndexes[idxAllCtx]
+	acc := counterDeltas{}
+	err := tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+		t, err := headerOf(v)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", idString(k), err)
+		}
+		p := ctxIndex.prefix(nil, &t)
+		acc[string(counterKey(ctxIndex.bucket, p))]++
+		return tx.Bucket(ctxIndex.bucket).Put(cat(p, tsID(t.StatusTime, k)), nil)
+	})
+	if err != nil {
+		return err
+	}
+	if err := acc.apply(tx); err != nil {
+		return err
 	}
 	old := tx.Bucket(bucketTaskByDisc)
 	if old == nil {
 		return nil
 	}
 	tb := tx.Bucket(bucketTasks)
-	err := old.ForEach(func(k, owner []byte) error {
+	err = old.ForEach(func(k, owner []byte) error {
 		if len(k) != 32 || len(owner) != 16 {
 			return fmt.Errorf("idx_task_disc entry %x is malformed", k)
 		}

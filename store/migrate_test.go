@@ -31,16 +31,24 @@ func downgradeTo2(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bucketDiscMembers, bucketTaskDiscWorking, bucketRateWindows} {
+	for _, b := range [][]byte{bucketDiscMembers, bucketTaskDiscWorking, bucketRateWindows, bucketTaskAllCtx} {
 		if err := tx.DeleteBucket(b); err != nil {
+			return err
+		}
+	}
+	var ctxCounters [][]byte
+	prefixed(tx.Bucket(bucketCounts), counterKey(bucketTaskAllCtx, nil), func(k, _ []byte) { ctxCounters = append(ctxCounters, bytes.Clone(k)) })
+	for _, k := range ctxCounters {
+		if err := tx.Bucket(bucketCounts).Delete(k); err != nil {
 			return err
 		}
 	}
 	return tx.Bucket(bucketMeta).Put(metaSchema, u64(2))
 }
 
-// Migration 3 turns idx_task_disc into the members and working tasks: the
-// file passes kfa check, and a reply completes the waiting task it should.
+// Migration 3 turns idx_task_disc into the members and working tasks and
+// indexes tasks by context: the file passes kfa check, and a reply
+// completes the waiting task it should.
 func TestMigrationSplitsTaskDisc(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()

@@ -296,8 +296,9 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 
 // ListTasks implements tasks.Store: one cursor seek, then at most
 // PageSize+1 steps. totalSize comes from the index counters, except with
-// Since (a key-only count of the matching range) or a context filter
-// without an owner (operator listings, filtered while walking).
+// Since (a key-only count of the matching range) or a context and a state
+// filter without an owner (operator listings: the context's tasks are
+// read to filter them by state).
 func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
 	next, total, err := s.listTasks(q, func(v []byte) error {
@@ -354,17 +355,20 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 		ix = taskIndexes[idxOwnerState]
 	case owner != nil:
 		ix = taskIndexes[idxOwner]
+	case q.ContextID != "":
+		// Every owner's tasks of one context: the context index, and the
+		// state (if any) read from each task of the context.
+		ix = taskIndexes[idxAllCtx]
+		if want := q.State; want != "" {
+			postFilter = func(v []byte) (bool, error) {
+				snap, err := snapshotOf(v)
+				return snap.State == want, err
+			}
+		}
 	case q.State != "":
 		ix = taskIndexes[idxAllState]
 	default:
 		ix = taskIndexes[idxAll]
-	}
-	if owner == nil && q.ContextID != "" {
-		want := q.ContextID
-		postFilter = func(v []byte) (bool, error) {
-			ctx, err := taskContext(v)
-			return ctx == want, err
-		}
 	}
 	prefix := ix.prefix(owner, probe)
 	var since uint64

@@ -22,7 +22,7 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	)
 	fs := newFlagSet("check", "kfa check [--pages] [--json]",
 		"Verify the database: bbolt's own consistency check (pages, freelist), then kfa's\n"+
-			"invariants: every task is in each of its six indexes exactly once and every index entry\n"+
+			"invariants: every task is in each of its seven indexes exactly once and every index entry\n"+
 			"points at its task; counters equal what they count; the message-id map, the discussion\n"+
 			"members and the working-task list point at existing tasks; every completed task names a\n"+
 			"qualifying reply on its discussion and no waiting task has one; inbox entries match their\n"+
@@ -64,8 +64,10 @@ func printCheckReport(w io.Writer, rep api.CheckReport) {
 	for _, c := range rep.Examined {
 		n += c
 	}
-	for _, note := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", note)
+	notes := func() {
+		for _, note := range rep.Notes {
+			fmt.Fprintf(w, "note: %s\n", note)
+		}
 	}
 	if rep.OK {
 		passed := "bbolt's check and every kfa invariant"
@@ -74,10 +76,13 @@ func printCheckReport(w io.Writer, rep api.CheckReport) {
 		}
 		fmt.Fprintf(w, "OK: %s (schema %d) passed %s; %d entries in %d buckets examined.\n",
 			rep.Path, rep.SchemaVersion, passed, n, len(rep.Examined))
+		notes()
 		return
 	}
 	total := len(rep.Violations) + rep.Truncated
-	fmt.Fprintf(w, "FAILED: %s (schema %d) has %d problem(s); %d entries examined.\n\n", rep.Path, rep.SchemaVersion, total, n)
+	fmt.Fprintf(w, "FAILED: %s (schema %d) has %d problem(s); %d entries examined.\n", rep.Path, rep.SchemaVersion, total, n)
+	notes()
+	fmt.Fprintln(w)
 	t := newTable(w, "KIND", "BUCKET", "KEY", "TASK", "PROBLEM")
 	for _, v := range rep.Violations {
 		t.row(v.Kind, dash(v.Bucket), dash(v.Key), dash(v.TaskID), v.Detail)
