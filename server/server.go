@@ -205,6 +205,10 @@ func (s *Server) Handler() http.Handler { return s.public.Handler }
 // OpenStreams is the number of task streams open now.
 func (s *Server) OpenStreams() int { return s.broker.Open() }
 
+// StreamOn returns a channel closed once a stream follows the task (for
+// tests that must not move a task before its stream is in place).
+func (s *Server) StreamOn(taskID string) <-chan struct{} { return s.broker.Watch(taskID) }
+
 // Errors reports a listener that stopped on its own.
 func (s *Server) Errors() <-chan error { return s.serveErr }
 

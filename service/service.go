@@ -54,7 +54,7 @@ type Deps struct {
 type Service struct {
 	cfg    Config
 	deps   Deps
-	skills []skill
+	skills skills
 	card   Card
 }
 
@@ -65,12 +65,12 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		deps.Now = time.Now
 	}
 	cfg.Streaming = deps.Events != nil
-	skills := registry(cfg.ContributorWrites)
-	card, err := buildCard(cfg, skills)
+	sk := newSkills(registry(cfg.ContributorWrites))
+	card, err := buildCard(cfg, sk.enabled())
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
-	return &Service{cfg: cfg, deps: deps, skills: skills, card: card}, nil
+	return &Service{cfg: cfg, deps: deps, skills: sk, card: card}, nil
 }
 
 // Card returns the agent card, its JSON and its entity tag.
@@ -144,28 +144,6 @@ type ListTasksRequest struct {
 	HistoryLength        *int
 	StatusTimestampAfter string
 	IncludeArtifacts     bool
-}
-
-// ListTasks lists the caller's tasks.
-func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest) (a2a.ListTasksResponse, error) {
-	ag, p, view, err := s.listParams(c, req)
-	if err != nil {
-		return a2a.ListTasksResponse{}, err
-	}
-	res, err := s.deps.Tasks.List(ctx, ag.ID, p)
-	if err != nil {
-		return a2a.ListTasksResponse{}, err
-	}
-	out := a2a.ListTasksResponse{
-		Tasks:         make([]a2a.Task, len(res.Tasks)),
-		NextPageToken: res.NextPageToken,
-		PageSize:      res.PageSize,
-		TotalSize:     res.TotalSize,
-	}
-	for i := range res.Tasks {
-		out.Tasks[i] = res.Tasks[i].Wire(view)
-	}
-	return out, nil
 }
 
 // listParams checks a ListTasks request.
