@@ -22,21 +22,6 @@ func taskHeader(tx *bolt.Tx, id string) (tasks.Task, error) {
 	return headerOf(tx.Bucket(bucketTasks).Get(k))
 }
 
-// headerOf decodes a task record of any format without its messages.
-func headerOf(v []byte) (tasks.Task, error) {
-	if v == nil {
-		return tasks.Task{}, tasks.ErrNotFound
-	}
-	if v[0] == taskFormatJSON {
-		return decodeTaskJSON(v)
-	}
-	r, err := parseTask(v)
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	return r.header(), nil
-}
-
 // completingReply is the reply id a completed task's artifact names, or "".
 func completingReply(t *tasks.Task) string {
 	if len(t.Artifacts) != 1 {

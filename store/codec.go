@@ -129,6 +129,21 @@ func (r *rawTask) header() tasks.Task {
 	}
 }
 
+// headerOf decodes a task record of any format without its messages.
+func headerOf(v []byte) (tasks.Task, error) {
+	if v == nil {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
+	if v[0] == taskFormatJSON {
+		return decodeTaskJSON(v)
+	}
+	r, err := parseTask(v)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	return r.header(), nil
+}
+
 // decodeTask decodes a task record of any format, messages included.
 func decodeTask(v []byte) (tasks.Task, error) {
 	if len(v) > 0 && v[0] == taskFormatJSON {

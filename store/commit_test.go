@@ -18,9 +18,9 @@ import (
 )
 
 // A refusal decided before a write costs its batch nothing: with half of
-// the calls refused (a cancel of a completed task, a reply on an unknown
-// discussion, an ask over the open-task bound), every batch is still one
-// transaction and every write function runs once.
+// the calls refused inside their batch (asks over an open-task bound that
+// batch-mates reach, each having passed the read-only pre-check), every
+// batch is still one transaction and every write function runs once.
 func TestRefusalsCostNoRerun(t *testing.T) {
 	ctx := context.Background()
 	db := openTemp(t)
@@ -35,27 +35,10 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 			Question: text,
 		}, at, maxOpen)
 	}
-	reply := func(who int, discID string, at time.Time) discussions.Reply {
-		return discussions.Reply{ID: ulid.MustNew(ulid.Timestamp(at), ulid.DefaultEntropy()).String(), DiscussionID: discID,
-			AuthorID: owners[who].ID, AuthorName: owners[who].Name, Body: "answer", CreatedAt: at}
-	}
-	// A completed task of a's, and c at its bound of one open task.
-	done, _, err := db.CreateAsk(ctx, ask(0, "done", 0, t0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.AddReply(ctx, reply(1, done.DiscussionID, t0.Add(time.Second)), discussions.Limits{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := db.CreateAsk(ctx, ask(2, "c-open", 1, t0)); err != nil {
-		t.Fatal(err)
-	}
-
-	const n = 60 // successes, and as many refusals
+	const n = 60 // successes, and nearly as many refusals
 	type call struct {
 		name string
 		do   func() error
-		want error // nil for a success
 	}
 	var calls []call
 	for i := range n {
@@ -66,24 +49,14 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 				err = errors.New("not created")
 			}
 			return err
-		}, nil})
-		switch i % 3 {
-		case 0:
-			calls = append(calls, call{fmt.Sprintf("cancel completed %d", i), func() error {
-				_, _, err := db.CancelTask(ctx, a.ID, done.ID, at)
-				return err
-			}, tasks.ErrNotCancelable})
-		case 1:
-			calls = append(calls, call{fmt.Sprintf("reply on unknown %d", i), func() error {
-				_, err := db.AddReply(ctx, reply(1, "01JD0000000000000000000000", at), discussions.Limits{})
-				return err
-			}, discussions.ErrNotFound})
-		default:
-			calls = append(calls, call{fmt.Sprintf("ask over the bound %d", i), func() error {
-				_, _, err := db.CreateAsk(ctx, ask(2, fmt.Sprint("c-", i), 1, at))
-				return err
-			}, tasks.ErrTooManyOpen})
-		}
+		}})
+		// c may have one open task: all of these pass the pre-check (c has
+		// none yet), the first to run in the batch gets it, the others are
+		// refused there.
+		calls = append(calls, call{fmt.Sprintf("bounded ask %d", i), func() error {
+			_, _, err := db.CreateAsk(ctx, ask(2, fmt.Sprint("c-", i), 1, at))
+			return err
+		}})
 	}
 
 	// Queue every call behind a held writer, so that they share batches.
@@ -103,10 +76,19 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 	release()
 	wg.Wait()
 
+	bounded := 0
 	for i, cl := range calls {
-		if cl.want == nil && errs[i] != nil || cl.want != nil && !errors.Is(errs[i], cl.want) {
-			t.Fatalf("%s: %v, want %v", cl.name, errs[i], cl.want)
+		switch {
+		case i%2 == 0 && errs[i] != nil:
+			t.Fatalf("%s: %v", cl.name, errs[i])
+		case i%2 == 1 && errs[i] == nil:
+			bounded++
+		case i%2 == 1 && !errors.Is(errs[i], tasks.ErrTooManyOpen):
+			t.Fatalf("%s: %v, want the bound", cl.name, errs[i])
 		}
+	}
+	if bounded != 1 {
+		t.Fatalf("%d bounded asks got through, want 1", bounded)
 	}
 	batches1, txs1, runs1 := db.CommitCountsForTest()
 	batches, txs, runs := batches1-batches0, txs1-txs0, runs1-runs0
@@ -118,12 +100,54 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 		t.Errorf("%d write functions ran for %d calls", runs, len(calls))
 	}
 	page, err := db.ListTasks(ctx, tasks.ListQuery{OwnerID: a.ID, PageSize: 1})
-	if err != nil || page.Total != n+1 {
-		t.Fatalf("a has %d tasks (%v), want %d", page.Total, err, n+1)
+	if err != nil || page.Total != n {
+		t.Fatalf("a has %d tasks (%v), want %d", page.Total, err, n)
 	}
 	rep, err := db.Check(ctx)
 	if err != nil || !rep.OK() {
 		t.Fatalf("check: %v %+v", err, rep.Violations)
+	}
+}
+
+// Refusals the state already decides (a cancel of a completed task, a
+// reply on an unknown discussion, a join of an answered one) are answered
+// from a read: they never reach the write queue.
+func TestSettledRefusalsNeverQueue(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	owners := testAgentsIn(t, db, 2)
+	done := testAsks(owners, 1)[0]
+	if _, _, err := db.CreateAsk(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	reply := func(disc string) discussions.Reply {
+		return discussions.Reply{ID: ulid.MustNew(ulid.Timestamp(t0), ulid.DefaultEntropy()).String(), DiscussionID: disc,
+			AuthorID: owners[1].ID, AuthorName: owners[1].Name, Body: "answer", CreatedAt: t0.Add(time.Second)}
+	}
+	if _, err := db.AddReply(ctx, reply(done.Task.DiscussionID), discussions.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	join := testAsks(owners, 2)[1]
+	join.Task.MessageID, join.JoinDiscussionID, join.Task.DiscussionID = "join", done.Task.DiscussionID, done.Task.DiscussionID
+	_, _, runs0 := db.CommitCountsForTest()
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"cancel of a completed task", func() error { _, _, err := db.CancelTask(ctx, "", done.Task.ID, t0); return err }(), tasks.ErrNotCancelable},
+		{"reply on an unknown discussion", func() error {
+			_, err := db.AddReply(ctx, reply("01JD0000000000000000000000"), discussions.Limits{})
+			return err
+		}(), discussions.ErrNotFound},
+		{"join of an answered discussion", func() error { _, _, err := db.CreateAsk(ctx, join); return err }(), discussions.ErrAnswered},
+	} {
+		if !errors.Is(tc.err, tc.want) {
+			t.Fatalf("%s: %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	if _, _, runs1 := db.CommitCountsForTest(); runs1 != runs0 {
+		t.Fatalf("%d write functions ran for refusals the state had settled", runs1-runs0)
 	}
 }
 

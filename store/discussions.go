@@ -191,27 +191,20 @@ func inboxEntryID(replyID, agentID string, at time.Time) string {
 // the discussion answered; and it writes one inbox entry for every agent
 // with a task on the discussion (and the author), except the replier.
 // It walks the discussion's working tasks and its members, never the tasks
-// that are done with.
+// that are done with. Its checks run first in a read transaction, so a
+// refused reply never queues a write.
 func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
 	rk, ok := idBytes(r.ID)
 	if !ok {
 		return discussions.ReplyResult{}, errBadID("reply", r.ID)
 	}
+	if err := s.db.View(func(tx *bolt.Tx) error { _, _, _, err := checkReply(tx, r, lim); return err }); err != nil {
+		return discussions.ReplyResult{}, unrefuse(err)
+	}
 	var res discussions.ReplyResult
 	err := s.update(func(tx *bolt.Tx) error {
 		res = discussions.ReplyResult{Reply: r}
-		d, dk, err := getDiscussion(tx, r.DiscussionID)
-		if err != nil {
-			return refuse(err)
-		}
-		if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {
-			return refuse(discussions.ErrTooManyReplies)
-		}
-		author, ok := idBytes(r.AuthorID)
-		if !ok {
-			return refuse(errBadID("author", r.AuthorID))
-		}
-		win, err := takeWindow(tx, windowReply, author, lim.ReplyRate, r.CreatedAt)
+		d, dk, win, err := checkReply(tx, r, lim)
 		if err != nil {
 			return err
 		}
@@ -249,6 +242,25 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Li
 		return discussions.ReplyResult{}, err
 	}
 	return res, nil
+}
+
+// checkReply is the reading part of a reply: the discussion, its bound on
+// replies, the author's reply window. It writes nothing; what it refuses
+// is a refusal.
+func checkReply(tx *bolt.Tx, r discussions.Reply, lim discussions.Limits) (discussions.Discussion, []byte, *window, error) {
+	d, dk, err := getDiscussion(tx, r.DiscussionID)
+	if err != nil {
+		return d, nil, nil, refuse(err)
+	}
+	if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {
+		return d, nil, nil, refuse(discussions.ErrTooManyReplies)
+	}
+	author, ok := idBytes(r.AuthorID)
+	if !ok {
+		return d, nil, nil, refuse(errBadID("author", r.AuthorID))
+	}
+	win, err := takeWindow(tx, windowReply, author, lim.ReplyRate, r.CreatedAt)
+	return d, dk, win, err
 }
 
 // completeWorking completes the discussion's WORKING tasks that r

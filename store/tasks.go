@@ -96,10 +96,25 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 	return r, nil
 }
 
-// CreateAsk implements tasks.Store.
+// CreateAsk implements tasks.Store. Its checks run first in a read
+// transaction: an ask they refuse (or a retry they answer) costs no
+// encoding and no place in the write queue. The write transaction checks
+// again, since the state may have moved meanwhile.
 func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
 	if _, ok := idBytes(c.Task.OwnerID); !ok {
 		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+	}
+	var retry *tasks.Task
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ck, err := checkAsk(tx, &c, false)
+		retry = ck.retry
+		return err
+	})
+	if err != nil {
+		return tasks.Task{}, false, unrefuse(err)
+	}
+	if retry != nil {
+		return *retry, false, nil
 	}
 	recs, err := encodeAsk(&c)
 	if err != nil {
@@ -120,64 +135,86 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 	return out, created, nil
 }
 
-// createAsk is the transaction of CreateAsk: the idempotency and join
-// checks, the open-task bound, then the writes. Bulk loading runs the same
-// function, so a loaded task is stored exactly as an asked one; it passes
-// an indexBatch, which collects the index entries and counters to write
-// them all at the end in key order (c.MaxOpen must then be 0: the bound
-// reads a counter).
-func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
+// askCheck is what the checks of an ask found.
+type askCheck struct {
+	owner, disc []byte
+	retry       *tasks.Task // the first task of this message id: an idempotent retry
+	win         *window     // the owner's ask window, to write with the task
+}
+
+// checkAsk is the reading part of an ask: the idempotent retry, the
+// owner's ask window, the join, the open-task bound. It writes nothing;
+// what it refuses is a refusal. bulk is a bulk load, which takes neither
+// a rate nor a bound (both read what earlier asks of the load have not
+// written yet).
+func checkAsk(tx *bolt.Tx, c *tasks.CreateAsk, bulk bool) (askCheck, error) {
+	var ck askCheck
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
-		return tasks.Task{}, false, refuse(errBadID("owner", c.Task.OwnerID))
+		return ck, refuse(errBadID("owner", c.Task.OwnerID))
 	}
+	ck.owner = owner
 	// Idempotent retry: the first task for this message id, unchanged.
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
 		t, err := getTask(tx, idString(id))
 		if err != nil {
-			return tasks.Task{}, false, refuse(err)
+			return ck, refuse(err)
 		}
-		return t, false, nil
+		ck.retry = &t
+		return ck, nil
+	}
+	if bulk && (c.AskRate.Enabled() || c.MaxOpen > 0) {
+		return ck, errors.New("store: a bulk load takes no ask rate and no open-task bound")
 	}
 	// The owner's ask window: refused here, nothing is spent; allowed, it
-	// moves on with the writes below.
-	if batch != nil && c.AskRate.Enabled() {
-		return tasks.Task{}, false, errors.New("store: an ask rate needs its window written at once")
-	}
-	win, err := takeWindow(tx, windowAsk, owner, c.AskRate, c.Task.CreatedAt)
-	if err != nil {
-		return tasks.Task{}, false, err
+	// moves on with the writes.
+	var err error
+	if ck.win, err = takeWindow(tx, windowAsk, owner, c.AskRate, c.Task.CreatedAt); err != nil {
+		return ck, err
 	}
 	discID := c.Task.DiscussionID
 	dk, ok := idBytes(discID)
 	if c.JoinDiscussionID != "" {
 		if !ok {
-			return tasks.Task{}, false, refuse(discussions.ErrNotFound)
+			return ck, refuse(discussions.ErrNotFound)
 		}
 		v := tx.Bucket(bucketDiscussions).Get(dk)
 		if v == nil {
-			return tasks.Task{}, false, refuse(discussions.ErrNotFound)
+			return ck, refuse(discussions.ErrNotFound)
 		}
 		d, err := decodeDiscussion(v)
 		if err != nil {
-			return tasks.Task{}, false, refuse(err)
+			return ck, refuse(err)
 		}
 		if d.Status != discussions.StatusOpen {
-			return tasks.Task{}, false, refuse(discussions.ErrAnswered)
+			return ck, refuse(discussions.ErrAnswered)
 		}
 	} else if !ok {
-		return tasks.Task{}, false, refuse(errBadID("discussion", discID))
+		return ck, refuse(errBadID("discussion", discID))
 	}
-	counts := tx.Bucket(bucketCounts)
+	ck.disc = dk
 	if c.MaxOpen > 0 {
-		if batch != nil {
-			return tasks.Task{}, false, errors.New("store: an open-task bound needs its counter written at once")
-		}
-		open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
+		open := readCounter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 		if open >= c.MaxOpen {
-			return tasks.Task{}, false, refuse(tasks.ErrTooManyOpen)
+			return ck, refuse(tasks.ErrTooManyOpen)
 		}
 	}
+	return ck, nil
+}
+
+// createAsk is the transaction of CreateAsk: checkAsk, then the writes.
+// Bulk loading runs the same function, so a loaded task is stored exactly
+// as an asked one; it passes an indexBatch, which collects the index
+// entries and counters to write them all at the end in key order.
+func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
+	ck, err := checkAsk(tx, c, batch != nil)
+	if err != nil {
+		return tasks.Task{}, false, err
+	}
+	if ck.retry != nil {
+		return *ck.retry, false, nil
+	}
+	owner, dk, win := ck.owner, ck.disc, ck.win
 	// Checks are done; from here on only writes.
 	if c.JoinDiscussionID == "" {
 		if err := putDiscussionRecord(tx, &c.Discussion, recs.discussion, ""); err != nil {
@@ -259,39 +296,72 @@ func (s *DB) TaskByMessageID(_ context.Context, ownerID, messageID string) (task
 	return t, err
 }
 
-// CancelTask implements tasks.Store.
+// CancelTask implements tasks.Store. Like CreateAsk it decides on a read
+// first: a refused cancel, or one of a task already canceled, never
+// queues a write.
 func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
 	var (
 		out     tasks.Task
 		changed bool
 	)
-	err := s.update(func(tx *bolt.Tx) error {
-		out, changed = tasks.Task{}, false
-		t, err := getTask(tx, id)
-		if err != nil {
-			return refuse(err)
-		}
-		if ownerID != "" && t.OwnerID != ownerID {
-			return refuse(tasks.ErrNotFound)
-		}
-		old := t
-		ch, err := t.Cancel(at)
-		if err != nil {
-			return refuse(err)
-		}
-		if ch {
-			if err := replaceTask(tx, &old, &t, nil); err != nil {
-				return err
-			}
-			s.notifyOnCommit(tx, t)
-		}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		_, t, ch, err := checkCancel(tx, ownerID, id, at)
 		out, changed = t, ch
+		return err
+	})
+	if err != nil {
+		return tasks.Task{}, false, unrefuse(err)
+	}
+	if !changed {
+		return out, false, nil
+	}
+	err = s.update(func(tx *bolt.Tx) error {
+		old, t, ch, err := checkCancel(tx, ownerID, id, at)
+		out, changed = t, ch
+		if err != nil || !ch {
+			return err
+		}
+		if err := replaceTask(tx, &old, &t, nil); err != nil {
+			return err
+		}
+		s.notifyOnCommit(tx, t)
 		return nil
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
 	}
 	return out, changed, nil
+}
+
+// checkCancel applies Task.Cancel to the stored task, if ownerID owns it
+// (any owner when ownerID is ""), without writing: the task before and
+// after, and whether it changed. What it refuses is a refusal.
+func checkCancel(tx *bolt.Tx, ownerID, id string, at time.Time) (old, t tasks.Task, changed bool, err error) {
+	// The header decides a refusal: the messages are decoded only for a
+	// task the cancel shows or changes.
+	k, ok := idBytes(id)
+	if !ok {
+		return old, t, false, refuse(tasks.ErrNotFound)
+	}
+	v := tx.Bucket(bucketTasks).Get(k)
+	h, err := headerOf(v)
+	if err != nil {
+		return old, t, false, refuse(err)
+	}
+	if ownerID != "" && h.OwnerID != ownerID {
+		return old, tasks.Task{}, false, refuse(tasks.ErrNotFound)
+	}
+	if _, err := h.Cancel(at); err != nil {
+		return old, tasks.Task{}, false, refuse(err)
+	}
+	if t, err = decodeTask(v); err != nil {
+		return old, t, false, refuse(err)
+	}
+	old = t
+	if changed, err = t.Cancel(at); err != nil {
+		return old, tasks.Task{}, false, refuse(err)
+	}
+	return old, t, changed, nil
 }
 
 // ListTasks implements tasks.Store: one cursor seek, then at most

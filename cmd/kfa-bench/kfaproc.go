@@ -62,7 +62,7 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	}
 	args := []string{"serve",
 		"--addr", addr, "--data", dataDir,
-		"--ask-rate", "0", "--max-open-tasks", "0", "--reply-rate", "0", "--max-replies", "0", "--search-rate", "0", "--auth-fail-rate", "0",
+		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0",
 		"--max-streams-per-agent", "0",
 		"--batch-delay", b.batchDelay.String(),
 	}
@@ -80,6 +80,9 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	// the data directory's disk.
 	log := &ring{max: 64 << 10}
 	cmd := exec.Command(b.kfaBin, args...)
+	// The reply limits by environment, which a kfa without them (measured
+	// with --kfa) ignores.
+	cmd.Env = append(os.Environ(), "KFA_REPLY_RATE=0", "KFA_MAX_REPLIES=0")
 	cmd.Stdout, cmd.Stderr = log, log
 	p := &kfaProc{cmd: cmd, url: "http://" + addr, pprofAddr: pprofAddr, dataDir: dataDir, log: log, done: make(chan struct{})}
 	start := time.Now()
