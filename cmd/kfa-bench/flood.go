@@ -23,6 +23,12 @@ type Flood struct {
 	Flooded Throughput `json:"flooded"` // honest asks during the flood
 	// Refusals are the flood's requests, each answered with its refusal.
 	Refusals Throughput `json:"refusals"`
+	// The server's CPU time per honest ask (from the quiet rounds) and per
+	// refusal (what the flooded rounds used beyond their honest asks), in
+	// microseconds: what a refusal costs the server, whatever the load
+	// generator and the machine's other tenants take.
+	CPUPerAskUs     float64 `json:"cpuPerAskUs"`
+	CPUPerRefusalUs float64 `json:"cpuPerRefusalUs"`
 }
 
 // refusalFlood measures honest asks (as the asks phase makes them) alone
@@ -63,11 +69,16 @@ func (b *bench) refusalFlood(ctx context.Context, hc *http.Client, p *kfaProc, a
 	flood := &phase{name: "refusals", workers: b.writers, pace: pace.wait, fn: func(ctx context.Context, w *worker, i int) error {
 		return do(ctx, hc, w, refusals[(w.id+i)%len(refusals)](w, i))
 	}}
-	quiet := &phase{name: "asks-quiet", workers: b.writers, fn: honest}
-	flooded := &phase{name: "asks-flooded", workers: b.writers, fn: honest, alongside: flood, profile: b.profiler(p, "flood")}
+	quiet := &phase{name: "asks-quiet", workers: b.writers, fn: honest, cpu: p.cpuTime}
+	flooded := &phase{name: "asks-flooded", workers: b.writers, fn: honest, alongside: flood, profile: b.profiler(p, "flood"), cpu: p.cpuTime}
 	b.logf("refusal flood: %d rounds of honest asks alone and beside %.0f refusals/s on %d workers", b.nRounds, rate, b.writers)
 	b.rounds(ctx, quiet, flooded)
 	f.Quiet, f.Flooded, f.Refusals = quiet.total.throughput(b.writers), flooded.total.throughput(b.writers), flood.total.throughput(b.writers)
+	if f.Quiet.PerSec > 0 && f.Refusals.PerSec > 0 {
+		perAsk := quiet.cpuPerSecond() / f.Quiet.PerSec
+		f.CPUPerAskUs = perAsk * 1e6
+		f.CPUPerRefusalUs = max(0, flooded.cpuPerSecond()-f.Flooded.PerSec*perAsk) / f.Refusals.PerSec * 1e6
+	}
 	if f.Refusals.Ops == 0 {
 		return f, fmt.Errorf("refusal flood: no refusal answered as expected: %s", f.Refusals.FirstError)
 	}

@@ -182,6 +182,18 @@ type phase struct {
 	// pace, when set, is waited for before each operation (an open loop);
 	// the wait is not part of the operation's latency.
 	pace func(context.Context)
+	// cpu, when set, reads the server's CPU time; cpuUsed and cpuWall add
+	// up what it used during the phase's rounds, and over how long.
+	cpu              func() time.Duration
+	cpuUsed, cpuWall time.Duration
+}
+
+// cpuPerSecond is the server's CPU seconds per second during the phase.
+func (p *phase) cpuPerSecond() float64 {
+	if p.cpuWall <= 0 {
+		return 0
+	}
+	return p.cpuUsed.Seconds() / p.cpuWall.Seconds()
 }
 
 // rounds alternates the phases, round after round, each for the round
@@ -196,6 +208,11 @@ func (b *bench) rounds(ctx context.Context, phases ...*phase) {
 func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*phase) {
 	for r := range b.nRounds {
 		for _, p := range phases {
+			var c0 time.Duration
+			t0 := time.Now()
+			if p.cpu != nil {
+				c0 = p.cpu()
+			}
 			wait := runAlongside(ctx, p, b.warm, round)
 			if r == 0 && p.profile != nil {
 				var wg sync.WaitGroup
@@ -208,10 +225,14 @@ func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*ph
 				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
 				wg.Wait()
 				wait()
-				continue
+			} else {
+				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
+				wait()
 			}
-			p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
-			wait()
+			if p.cpu != nil {
+				p.cpuUsed += p.cpu() - c0
+				p.cpuWall += time.Since(t0)
+			}
 		}
 	}
 }

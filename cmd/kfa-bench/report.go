@@ -144,6 +144,9 @@ func (r *Results) print(out io.Writer) {
 	tp("honest asks, alone", k.Flood.Quiet, "")
 	tp("honest asks, beside the flood", k.Flood.Flooded, pct(ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)))
 	tp("  the flood: refused writes answered", k.Flood.Refusals, "")
+	row("  server CPU per request, µs: honest ask", "", f1(k.Flood.CPUPerAskUs))
+	row("  server CPU per request, µs: refusal", "", f1(k.Flood.CPUPerRefusalUs), "", "", "",
+		pct(ratio(k.Flood.CPUPerRefusalUs, k.Flood.CPUPerAskUs))+" of an ask")
 	row("")
 	row("LATENCY, one at a time", "n", "p50 ms", "p99 ms", "max ms")
 	lat := func(name string, l Latency) { row(name, fmt.Sprint(l.N), f1(l.P50Ms), f1(l.P99Ms), f1(l.MaxMs)) }
