@@ -33,8 +33,8 @@ type Flood struct {
 
 // refusalFlood measures honest asks (as the asks phase makes them) alone
 // and next to b.writers workers sending refusals.
-func (b *bench) refusalFlood(ctx context.Context, hc *http.Client, p *kfaProc, agents []agent, replier agent, rate float64) (Flood, error) {
-	f := Flood{Rate: rate}
+func (b *bench) refusalFlood(ctx context.Context, hc *http.Client, p *kfaProc, agents []agent, replier agent) (Flood, error) {
+	var f Flood
 	sendURL := p.url + "/a2a/v1/message:send"
 	// Something to refuse: a completed task of agents[0], and its answered
 	// discussion.
@@ -65,13 +65,13 @@ func (b *bench) refusalFlood(ctx context.Context, hc *http.Client, p *kfaProc, a
 				body: askBody(w.id, i, disc, "flood-join"), a2a: true, want: http.StatusBadRequest}
 		},
 	}
-	pace := newPacer(rate)
+	quiet := &phase{name: "asks-quiet", workers: b.writers, fn: honest, cpu: p.cpuTime}
+	pace := newPacer(func() float64 { return quiet.total.throughput(b.writers).PerSec })
 	flood := &phase{name: "refusals", workers: b.writers, pace: pace.wait, fn: func(ctx context.Context, w *worker, i int) error {
 		return do(ctx, hc, w, refusals[(w.id+i)%len(refusals)](w, i))
 	}}
-	quiet := &phase{name: "asks-quiet", workers: b.writers, fn: honest, cpu: p.cpuTime}
 	flooded := &phase{name: "asks-flooded", workers: b.writers, fn: honest, alongside: flood, profile: b.profiler(p, "flood"), cpu: p.cpuTime}
-	b.logf("refusal flood: %d rounds of honest asks alone and beside %.0f refusals/s on %d workers", b.nRounds, rate, b.writers)
+	b.logf("refusal flood: %d rounds of honest asks alone and beside as many refusals a second, on %d workers", b.nRounds, b.writers)
 	b.rounds(ctx, quiet, flooded)
 	f.Quiet, f.Flooded, f.Refusals = quiet.total.throughput(b.writers), flooded.total.throughput(b.writers), flood.total.throughput(b.writers)
 	if f.Quiet.PerSec > 0 && f.Refusals.PerSec > 0 {
@@ -97,27 +97,27 @@ func runAlongside(ctx context.Context, p *phase, warm, round time.Duration) func
 	return func() { p.alongside.total.add(<-done) }
 }
 
-// pacer spaces events 1/rate apart, shared by many workers. A worker that
-// comes late goes at once, but no burst makes up for lost time.
+// pacer spaces events 1/rate() apart, shared by many workers. A worker
+// that comes late goes at once, but no burst makes up for lost time.
 type pacer struct {
-	mu       sync.Mutex
-	interval time.Duration
-	next     time.Time
+	rate func() float64 // events per second, read at each event
+
+	mu   sync.Mutex
+	next time.Time
 }
 
-func newPacer(rate float64) *pacer {
-	return &pacer{interval: time.Duration(float64(time.Second) / max(rate, 1))}
-}
+func newPacer(rate func() float64) *pacer { return &pacer{rate: rate} }
 
 // wait blocks until the caller's turn.
 func (p *pacer) wait(ctx context.Context) {
+	interval := time.Duration(float64(time.Second) / max(p.rate(), 1))
 	p.mu.Lock()
 	now := time.Now()
 	at := p.next
 	if at.Before(now) {
 		at = now
 	}
-	p.next = at.Add(p.interval)
+	p.next = at.Add(interval)
 	p.mu.Unlock()
 	if d := time.Until(at); d > 0 {
 		t := time.NewTimer(d)

@@ -140,7 +140,7 @@ func (r *Results) print(out io.Writer) {
 	}
 	tp("reply (qualifying, completes 1 task)", k.Replies, pct(ratio(k.Replies.PerSec, c.Create.PerSec))+" of create")
 	row("")
-	row(fmt.Sprintf("REFUSAL FLOOD at %s/s (alternating rounds)", f1(k.Flood.Rate)), "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of quiet")
+	row("REFUSAL FLOOD, as many refusals as asks (alternating rounds)", "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of quiet")
 	tp("honest asks, alone", k.Flood.Quiet, "")
 	tp("honest asks, beside the flood", k.Flood.Flooded, pct(ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)))
 	tp("  the flood: refused writes answered", k.Flood.Refusals, "")

@@ -165,7 +165,7 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		return c, res, fmt.Errorf("no ask succeeded: %s", res.Asks.FirstError)
 	}
 
-	if res.Flood, err = b.refusalFlood(ctx, hc, p, agents, replier, res.Asks.PerSec); err != nil {
+	if res.Flood, err = b.refusalFlood(ctx, hc, p, agents, replier); err != nil {
 		return c, res, err
 	}
 
