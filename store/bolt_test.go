@@ -16,7 +16,7 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-func openTemp(t *testing.T) *store.DB {
+func openTemp(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName), store.Options{BatchDelay: time.Millisecond})
 	if err != nil {

@@ -43,7 +43,7 @@ func testAsks(owners []agents.Agent, n int) []tasks.CreateAsk {
 	return out
 }
 
-func testAgentsIn(t *testing.T, db *store.DB, n int) []agents.Agent {
+func testAgentsIn(t testing.TB, db *store.DB, n int) []agents.Agent {
 	t.Helper()
 	var out []agents.Agent
 	for i := range n {
