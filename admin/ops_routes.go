@@ -10,7 +10,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
 // Store is what the day-2 routes need of the database, in the API's
@@ -18,8 +18,9 @@ import (
 type Store interface {
 	// Stats describes the file and counts its contents.
 	Stats() (api.Stats, error)
-	// Check verifies bbolt's structure and kfa's invariants.
-	Check(ctx context.Context) (api.CheckReport, error)
+	// Check verifies kfa's invariants, and bbolt's structure with pages
+	// (which holds writes back while it runs).
+	Check(ctx context.Context, pages bool) (api.CheckReport, error)
 	// Backup writes a consistent copy of the file to w, telling size the
 	// byte count first.
 	Backup(w io.Writer, size func(int64)) (int64, error)
@@ -57,18 +58,25 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 		}
 		out.IndexLag = &lag
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // check runs kfa check. It answers 200 whatever it finds; the report says
-// whether the store is sound.
+// whether the store is sound. Query: pages=true adds bbolt's page check,
+// which holds a server's writes back while it runs; the CLI's own store
+// (mode direct), which no one else writes to, always gets it.
 func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
-	rep, err := h.deps.Store.Check(r.Context())
+	pages, err := queryBool(r.URL.Query(), "pages")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, rep)
+	rep, err := h.deps.Store.Check(r.Context(), pages || h.deps.Mode == "direct")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, rep)
 }
 
 // backup streams a consistent copy of the database file. Content-Length

@@ -12,7 +12,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -84,10 +84,11 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 	for i, t := range res.Tasks {
 		out.Tasks[i] = api.FromTask(t, names(r.Context(), t.OwnerID))
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// getTask returns one task of any owner with its discussion and replies.
+// getTask returns one task of any owner with its discussion and the first
+// page of its replies.
 func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	t, err := h.deps.Tasks.Get(r.Context(), "", id)
@@ -99,17 +100,18 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)),
 		A2A:  t.Wire(tasks.FullView),
 	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), t.DiscussionID)
+	d, replies, err := h.deps.Discussions.Get(r.Context(), t.DiscussionID, 0, "")
 	switch {
 	case err == nil:
 		ad := api.FromDiscussion(d, "")
-		ad.Replies = api.FromReplies(replies)
+		ad.Replies = api.FromReplies(replies.Replies)
+		ad.NextPageToken = replies.NextPageToken
 		out.Discussion = &ad
 	case !errors.Is(err, discussions.ErrNotFound):
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // cancelTask cancels any agent's task with the owner's rules: idempotent
@@ -121,7 +123,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, taskErr(id, err))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, api.CancelResult{Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)), Changed: changed})
+	httpkit.WriteJSON(w, http.StatusOK, api.CancelResult{Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)), Changed: changed})
 }
 
 // taskErr names the task in the errors of task operations.

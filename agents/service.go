@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/input"
 )
 
 // Store persists agents and credentials. Each method is one transaction.
@@ -15,8 +17,9 @@ type Store interface {
 	CreateAgent(ctx context.Context, a Agent, c Credential) error
 	// GetAgent returns the agent or ErrNotFound.
 	GetAgent(ctx context.Context, id string) (Agent, error)
-	// ListAgents returns every agent, oldest first.
-	ListAgents(ctx context.Context) ([]Agent, error)
+	// ListAgents returns at most limit agents after the agent id after
+	// ("" for the first page), oldest first.
+	ListAgents(ctx context.Context, after string, limit int) (Page, error)
 	// RotateCredential adds c for its agent. Older credentials of the agent
 	// are deleted, or, when keepUntil is not zero, kept until then.
 	RotateCredential(ctx context.Context, c Credential, keepUntil time.Time) (Agent, error)
@@ -109,9 +112,40 @@ func (s *Service) Get(ctx context.Context, id string) (Agent, error) {
 	return a, nil
 }
 
-// List returns every agent, oldest first.
-func (s *Service) List(ctx context.Context) ([]Agent, error) {
-	return s.store.ListAgents(ctx)
+// Page sizes of List.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 100
+)
+
+// Page is one page of agents.
+type Page struct {
+	Agents []Agent
+	Next   string // the id to list after for the next page; "" on the last
+	Total  int    // every agent
+}
+
+// List returns one page of agents, oldest first (pageSize 0:
+// DefaultPageSize). The page token is the id of the last agent of the
+// previous page: agents are the operator's to see, so it needs no
+// signature.
+func (s *Service) List(ctx context.Context, pageSize int, pageToken string) (Page, error) {
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return Page{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	if pageToken != "" {
+		if _, err := ulid.ParseStrict(pageToken); err != nil {
+			return Page{}, input.Errorf("pageToken", "not a page token of the agent list")
+		}
+	}
+	p, err := s.store.ListAgents(ctx, pageToken, pageSize)
+	if err != nil {
+		return Page{}, fmt.Errorf("list agents: %w", err)
+	}
+	return p, nil
 }
 
 // Authenticate returns the active agent that token belongs to, or

@@ -23,20 +23,24 @@ func ts(t time.Time) string {
 
 // Discussion is a public question.
 type Discussion struct {
-	ID          string  `json:"id"`
-	Title       string  `json:"title"`
-	Body        string  `json:"body"`
-	AuthorID    string  `json:"authorId"`
-	AuthorName  string  `json:"authorName"`
-	Kind        string  `json:"kind,omitempty"`
-	Product     string  `json:"product,omitempty"`
-	Environment string  `json:"environment,omitempty"`
-	Status      string  `json:"status"`
-	CreatedAt   string  `json:"createdAt"`
-	AnsweredAt  string  `json:"answeredAt,omitempty"`
-	ReplyCount  int     `json:"replyCount"`
-	URL         string  `json:"url,omitempty"`
-	Replies     []Reply `json:"replies,omitzero"`
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Body        string `json:"body"`
+	AuthorID    string `json:"authorId"`
+	AuthorName  string `json:"authorName"`
+	Kind        string `json:"kind,omitempty"`
+	Product     string `json:"product,omitempty"`
+	Environment string `json:"environment,omitempty"`
+	Status      string `json:"status"`
+	CreatedAt   string `json:"createdAt"`
+	AnsweredAt  string `json:"answeredAt,omitempty"`
+	ReplyCount  int    `json:"replyCount"`
+	URL         string `json:"url,omitempty"`
+	// Replies are one page of the replies, oldest first, when the
+	// discussion is read on its own; NextPageToken reads the next page
+	// (absent on the last one).
+	Replies       []Reply `json:"replies,omitzero"`
+	NextPageToken string  `json:"nextPageToken,omitempty"`
 }
 
 // Reply is an answer on a discussion.
@@ -105,6 +109,13 @@ type Agent struct {
 	CreatedAt  string   `json:"createdAt,omitempty"`
 	DisabledAt string   `json:"disabledAt,omitempty"`
 	Token      string   `json:"token,omitempty"`
+}
+
+// AgentList is a page of agents, oldest first.
+type AgentList struct {
+	Agents        []Agent `json:"agents"`
+	NextPageToken string  `json:"nextPageToken"`
+	TotalSize     int     `json:"totalSize"`
 }
 
 // FromDiscussion converts a discussion; base is the public URL.

@@ -78,11 +78,47 @@ func (c *Client) Discussions(ctx context.Context, status string, pageSize int, p
 	return out, err
 }
 
-// Discussion returns one discussion with its replies.
+// Discussion returns one discussion with all its replies, reading them a
+// page at a time.
 func (c *Client) Discussion(ctx context.Context, id string) (api.Discussion, error) {
+	return allReplies(ctx, id, c.DiscussionPage)
+}
+
+// DiscussionPage returns one discussion with one page of its replies,
+// oldest first (pageSize 0: the server's default).
+func (c *Client) DiscussionPage(ctx context.Context, id string, pageSize int, pageToken string) (api.Discussion, error) {
 	var out api.Discussion
-	_, err := c.do(ctx, request{method: http.MethodGet, path: "/api/v1/discussions/" + url.PathEscape(id)}, &out)
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/api/v1/discussions/" + url.PathEscape(id),
+		query: pageQuery(pageSize, pageToken)}, &out)
 	return out, err
+}
+
+// pageQuery is the query of a paged read.
+func pageQuery(pageSize int, pageToken string) url.Values {
+	q := url.Values{}
+	if pageSize > 0 {
+		q.Set("pageSize", strconv.Itoa(pageSize))
+	}
+	if pageToken != "" {
+		q.Set("pageToken", pageToken)
+	}
+	return q
+}
+
+// maxReplyPages bounds how many pages allReplies reads.
+const maxReplyPages = 1000
+
+// allReplies reads a discussion and every page of its replies with page.
+func allReplies(ctx context.Context, id string, page func(context.Context, string, int, string) (api.Discussion, error)) (api.Discussion, error) {
+	d, err := page(ctx, id, 100, "")
+	for n := 0; err == nil && d.NextPageToken != "" && n < maxReplyPages; n++ {
+		var next api.Discussion
+		if next, err = page(ctx, id, 100, d.NextPageToken); err == nil {
+			d.Replies = append(d.Replies, next.Replies...)
+			d.NextPageToken = next.NextPageToken
+		}
+	}
+	return d, err
 }
 
 // Reply posts a reply on a discussion.

@@ -40,9 +40,10 @@ func (c *Client) RevokeAgent(ctx context.Context, id string) (api.Agent, error) 
 	return out, err
 }
 
-// Agents lists every agent.
-func (c *Client) Agents(ctx context.Context) ([]api.Agent, error) {
-	var out []api.Agent
-	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/agents"}, &out)
+// Agents lists one page of agents, oldest first (pageSize 0: the
+// server's default).
+func (c *Client) Agents(ctx context.Context, pageSize int, pageToken string) (api.AgentList, error) {
+	var out api.AgentList
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/agents", query: pageQuery(pageSize, pageToken)}, &out)
 	return out, err
 }

@@ -69,11 +69,15 @@ func (c *Client) AdminDiscussions(ctx context.Context, status string, pageSize i
 	return out, err
 }
 
-// AdminDiscussion returns one discussion with its replies.
+// AdminDiscussion returns one discussion with all its replies, reading
+// them a page at a time.
 func (c *Client) AdminDiscussion(ctx context.Context, id string) (api.Discussion, error) {
-	var out api.Discussion
-	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/discussions/" + url.PathEscape(id)}, &out)
-	return out, err
+	return allReplies(ctx, id, func(ctx context.Context, id string, pageSize int, pageToken string) (api.Discussion, error) {
+		var out api.Discussion
+		_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/discussions/" + url.PathEscape(id),
+			query: pageQuery(pageSize, pageToken)}, &out)
+		return out, err
+	})
 }
 
 // ReplyAs posts a reply on behalf of agentID.
@@ -108,10 +112,16 @@ func (c *Client) Stats(ctx context.Context) (api.Stats, error) {
 	return out, err
 }
 
-// Check runs kfa check on the database.
-func (c *Client) Check(ctx context.Context) (api.CheckReport, error) {
+// Check runs kfa check on the database; pages asks a running server for
+// bbolt's page check too, which holds its writes back while it runs (the
+// CLI's own store always gets it).
+func (c *Client) Check(ctx context.Context, pages bool) (api.CheckReport, error) {
 	var out api.CheckReport
-	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/check"}, &out)
+	q := url.Values{}
+	if pages {
+		q.Set("pages", "true")
+	}
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/check", query: q}, &out)
 	return out, err
 }
 

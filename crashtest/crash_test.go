@@ -66,7 +66,7 @@ func serve(t *testing.T, bin, data string) *proc {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr,
-		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn")
+		"--ask-rate", "0", "--max-open-tasks", "0", "--reply-rate", "0", "--max-replies", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn")
 	logs := &strings.Builder{}
 	var mu sync.Mutex
 	stderr, _ := cmd.StderrPipe()

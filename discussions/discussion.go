@@ -2,6 +2,7 @@ package discussions
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kfa-project/kfa/input"
@@ -46,7 +47,33 @@ const (
 var (
 	ErrNotFound = errors.New("discussion not found")
 	ErrAnswered = errors.New("discussion is already answered")
+	// ErrTooManyReplies refuses a reply on a discussion that holds
+	// Limits.MaxReplies replies already.
+	ErrTooManyReplies = errors.New("discussion has reached its reply limit")
 )
+
+// NotFoundError is ErrNotFound naming the discussion, so that every
+// binding says which one was not found in the same words.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return "discussion " + e.ID + " not found" }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// TooManyRepliesError is ErrTooManyReplies naming the discussion and its
+// bound.
+type TooManyRepliesError struct {
+	ID  string
+	Max int
+}
+
+func (e *TooManyRepliesError) Error() string {
+	return fmt.Sprintf("discussion %s holds %d replies, the most a discussion takes", e.ID, e.Max)
+}
+
+// Is makes errors.Is(err, ErrTooManyReplies) hold.
+func (e *TooManyRepliesError) Is(target error) bool { return target == ErrTooManyReplies }
 
 // Filters narrow what a question is about. Each is optional.
 type Filters struct {

@@ -2,6 +2,7 @@ package discussions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/pagetoken"
+	"github.com/kfa-project/kfa/ratelimit"
 )
 
 // Page sizes of the list operations.
@@ -16,6 +18,9 @@ const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
 	MaxAckIDs       = 100
+	// DefaultReplyPageSize is the replies a discussion is shown with when
+	// the reader names no page size.
+	DefaultReplyPageSize = 50
 )
 
 // ListQuery selects discussions, newest first.
@@ -30,6 +35,31 @@ type Page struct {
 	Discussions []Discussion
 	Next        string // cursor for the next page; "" on the last one
 	Total       int    // discussions matching the filter
+}
+
+// ReplyQuery selects one page of a discussion's replies, oldest first.
+type ReplyQuery struct {
+	DiscussionID string
+	PageSize     int
+	After        string // cursor: the id of the last reply of the previous page
+}
+
+// ReplyPage is one page of replies.
+type ReplyPage struct {
+	Replies []Reply
+	Next    string // cursor for the next page; "" on the last one
+}
+
+// Limits are the reply limits of one server. The zero value limits
+// nothing.
+type Limits struct {
+	// ReplyRate limits each agent's replies; the store keeps each agent's
+	// window and applies it in the reply's transaction, so every caller of
+	// Reply (the API, the operator, a web page) is limited alike and a
+	// restart forgets nothing.
+	ReplyRate ratelimit.Rate
+	// MaxReplies bounds the replies one discussion holds; 0 means no bound.
+	MaxReplies int
 }
 
 // InboxQuery selects one agent's inbox entries, oldest first.
@@ -69,9 +99,17 @@ type AckResult struct {
 // transaction that also completes tasks (see the package comment).
 type Store interface {
 	GetDiscussion(ctx context.Context, id string) (Discussion, error)
-	ListReplies(ctx context.Context, discussionID string) ([]Reply, error)
+	// ListReplies returns one page of a discussion's replies, oldest first
+	// (ErrNotFound for a malformed discussion id; an empty page for one
+	// without replies).
+	ListReplies(ctx context.Context, q ReplyQuery) (ReplyPage, error)
 	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
-	AddReply(ctx context.Context, r Reply) (ReplyResult, error)
+	// AddReply stores r and does what it does (see ReplyResult) in one
+	// transaction. Before writing anything it refuses a reply over lim:
+	// ErrTooManyReplies at lim.MaxReplies, *ratelimit.Exceeded over
+	// lim.ReplyRate for r's author (whose window the same transaction
+	// moves on).
+	AddReply(ctx context.Context, r Reply, lim Limits) (ReplyResult, error)
 	ListInbox(ctx context.Context, q InboxQuery) (InboxPage, error)
 	AckInbox(ctx context.Context, agentID string, ids []string, at time.Time) (AckResult, error)
 }
@@ -79,13 +117,14 @@ type Store interface {
 // Service applies the discussion rules over a Store.
 type Service struct {
 	store  Store
+	limits Limits
 	tokens pagetoken.Codec
 	now    func() time.Time
 }
 
-// NewService returns a Service. secret keys page tokens.
-func NewService(store Store, secret []byte, now func() time.Time) *Service {
-	return &Service{store: store, tokens: pagetoken.New(secret), now: now}
+// NewService returns a Service with limits. secret keys page tokens.
+func NewService(store Store, limits Limits, secret []byte, now func() time.Time) *Service {
+	return &Service{store: store, limits: limits, tokens: pagetoken.New(secret), now: now}
 }
 
 // ListResult is a page with its opaque next-page token.
@@ -123,17 +162,51 @@ func (s *Service) List(ctx context.Context, status Status, pageSize int, pageTok
 	return res, nil
 }
 
-// Get returns one discussion and its replies, oldest first.
-func (s *Service) Get(ctx context.Context, id string) (Discussion, []Reply, error) {
+// Replies is one page of a discussion's replies with its next-page token.
+type Replies struct {
+	Replies       []Reply
+	NextPageToken string
+}
+
+// Get returns one discussion and one page of its replies, oldest first
+// (pageSize 0: DefaultReplyPageSize).
+func (s *Service) Get(ctx context.Context, id string, pageSize int, pageToken string) (Discussion, Replies, error) {
+	if pageSize == 0 {
+		pageSize = DefaultReplyPageSize
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return Discussion{}, Replies{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	}
+	binding := "replies|" + id
+	q := ReplyQuery{DiscussionID: id, PageSize: pageSize}
+	if pageToken != "" {
+		cur, err := s.tokens.Decode(binding, pageToken)
+		if err != nil {
+			return Discussion{}, Replies{}, err
+		}
+		q.After = string(cur)
+	}
 	d, err := s.store.GetDiscussion(ctx, id)
 	if err != nil {
-		return Discussion{}, nil, fmt.Errorf("get discussion %s: %w", id, err)
+		return Discussion{}, Replies{}, fmt.Errorf("get discussion %s: %w", id, named(id, err))
 	}
-	replies, err := s.store.ListReplies(ctx, id)
+	p, err := s.store.ListReplies(ctx, q)
 	if err != nil {
-		return Discussion{}, nil, fmt.Errorf("list replies of %s: %w", id, err)
+		return Discussion{}, Replies{}, fmt.Errorf("list replies of %s: %w", id, named(id, err))
 	}
-	return d, replies, nil
+	res := Replies{Replies: p.Replies}
+	if p.Next != "" {
+		res.NextPageToken = s.tokens.Encode(binding, []byte(p.Next))
+	}
+	return d, res, nil
+}
+
+// named turns the store's ErrNotFound into a NotFoundError naming id.
+func named(id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return &NotFoundError{ID: id}
+	}
+	return err
 }
 
 // Author is who posts a reply.
@@ -144,6 +217,9 @@ type Author struct {
 
 // Reply stores a reply by author on a discussion. When it qualifies, the
 // same transaction completes the waiting tasks (see the package comment).
+// A reply over the author's reply rate is a *ratelimit.Exceeded, one on
+// a discussion at its reply bound ErrTooManyReplies; neither writes
+// anything or spends any budget.
 func (s *Service) Reply(ctx context.Context, author Author, discussionID, body string) (ReplyResult, error) {
 	if err := input.Text("body", body, 1, MaxReplyLen, true); err != nil {
 		return ReplyResult{}, err
@@ -157,9 +233,19 @@ func (s *Service) Reply(ctx context.Context, author Author, discussionID, body s
 		Body:         body,
 		CreatedAt:    now,
 	}
-	res, err := s.store.AddReply(ctx, r)
+	res, err := s.store.AddReply(ctx, r, s.limits)
+	var limited *ratelimit.Exceeded
+	if errors.As(err, &limited) {
+		return ReplyResult{}, &ratelimit.Exceeded{
+			Msg:        fmt.Sprintf("too many replies: the limit is %s per agent", s.limits.ReplyRate),
+			RetryAfter: limited.RetryAfter,
+		}
+	}
+	if errors.Is(err, ErrTooManyReplies) {
+		return ReplyResult{}, &TooManyRepliesError{ID: discussionID, Max: s.limits.MaxReplies}
+	}
 	if err != nil {
-		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, err)
+		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, named(discussionID, err))
 	}
 	return res, nil
 }

@@ -149,9 +149,9 @@ func TestTokenLifecycle(t *testing.T) {
 	if resp.StatusCode != 401 || reason(body) != "UNAUTHENTICATED" {
 		t.Fatalf("revoked token: %d %s", resp.StatusCode, body)
 	}
-	list, err := h.admin.Agents(ctx)
-	if err != nil || len(list) != 1 || list[0].DisabledAt == "" {
-		t.Fatalf("agents after revoke: %+v %v", list, err)
+	page, err := h.admin.Agents(ctx, 0, "")
+	if err != nil || len(page.Agents) != 1 || page.Agents[0].DisabledAt == "" {
+		t.Fatalf("agents after revoke: %+v %v", page, err)
 	}
 	// Tokens never reach the log.
 	for _, tok := range []string{a.Token, rot.Token} {

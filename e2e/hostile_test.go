@@ -262,7 +262,7 @@ func TestAuthFloodIsLimitedPerAddress(t *testing.T) {
 		t.Fatalf("the card from a limited address: %d", resp.StatusCode)
 	}
 	// Other addresses are not affected (the admin socket is another channel).
-	if _, err := h.admin.Agents(context.Background()); err != nil {
+	if _, err := h.admin.Agents(context.Background(), 0, ""); err != nil {
 		t.Fatal(err)
 	}
 }

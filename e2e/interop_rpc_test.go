@@ -150,16 +150,14 @@ func checkCompletionEvents(t *testing.T, got []any, id sdk.TaskID) {
 	}
 }
 
-// waitSubscribed waits until the server holds a stream on the task, so the
-// answer cannot come before the subscription.
+// waitSubscribed waits until the server holds a stream on this task, so
+// the answer cannot come before the subscription.
 func waitSubscribed(t *testing.T, h *harness, id sdk.TaskID) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for h.srv.OpenStreams() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no stream on %s after 20s", id)
-		}
-		time.Sleep(5 * time.Millisecond) // the SDK gives no signal when its stream is open
+	select {
+	case <-h.srv.StreamOn(string(id)):
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no stream on %s after 20s", id)
 	}
 }
 
@@ -175,15 +173,16 @@ func waitTaskOf(t *testing.T, h *harness, token, q string) string {
 			t.Fatal(err)
 		}
 		for _, tk := range l.Tasks {
-			if len(tk.History) > 0 && tk.Status.State == "TASK_STATE_WORKING" && h.srv.OpenStreams() > 0 &&
+			if len(tk.History) > 0 && tk.Status.State == "TASK_STATE_WORKING" &&
 				len(tk.History[0].Parts) > 0 && containsQuestion(tk.History[0].Parts[0].Data, q) {
+				waitSubscribed(t, h, sdk.TaskID(tk.ID))
 				return tk.ID
 			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no task for %q after 20s", q)
 		}
-		time.Sleep(5 * time.Millisecond) // the SDK gives no signal when its stream is open
+		time.Sleep(5 * time.Millisecond) // the task appears when the SDK's request arrives; nothing signals it
 	}
 }
 

@@ -36,11 +36,12 @@ type Broker struct {
 	perAgent map[string]int
 	total    int
 	closed   bool
+	watches  map[string][]chan struct{} // task id -> waiting for a subscriber
 }
 
 // NewBroker returns a Broker with the given limits.
 func NewBroker(l Limits) *Broker {
-	return &Broker{limits: l, subs: map[string]map[*Sub]struct{}{}, perAgent: map[string]int{}}
+	return &Broker{limits: l, subs: map[string]map[*Sub]struct{}{}, perAgent: map[string]int{}, watches: map[string][]chan struct{}{}}
 }
 
 // Sub is one subscription to one task's transitions.
@@ -77,7 +78,26 @@ func (b *Broker) Subscribe(taskID, agentID string) (*Sub, error) {
 	b.subs[taskID][s] = struct{}{}
 	b.perAgent[agentID]++
 	b.total++
+	for _, w := range b.watches[taskID] {
+		close(w)
+	}
+	delete(b.watches, taskID)
 	return s, nil
+}
+
+// Watch returns a channel that is closed once taskID has a subscriber (at
+// once if it has one now), or the broker closes: a caller can tell that
+// a stream is in place before it makes the task move.
+func (b *Broker) Watch(taskID string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := make(chan struct{})
+	if len(b.subs[taskID]) > 0 || b.closed {
+		close(w)
+		return w
+	}
+	b.watches[taskID] = append(b.watches[taskID], w)
+	return w
 }
 
 // C delivers the task after each committed transition. It is closed when
@@ -130,6 +150,12 @@ func (b *Broker) Close() {
 		for s := range set {
 			b.removeLocked(s)
 		}
+	}
+	for id, ws := range b.watches {
+		for _, w := range ws {
+			close(w)
+		}
+		delete(b.watches, id)
 	}
 }
 

@@ -45,8 +45,8 @@ type discussionStore struct {
 	m *Metrics
 }
 
-func (s *discussionStore) AddReply(ctx context.Context, r discussions.Reply) (discussions.ReplyResult, error) {
-	res, err := s.Store.AddReply(ctx, r)
+func (s *discussionStore) AddReply(ctx context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
+	res, err := s.Store.AddReply(ctx, r, lim)
 	if err == nil {
 		q := "false"
 		if res.Qualifying {

@@ -1,7 +1,15 @@
-// Package ratelimit holds keyed token-bucket limiters (golang.org/x/time/rate)
-// for per-agent and per-address limits. A Limiter keeps one bucket per key
-// and evicts buckets that have been idle long enough to be full again, so
+// Package ratelimit holds the rate limits of kfa.
+//
+// A Limiter is a set of in-memory token buckets (golang.org/x/time/rate),
+// one per key, for per-address limits (searches, failed authentications).
+// It evicts buckets that have been idle long enough to be full again, so
 // millions of distinct keys cannot exhaust memory.
 //
-// Time is injected (Config.Now) so tests decide it; nothing here sleeps.
+// A Rate is the same token bucket kept as one time per key, for the
+// per-agent limits on writes (asks, replies): the store keeps that time
+// with the agent's data and applies the limit in the transaction of the
+// write, so a restart forgets nothing and no eviction can loosen it.
+//
+// Time is injected (Config.Now, Rate.Take's now) so tests decide it;
+// nothing here sleeps.
 package ratelimit

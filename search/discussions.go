@@ -22,7 +22,7 @@ import (
 type DiscussionSource interface {
 	ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error)
 	GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error)
-	ListReplies(ctx context.Context, discussionID string) ([]discussions.Reply, error)
+	ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error)
 }
 
 // Bounds on what one discussion contributes to the index.
@@ -92,8 +92,8 @@ type watchedStore struct {
 	w *DiscussionWatch
 }
 
-func (s *watchedStore) AddReply(ctx context.Context, r discussions.Reply) (discussions.ReplyResult, error) {
-	res, err := s.Store.AddReply(ctx, r)
+func (s *watchedStore) AddReply(ctx context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
+	res, err := s.Store.AddReply(ctx, r, lim)
 	if err == nil {
 		s.w.mark(r.DiscussionID)
 	}
@@ -175,15 +175,16 @@ func indexedReplies(idx bleve.Index, id string) int {
 	return n
 }
 
-// addDiscussion puts d with its replies into b.
+// addDiscussion puts d with its replies into b. It reads only the
+// replies it keeps: the first maxIndexedReplies, in one page.
 func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
-	replies, err := x.o.Discussions.ListReplies(ctx, d.ID)
+	page, err := x.o.Discussions.ListReplies(ctx, discussions.ReplyQuery{DiscussionID: d.ID, PageSize: maxIndexedReplies})
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
 	}
 	var answers strings.Builder
-	for i, r := range replies {
-		if i == maxIndexedReplies || answers.Len()+len(r.Body) > maxAnswersLen {
+	for _, r := range page.Replies {
+		if answers.Len()+len(r.Body) > maxAnswersLen {
 			break
 		}
 		answers.WriteString(r.Body)

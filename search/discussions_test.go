@@ -26,7 +26,7 @@ type community struct {
 func newCommunity(f *fixture, w *DiscussionWatch) *community {
 	return &community{
 		tasks: tasks.NewService(f.db, tasks.Limits{}, f.db.Secret(), now),
-		discs: discussions.NewService(w.Wrap(f.db), f.db.Secret(), now),
+		discs: discussions.NewService(w.Wrap(f.db), discussions.Limits{}, f.db.Secret(), now),
 		asker: tasks.Asker{ID: ulid.Make().String(), Name: "asker"},
 		other: discussions.Author{ID: ulid.Make().String(), Name: "helper"},
 	}
@@ -163,5 +163,35 @@ func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	}
 	if got := discIDs(research(t, f.idx, "capybara logs")); len(got) != 1 || got[0] != second {
 		t.Fatalf("after a sync: %v", got)
+	}
+}
+
+// countingSource is the real store, counting the replies the index reads.
+type countingSource struct {
+	DiscussionSource
+	read int
+}
+
+func (s *countingSource) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
+	p, err := s.DiscussionSource.ListReplies(ctx, q)
+	s.read += len(p.Replies)
+	return p, err
+}
+
+// The index reads only the replies it keeps, however many a discussion has.
+func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
+	f := setup(t, "")
+	c := newCommunity(f, NewDiscussionWatch())
+	id := c.ask(t, "How many replies does the index read?", "")
+	for i := range maxIndexedReplies + 25 {
+		c.reply(t, c.other, id, fmt.Sprint("answer number ", i))
+	}
+	src := &countingSource{DiscussionSource: f.db}
+	f.idx.o.Discussions = src
+	if err := f.idx.indexDiscussions(context.Background(), []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	if src.read == 0 || src.read > maxIndexedReplies {
+		t.Fatalf("the index read %d replies to keep at most %d", src.read, maxIndexedReplies)
 	}
 }

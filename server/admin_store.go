@@ -39,8 +39,8 @@ func (a adminStore) Stats() (api.Stats, error) {
 	return out, nil
 }
 
-func (a adminStore) Check(ctx context.Context) (api.CheckReport, error) {
-	rep, err := a.db.Check(ctx)
+func (a adminStore) Check(ctx context.Context, pages bool) (api.CheckReport, error) {
+	rep, err := a.db.CheckWith(ctx, store.CheckOptions{Pages: pages})
 	if err != nil {
 		return api.CheckReport{}, err
 	}

@@ -34,6 +34,8 @@ type Config struct {
 
 	AskRate      int // asks per minute per agent; 0 disables the limit
 	MaxOpenTasks int // open (working) tasks per agent; 0 disables the limit
+	ReplyRate    int // replies per minute per agent; 0 disables the limit
+	MaxReplies   int // replies one discussion holds; 0 disables the limit
 	SearchRate   int // searches per minute per client address; 0 disables the limit
 	AuthFailRate int // failed bearer authentications per minute per address; 0 disables the limit
 
@@ -75,6 +77,8 @@ func DefaultConfig() Config {
 		LogLevel:           "info",
 		AskRate:            5,
 		MaxOpenTasks:       25,
+		ReplyRate:          10,
+		MaxReplies:         200,
 		SearchRate:         60,
 		AuthFailRate:       30,
 		MaxStreams:         10_000,
@@ -139,7 +143,8 @@ func (c *Config) Validate() error {
 		name string
 		v    int
 	}{
-		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"search-rate", c.SearchRate},
+		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"reply-rate", c.ReplyRate}, {"max-replies", c.MaxReplies},
+		{"search-rate", c.SearchRate},
 		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
 	} {
 		if f.v < 0 {

@@ -39,6 +39,8 @@ type CoreOptions struct {
 	BatchDelay  time.Duration
 	AskRate     int // per minute per agent; 0 for none
 	MaxOpen     int
+	ReplyRate   int // replies per minute per agent; 0 for none
+	MaxReplies  int // replies per discussion; 0 for no bound
 	Now         func() time.Time
 	// OnTaskChange receives each task after a committed transition (the
 	// stream broker); nil when nothing listens.
@@ -61,10 +63,6 @@ func OpenCore(o CoreOptions) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	var askRate *ratelimit.Limiter
-	if o.AskRate > 0 {
-		askRate = ratelimit.New(ratelimit.Config{Events: o.AskRate, Per: time.Minute, Now: o.Now})
-	}
 	var ts tasks.Store = db
 	if o.WrapTasks != nil {
 		ts = o.WrapTasks(ts)
@@ -74,11 +72,13 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		ds = o.WrapDiscussions(ds)
 	}
 	return &Core{
-		DB:          db,
-		Agents:      agents.NewService(db, o.Now),
-		Tasks:       tasks.NewService(ts, tasks.Limits{AskRate: askRate, MaxOpen: o.MaxOpen}, db.Secret(), o.Now),
-		Discussions: discussions.NewService(ds, db.Secret(), o.Now),
-		Records:     knowledge.NewService(db, o.Now),
+		DB:     db,
+		Agents: agents.NewService(db, o.Now),
+		Tasks: tasks.NewService(ts, tasks.Limits{AskRate: ratelimit.PerMinute(o.AskRate), MaxOpen: o.MaxOpen},
+			db.Secret(), o.Now),
+		Discussions: discussions.NewService(ds,
+			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, db.Secret(), o.Now),
+		Records: knowledge.NewService(db, o.Now),
 	}, nil
 }
 

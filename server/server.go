@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
@@ -52,7 +53,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	watch := search.NewDiscussionWatch()
 	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
-		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, OnTaskChange: broker.Publish,
+		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
+		OnTaskChange: broker.Publish,
 	}
 	obs.countEvents(&co)
 	// The search index watches replies beneath the metrics' counting.
@@ -117,7 +119,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	authFailures := perMinute(s.cfg.AuthFailRate)
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            httpjson.Auth{Agents: s.core.Agents, Failures: authFailures},
+		Auth:            httpkit.Auth{Agents: s.core.Agents, Failures: authFailures},
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
@@ -225,6 +227,10 @@ func (s *Server) Handler() http.Handler { return s.public.Handler }
 
 // OpenStreams is the number of task streams open now.
 func (s *Server) OpenStreams() int { return s.broker.Open() }
+
+// StreamOn returns a channel closed once a stream follows the task (for
+// tests that must not move a task before its stream is in place).
+func (s *Server) StreamOn(taskID string) <-chan struct{} { return s.broker.Watch(taskID) }
 
 // Errors reports a listener that stopped on its own.
 func (s *Server) Errors() <-chan error { return s.serveErr }

@@ -26,7 +26,7 @@ const BearerScheme = "bearer"
 // parse the proto's scope lists ({"schemes":{"bearer":{"list":["post"]}}},
 // a2a-go issue 430), and no spec-valid requirement naming the scheme parses
 // there. The scheme itself is declared in securitySchemes.
-func buildCard(cfg Config, skills []skill) (Card, error) {
+func buildCard(cfg Config, skills []*skill) (Card, error) {
 	base := strings.TrimRight(cfg.PublicURL, "/")
 	card := a2a.AgentCard{
 		Name: "kfa",

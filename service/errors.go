@@ -10,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -36,7 +37,19 @@ func toA2A(err error, prefix string) *a2a.Error {
 		}
 		return a2a.BadParam(field, "%s", ie.Msg)
 	}
-	var rl *tasks.RateLimitError
+	var nf *discussions.NotFoundError
+	if errors.As(err, &nf) {
+		id := truncate(nf.ID, 64)
+		return a2a.Errorf(a2a.NotFound, "discussion %s not found", id).With("discussionId", id)
+	}
+	var tm *discussions.TooManyRepliesError
+	if errors.As(err, &tm) {
+		id := truncate(tm.ID, 64)
+		return a2a.Errorf(a2a.UnsupportedOperation,
+			"discussion %s holds %d replies, the most one discussion takes on this server; no more replies are accepted", id, tm.Max).
+			With("discussionId", id)
+	}
+	var rl *ratelimit.Exceeded
 	if errors.As(err, &rl) {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}
 	}

@@ -54,7 +54,7 @@ type Deps struct {
 type Service struct {
 	cfg    Config
 	deps   Deps
-	skills []skill
+	skills skills
 	card   Card
 }
 
@@ -65,12 +65,12 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		deps.Now = time.Now
 	}
 	cfg.Streaming = deps.Events != nil
-	skills := registry(cfg.ContributorWrites)
-	card, err := buildCard(cfg, skills)
+	sk := newSkills(registry(cfg.ContributorWrites))
+	card, err := buildCard(cfg, sk.enabled())
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
-	return &Service{cfg: cfg, deps: deps, skills: skills, card: card}, nil
+	return &Service{cfg: cfg, deps: deps, skills: sk, card: card}, nil
 }
 
 // Card returns the agent card, its JSON and its entity tag.
@@ -146,28 +146,6 @@ type ListTasksRequest struct {
 	IncludeArtifacts     bool
 }
 
-// ListTasks lists the caller's tasks.
-func (s *Service) ListTasks(ctx context.Context, c Caller, req ListTasksRequest) (a2a.ListTasksResponse, error) {
-	ag, p, view, err := s.listParams(c, req)
-	if err != nil {
-		return a2a.ListTasksResponse{}, err
-	}
-	res, err := s.deps.Tasks.List(ctx, ag.ID, p)
-	if err != nil {
-		return a2a.ListTasksResponse{}, err
-	}
-	out := a2a.ListTasksResponse{
-		Tasks:         make([]a2a.Task, len(res.Tasks)),
-		NextPageToken: res.NextPageToken,
-		PageSize:      res.PageSize,
-		TotalSize:     res.TotalSize,
-	}
-	for i := range res.Tasks {
-		out.Tasks[i] = res.Tasks[i].Wire(view)
-	}
-	return out, nil
-}
-
 // listParams checks a ListTasks request.
 func (s *Service) listParams(c Caller, req ListTasksRequest) (*agents.Agent, tasks.ListParams, tasks.View, error) {
 	ag, err := requireAgent(c, "ListTasks")
@@ -213,4 +191,22 @@ func (s *Service) taskError(id string, err error) error {
 		return a2a.Errorf(a2a.TaskNotCancelable, "task %s is completed; a completed task cannot be canceled", id).With("taskId", id)
 	}
 	return err
+}
+
+// ExtendedCard is GetExtendedAgentCard: kfa has no extended card, and says
+// so on its card (capabilities.extendedAgentCard is false).
+func (s *Service) ExtendedCard(context.Context, Caller) error {
+	return a2a.Errorf(a2a.UnsupportedOperation,
+		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
+}
+
+// PushConfig answers every push-notification config method: kfa says
+// pushNotifications is false on its card. The owner's credential is
+// required first, as for any task method.
+func (s *Service) PushConfig(_ context.Context, c Caller) error {
+	if _, err := requireAgent(c, "push notification configs"); err != nil {
+		return err
+	}
+	return a2a.Errorf(a2a.PushNotificationNotSupp,
+		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask")
 }

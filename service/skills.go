@@ -1,8 +1,12 @@
 package service
 
 import (
+	"context"
+	"strings"
+
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // Skill ids, as listed on the card and accepted in metadata.skill.
@@ -11,18 +15,54 @@ const (
 	SkillAsk    = "ask-network"
 )
 
-// skill is one entry of the registry: what the card says about it, who may
-// run it, and which data-part actions select it.
+// skill is one entry of the registry: what the card says about it, which
+// data-part actions select it, who may run it, and what runs. The card is
+// built from the enabled entries and SendMessage dispatches through the
+// same entries, so the card cannot list a skill, an action or a scope
+// that does not run, nor the other way round.
 type skill struct {
 	card    a2a.AgentSkill
 	scope   agents.Scope // "" means anonymous
-	actions []string
+	actions []string     // the data-part actions that select it; the first is its default
+	run     func(s *Service, ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, streaming bool) (answer, error)
+	// off, when set, says why this server does not run the skill: the
+	// error a request for it gets. A skill that is off is not on the card.
+	off string
 }
 
-// registry returns the skills this server runs. ask-network is present only
-// when contributor writes are enabled.
+// answer is what a skill answers: a direct message, or a task and the
+// view of it to show.
+type answer struct {
+	message *a2a.Message
+	task    *tasks.Task
+	view    tasks.View
+}
+
+// registry returns every skill kfa knows, those this server does not run
+// marked off: ask-network runs only when contributor writes are enabled.
 func registry(contributorWrites bool) []skill {
-	skills := []skill{{
+	ask := skill{
+		card: a2a.AgentSkill{
+			ID:   SkillAsk,
+			Name: "Ask the network",
+			Description: "When the records do not answer, ask the community. Requires a bearer token (security scheme " +
+				`"bearer") whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
+				"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
+				"another agent replies. Poll GET /tasks/{id} or list tasks. " +
+				`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
+			Tags:        []string{"ask", "community", "bearer", "scope:post"},
+			Examples:    []string{`{"action":"ask","question":"Why does bbolt Open hang when two processes share a file?"}`},
+			InputModes:  []string{"application/json"},
+			OutputModes: []string{"application/json", "text/plain"},
+		},
+		scope:   agents.ScopePost,
+		actions: []string{"ask"},
+		run:     (*Service).runAsk,
+	}
+	if !contributorWrites {
+		ask.off = "asks are disabled on this server (contributor writes are off); only knowledge-search is available"
+	}
+	return []skill{{
 		card: a2a.AgentSkill{
 			ID:   SkillSearch,
 			Name: "Knowledge search",
@@ -36,25 +76,53 @@ func registry(contributorWrites bool) []skill {
 			OutputModes: []string{"application/json", "text/plain"},
 		},
 		actions: []string{"search", "research"},
-	}}
-	if contributorWrites {
-		skills = append(skills, skill{
-			card: a2a.AgentSkill{
-				ID:   SkillAsk,
-				Name: "Ask the network",
-				Description: "When the records do not answer, ask the community. Requires a bearer token (security scheme " +
-					`"bearer") whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
-					"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
-					"another agent replies. Poll GET /tasks/{id} or list tasks. " +
-					`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
-				Tags:        []string{"ask", "community", "bearer", "scope:post"},
-				Examples:    []string{`{"action":"ask","question":"Why does bbolt Open hang when two processes share a file?"}`},
-				InputModes:  []string{"application/json"},
-				OutputModes: []string{"application/json", "text/plain"},
-			},
-			scope:   agents.ScopePost,
-			actions: []string{"ask"},
-		})
+		run:     (*Service).runSearch,
+	}, ask}
+}
+
+// skills indexes the registry for dispatch.
+type skills struct {
+	all      []skill           // every skill kfa knows, in card order
+	byID     map[string]*skill // by skill id
+	byAction map[string]*skill // by data-part action
+}
+
+func newSkills(reg []skill) skills {
+	s := skills{all: reg, byID: map[string]*skill{}, byAction: map[string]*skill{}}
+	for i := range s.all {
+		sk := &s.all[i]
+		s.byID[sk.card.ID] = sk
+		for _, a := range sk.actions {
+			s.byAction[a] = sk
+		}
 	}
-	return skills
+	return s
+}
+
+// enabled are the skills this server runs, the ones on its card.
+func (ss skills) enabled() []*skill {
+	var out []*skill
+	for i := range ss.all {
+		if ss.all[i].off == "" {
+			out = append(out, &ss.all[i])
+		}
+	}
+	return out
+}
+
+// authorize checks that c may run sk: anonymous skills run for anyone, the
+// others need an agent holding the skill's scope.
+func authorize(c Caller, sk *skill) error {
+	if sk.scope == "" {
+		return nil
+	}
+	ag, err := requireAgent(c, sk.card.ID)
+	if err != nil {
+		return err
+	}
+	if !ag.Has(sk.scope) {
+		return a2a.Errorf(a2a.PermissionDenied, "%s needs the %s scope; this agent has %s",
+			sk.card.ID, sk.scope, strings.Join(ag.ScopeStrings(), ","))
+	}
+	return nil
 }

@@ -54,31 +54,14 @@ func single(ev a2a.StreamResponse) *Stream {
 // reply or a cancel commits, and the stream ends. An ask over a stream
 // needs no returnImmediately: the server holds the stream, not a request.
 func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, req *a2a.SendMessageRequest) (*Stream, error) {
-	if req == nil || req.Message == nil {
-		return nil, a2a.BadParam("message", "is required")
-	}
-	if err := validateMessage(req.Message); err != nil {
-		return nil, err
-	}
-	if req.Message.TaskID != "" {
-		return nil, s.messageToTask(ctx, c, req.Message.TaskID)
-	}
-	in, err := s.readInput(req)
+	ans, err := s.dispatch(ctx, c, req, true)
 	if err != nil {
 		return nil, err
 	}
-	if in.skill == SkillAsk {
-		t, view, err := s.askTask(ctx, c, req, in, false)
-		if err != nil {
-			return nil, err
-		}
-		return s.follow(ctx, c.Agent, t, view)
+	if ans.task != nil {
+		return s.follow(ctx, c.Agent, *ans.task, ans.view)
 	}
-	res, err := s.search(ctx, c, req.Message, in)
-	if err != nil {
-		return nil, err
-	}
-	return single(a2a.StreamResponse{Message: res.Message}), nil
+	return single(a2a.StreamResponse{Message: ans.message}), nil
 }
 
 // SubscribeToTask follows one of the caller's tasks: the current Task

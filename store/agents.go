@@ -77,21 +77,33 @@ func (s *DB) GetAgent(_ context.Context, id string) (agents.Agent, error) {
 	return a, err
 }
 
-// ListAgents implements agents.Store. Agent ids are ULIDs, so key order is
-// creation order.
-func (s *DB) ListAgents(_ context.Context) ([]agents.Agent, error) {
-	var out []agents.Agent
+// ListAgents implements agents.Store: agent ids are ULIDs, so key order
+// is creation order; one seek and limit+1 steps.
+func (s *DB) ListAgents(_ context.Context, after string, limit int) (agents.Page, error) {
+	page := agents.Page{Agents: []agents.Agent{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAgents).ForEach(func(k, v []byte) error {
+		page.Total = readCounter(tx.Bucket(bucketCounts), keyAgentCount)
+		c := tx.Bucket(bucketAgents).Cursor()
+		var k, v []byte
+		if after == "" {
+			k, v = c.First()
+		} else if k, v = c.Seek([]byte(after)); string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(page.Agents) == limit {
+				page.Next = page.Agents[len(page.Agents)-1].ID
+				return nil
+			}
 			var r agentRecord
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("store: decode agent %s: %w", k, err)
 			}
-			out = append(out, r.Agent)
-			return nil
-		})
+			page.Agents = append(page.Agents, r.Agent)
+		}
+		return nil
 	})
-	return out, err
+	return page, err
 }
 
 // RotateCredential implements agents.Store.
@@ -101,10 +113,10 @@ func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil 
 		s.credentialsChanged(tx)
 		r, err := getAgent(tx, c.AgentID)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if !r.Active() {
-			return agents.ErrDisabled
+			return refuse(agents.ErrDisabled)
 		}
 		creds := tx.Bucket(bucketCreds)
 		kept := []string{hex.EncodeToString(c.Digest[:])}
@@ -158,7 +170,7 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 		s.credentialsChanged(tx)
 		r, err := getAgent(tx, id)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if !r.Active() {
 			out = r.Agent // already revoked: nothing to do

@@ -66,7 +66,7 @@ func VerifyFile(path string, timeout time.Duration) (CheckReport, error) {
 		// in this read transaction.
 		checkBolt(tx, &rep)
 		if rep.SchemaVersion == SchemaVersion() {
-			checkInvariants(tx, &rep)
+			return checkInvariants(tx, &rep)
 		} else {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("schema version %d is older than %d: kfa invariants are checked after kfa serve migrates the file",
 				rep.SchemaVersion, SchemaVersion()))

@@ -16,7 +16,7 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-func openTemp(t *testing.T) *store.DB {
+func openTemp(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName), store.Options{BatchDelay: time.Millisecond})
 	if err != nil {
@@ -98,7 +98,7 @@ func TestReadsAndRefusalsWriteNothing(t *testing.T) {
 	now := time.Now
 	ag := agents.NewService(db, now)
 	tk := tasks.NewService(db, tasks.Limits{MaxOpen: 1}, db.Secret(), now)
-	ds := discussions.NewService(db, db.Secret(), now)
+	ds := discussions.NewService(db, discussions.Limits{}, db.Secret(), now)
 	c, _ := ag.Create(ctx, "alice", []agents.Scope{agents.ScopePost})
 	text := "q"
 	in := tasks.AskInput{Asker: tasks.Asker{ID: c.Agent.ID, Name: "alice"}, Question: "q",

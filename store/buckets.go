@@ -9,16 +9,23 @@ var (
 	bucketAgents = []byte("agents") // agent id -> agentRecord
 	bucketCreds  = []byte("creds")  // sha256(token) -> credRecord
 
-	bucketTasks       = []byte("tasks")          // task id (16) -> taskRecord
-	bucketTaskMsgIDs  = []byte("task_msgids")    // owner (16) | messageId -> task id (16)
-	bucketTaskAll     = []byte("idx_task_all")   // ts | id
-	bucketTaskAllSt   = []byte("idx_task_allst") // state | ts | id
-	bucketTaskByOwner = []byte("idx_task_owner") // owner | ts | id
-	bucketTaskByState = []byte("idx_task_state") // owner | state | ts | id
-	bucketTaskByCtx   = []byte("idx_task_ctx")   // owner | ctxlen | ctx | ts | id
-	bucketTaskByCtxSt = []byte("idx_task_ctxst") // owner | ctxlen | ctx | state | ts | id
-	bucketTaskByDisc  = []byte("idx_task_disc")  // discussion id (16) | task id (16) -> owner (16)
-	bucketCounts      = []byte("counts")         // counter key -> uint64
+	bucketTasks       = []byte("tasks")           // task id (16) -> taskRecord
+	bucketTaskMsgIDs  = []byte("task_msgids")     // owner (16) | messageId -> task id (16)
+	bucketTaskAll     = []byte("idx_task_all")    // ts | id
+	bucketTaskAllSt   = []byte("idx_task_allst")  // state | ts | id
+	bucketTaskByOwner = []byte("idx_task_owner")  // owner | ts | id
+	bucketTaskByState = []byte("idx_task_state")  // owner | state | ts | id
+	bucketTaskByCtx   = []byte("idx_task_ctx")    // owner | ctxlen | ctx | ts | id
+	bucketTaskByCtxSt = []byte("idx_task_ctxst")  // owner | ctxlen | ctx | state | ts | id
+	bucketTaskAllCtx  = []byte("idx_task_allctx") // ctxlen | ctx | ts | id (since schema 3)
+	bucketCounts      = []byte("counts")          // counter key -> uint64
+
+	// bucketTaskByDisc mapped every task to its discussion until schema 3,
+	// which split it into bucketDiscMembers and bucketTaskDiscWorking.
+	bucketTaskByDisc      = []byte("idx_task_disc")  // discussion id (16) | task id (16) -> owner (16)
+	bucketDiscMembers     = []byte("disc_members")   // discussion id (16) | owner (16) -> task ids (16 each, ascending)
+	bucketTaskDiscWorking = []byte("idx_task_discw") // discussion id (16) | task id (16) -> owner (16), WORKING tasks only
+	bucketRateWindows     = []byte("rate_windows")   // limit (1) | agent id (16) -> window time (8, unix ns)
 
 	bucketDiscussions  = []byte("discussions")     // discussion id (16) -> discussionRecord
 	bucketDiscByStatus = []byte("idx_disc_status") // status (1) | discussion id (16)
@@ -44,7 +51,7 @@ var (
 // fewer pages per list page, and fewer pages written per commit.
 var appendBuckets = [][]byte{
 	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState, bucketTaskByCtx,
-	bucketTaskByCtxSt, bucketTaskByDisc, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
+	bucketTaskByCtxSt, bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
 	bucketInbox, bucketInboxUnacked, bucketFeed,
 }
 

@@ -51,7 +51,7 @@ func newWorld(t *testing.T) *world {
 	clk := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
 	ag := agents.NewService(db, clk.now)
 	tk := tasks.NewService(db, tasks.Limits{}, db.Secret(), clk.now)
-	ds := discussions.NewService(db, db.Secret(), clk.now)
+	ds := discussions.NewService(db, discussions.Limits{}, db.Secret(), clk.now)
 	ctx := context.Background()
 	w := &world{db: db}
 	for _, p := range []struct {
@@ -208,11 +208,22 @@ func TestCheckFindsCorruption(t *testing.T) {
 			o, _ := idBytes(w.completed.OwnerID)
 			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskMsgIDs).Delete(msgIDKey(o, "m-done")) }
 		}, []Violation{{Kind: VMsgID, Bucket: "task_msgids", Detail: "a retry of the ask would create a second task"}}},
-		{"task missing from its discussion's list", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+		{"working task missing from its discussion's working tasks", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			d, _ := idBytes(w.waiting.DiscussionID)
 			id, _ := idBytes(w.waiting.ID)
-			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByDisc).Delete(cat(d, id)) }
-		}, []Violation{{Kind: VTaskDisc, Bucket: "idx_task_disc", Detail: "a reply would not complete it"}}},
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskDiscWorking).Delete(cat(d, id)) }
+		}, []Violation{{Kind: VTaskDisc, Bucket: "idx_task_discw", Detail: "a reply would not complete it"}}},
+		{"finished task left among the working ones", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			d, _ := idBytes(w.canceled.DiscussionID)
+			id, _ := idBytes(w.canceled.ID)
+			o, _ := idBytes(w.canceled.OwnerID)
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskDiscWorking).Put(cat(d, id), o) }
+		}, []Violation{{Kind: VTaskDisc, Bucket: "idx_task_discw", Detail: "as working; it is TASK_STATE_CANCELED"}}},
+		{"task missing from its discussion's members", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			d, _ := idBytes(w.joined.DiscussionID)
+			o, _ := idBytes(w.joined.OwnerID)
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketDiscMembers).Delete(cat(d, o)) }
+		}, []Violation{{Kind: VTaskDisc, Bucket: "disc_members", Detail: "its owner would not hear of replies"}}},
 		{"completed task whose reply is gone", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			return func(tx *bolt.Tx) error {
 				tk := w.completed

@@ -129,6 +129,21 @@ func (r *rawTask) header() tasks.Task {
 	}
 }
 
+// headerOf decodes a task record of any format without its messages.
+func headerOf(v []byte) (tasks.Task, error) {
+	if v == nil {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
+	if v[0] == taskFormatJSON {
+		return decodeTaskJSON(v)
+	}
+	r, err := parseTask(v)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	return r.header(), nil
+}
+
 // decodeTask decodes a task record of any format, messages included.
 func decodeTask(v []byte) (tasks.Task, error) {
 	if len(v) > 0 && v[0] == taskFormatJSON {
@@ -177,17 +192,6 @@ func snapshotOf(v []byte) (tasks.Snapshot, error) {
 		return tasks.Snapshot{}, err
 	}
 	return tasks.Snapshot{ID: r.id, OwnerID: r.owner, State: r.state, StatusTime: time.UnixMilli(r.statusTime).UTC(), Wire: r.wire}, nil
-}
-
-// taskContext returns the context id of a task record, without decoding
-// the rest.
-func taskContext(v []byte) (string, error) {
-	if len(v) > 0 && v[0] == taskFormatJSON {
-		t, err := decodeTaskJSON(v)
-		return t.ContextID, err
-	}
-	r, err := parseTask(v)
-	return string(r.ctx), err
 }
 
 func encodeJSON(v any) ([]byte, error) { return json.Marshal(v) }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -93,25 +92,41 @@ func (s *DB) GetDiscussion(_ context.Context, id string) (discussions.Discussion
 	return d, err
 }
 
-// ListReplies implements discussions.Store: replies oldest first.
-func (s *DB) ListReplies(_ context.Context, discussionID string) ([]discussions.Reply, error) {
-	k, ok := idBytes(discussionID)
+// ListReplies implements discussions.Store: one page of replies, oldest
+// first (reply ids are ULIDs), from one seek and PageSize+1 steps.
+func (s *DB) ListReplies(_ context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
+	k, ok := idBytes(q.DiscussionID)
 	if !ok {
-		return nil, discussions.ErrNotFound
+		return discussions.ReplyPage{}, discussions.ErrNotFound
 	}
-	out := []discussions.Reply{}
+	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketReplies).Cursor()
-		for rk, v := c.Seek(k); rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
+		rk, v := c.Seek(k)
+		if q.After != "" {
+			after, ok := idBytes(q.After)
+			if !ok {
+				return nil
+			}
+			start := cat(k, after)
+			if rk, v = c.Seek(start); bytes.Equal(rk, start) {
+				rk, v = c.Next()
+			}
+		}
+		for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
+			if len(page.Replies) == q.PageSize {
+				page.Next = page.Replies[len(page.Replies)-1].ID
+				return nil
+			}
 			r, err := decodeReply(v)
 			if err != nil {
 				return err
 			}
-			out = append(out, r)
+			page.Replies = append(page.Replies, r)
 		}
 		return nil
 	})
-	return out, err
+	return page, err
 }
 
 // ListDiscussions implements discussions.Store: newest first (ids are
@@ -175,18 +190,25 @@ func inboxEntryID(replyID, agentID string, at time.Time) string {
 // discussion except the replier's (tasks.Task.CompleteByReply) and marks
 // the discussion answered; and it writes one inbox entry for every agent
 // with a task on the discussion (and the author), except the replier.
-func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.ReplyResult, error) {
+// It walks the discussion's working tasks and its members, never the tasks
+// that are done with. Its checks run first in a read transaction, so a
+// refused reply never queues a write.
+func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
 	rk, ok := idBytes(r.ID)
 	if !ok {
 		return discussions.ReplyResult{}, errBadID("reply", r.ID)
 	}
+	if err := s.db.View(func(tx *bolt.Tx) error { _, _, _, err := checkReply(tx, r, lim); return err }); err != nil {
+		return discussions.ReplyResult{}, unrefuse(err)
+	}
 	var res discussions.ReplyResult
 	err := s.update(func(tx *bolt.Tx) error {
 		res = discussions.ReplyResult{Reply: r}
-		d, dk, err := getDiscussion(tx, r.DiscussionID)
+		d, dk, win, err := checkReply(tx, r, lim)
 		if err != nil {
 			return err
 		}
+		// Checks are done; from here on only writes.
 		v, err := encodeJSON(r)
 		if err != nil {
 			return err
@@ -194,49 +216,14 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
 			return err
 		}
-		res.Qualifying = discussions.Qualifies(d, r)
-		ref := tasks.ReplyRef{
-			DiscussionID: d.ID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
-			Body: r.Body, At: r.CreatedAt,
+		if err := putWindow(tx, win); err != nil {
+			return err
 		}
-
-		// Every task on the discussion: complete the waiting ones (when the
-		// reply qualifies) and group them by owner for the inbox.
-		byOwner := map[string][]string{d.AuthorID: nil}
-		moves := newIndexBatch()
-		var artifacts []byte // the same for every task the reply completes
-		tb := tx.Bucket(bucketTasks)
-		c := tx.Bucket(bucketTaskByDisc).Cursor()
-		for k, ownerBytes := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, ownerBytes = c.Next() {
-			taskID, owner := idString(k[len(dk):]), idString(ownerBytes)
-			byOwner[owner] = append(byOwner[owner], taskID)
-			if !res.Qualifying || owner == r.AuthorID {
-				continue
-			}
-			v := tb.Get(k[len(dk):])
-			if v == nil {
-				return fmt.Errorf("store: discussion %s lists task %s, which does not exist", d.ID, taskID)
-			}
-			old, t, rec, changed, err := completeTask(v, ref, &artifacts)
-			if err != nil {
+		res.Qualifying = discussions.Qualifies(d, r)
+		if res.Qualifying {
+			if res.CompletedTaskIDs, err = s.completeWorking(tx, dk, r); err != nil {
 				return err
 			}
-			if changed {
-				if err := moves.add(&old, -1); err != nil {
-					return err
-				}
-				if err := moves.add(&t, +1); err != nil {
-					return err
-				}
-				if err := putTaskRecord(tx, &t, rec); err != nil {
-					return err
-				}
-				s.notifyOnCommit(tx, t)
-				res.CompletedTaskIDs = append(res.CompletedTaskIDs, t.ID)
-			}
-		}
-		if err := moves.apply(tx); err != nil {
-			return err
 		}
 
 		oldStatus := d.Status
@@ -248,33 +235,117 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 		if err := putDiscussion(tx, &d, oldStatus); err != nil {
 			return err
 		}
-
-		owners := make([]string, 0, len(byOwner))
-		for o := range byOwner {
-			if o != r.AuthorID {
-				owners = append(owners, o)
-			}
-		}
-		slices.Sort(owners)
-		for _, o := range owners {
-			e := discussions.InboxEntry{
-				ID: inboxEntryID(r.ID, o, r.CreatedAt), AgentID: o, DiscussionID: d.ID, ReplyID: r.ID,
-				TaskIDs: byOwner[o], CreatedAt: r.CreatedAt,
-			}
-			if e.TaskIDs == nil {
-				e.TaskIDs = []string{}
-			}
-			if err := putInbox(tx, e, true); err != nil {
-				return err
-			}
-			res.Notified++
-		}
-		return nil
+		res.Notified, err = notifyMembers(tx, dk, d, r)
+		return err
 	})
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
 	return res, nil
+}
+
+// checkReply is the reading part of a reply: the discussion, its bound on
+// replies, the author's reply window. It writes nothing; what it refuses
+// is a refusal.
+func checkReply(tx *bolt.Tx, r discussions.Reply, lim discussions.Limits) (discussions.Discussion, []byte, *window, error) {
+	d, dk, err := getDiscussion(tx, r.DiscussionID)
+	if err != nil {
+		return d, nil, nil, refuse(err)
+	}
+	if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {
+		return d, nil, nil, refuse(discussions.ErrTooManyReplies)
+	}
+	author, ok := idBytes(r.AuthorID)
+	if !ok {
+		return d, nil, nil, refuse(errBadID("author", r.AuthorID))
+	}
+	win, err := takeWindow(tx, windowReply, author, lim.ReplyRate, r.CreatedAt)
+	return d, dk, win, err
+}
+
+// completeWorking completes the discussion's WORKING tasks that r
+// answers (all but the replier's own), and returns their ids in id order.
+func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply) ([]string, error) {
+	ref := tasks.ReplyRef{
+		DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
+		Body: r.Body, At: r.CreatedAt,
+	}
+	var done []string
+	moves := newIndexBatch()
+	var artifacts []byte // the same for every task the reply completes
+	tb := tx.Bucket(bucketTasks)
+	c := tx.Bucket(bucketTaskDiscWorking).Cursor()
+	for k, ownerBytes := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, ownerBytes = c.Next() {
+		if idString(ownerBytes) == r.AuthorID {
+			continue
+		}
+		taskID := idString(k[len(dk):])
+		v := tb.Get(k[len(dk):])
+		if v == nil {
+			return nil, fmt.Errorf("store: discussion %s lists working task %s, which does not exist", r.DiscussionID, taskID)
+		}
+		old, t, rec, changed, err := completeTask(v, ref, &artifacts)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			continue
+		}
+		if err := moves.add(&old, -1); err != nil {
+			return nil, err
+		}
+		if err := moves.add(&t, +1); err != nil {
+			return nil, err
+		}
+		if err := putTaskRecord(tx, &t, rec); err != nil {
+			return nil, err
+		}
+		s.notifyOnCommit(tx, t)
+		done = append(done, t.ID)
+	}
+	return done, moves.apply(tx)
+}
+
+// notifyMembers writes one inbox entry about r for every agent with a task
+// on the discussion, and for its author, except r's author. It returns how
+// many it wrote.
+func notifyMembers(tx *bolt.Tx, dk []byte, d discussions.Discussion, r discussions.Reply) (int, error) {
+	n := 0
+	notify := func(agent string, taskIDs []string) error {
+		if agent == r.AuthorID {
+			return nil
+		}
+		e := discussions.InboxEntry{
+			ID: inboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
+			TaskIDs: taskIDs, CreatedAt: r.CreatedAt,
+		}
+		n++
+		return putInbox(tx, e, true)
+	}
+	// Members are in owner order; the discussion's author goes in its place
+	// even without a task of its own.
+	authorDone := false
+	c := tx.Bucket(bucketDiscMembers).Cursor()
+	for k, v := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, v = c.Next() {
+		owner := idString(k[len(dk):])
+		if !authorDone && owner >= d.AuthorID {
+			authorDone = true
+			if owner != d.AuthorID {
+				if err := notify(d.AuthorID, []string{}); err != nil {
+					return n, err
+				}
+			}
+		}
+		if err := notify(owner, memberTasks(v)); err != nil {
+			return n, err
+		}
+	}
+	if !authorDone {
+		if err := notify(d.AuthorID, []string{}); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // completeTask applies tasks.Task.CompleteByReply to a stored task and

@@ -7,7 +7,11 @@
 // the writes that arrived while the previous one was committing, and is
 // acknowledged only after that transaction has committed and been
 // fsynced. The functions handed to it may run more than once, so ids,
-// times and encodings are made by the callers before a write starts.
+// times and encodings are made by the callers before a write starts. A
+// write's checks run first in a read transaction, so a refusal the state
+// already settles never queues; one decided in the write transaction is a
+// typed refusal, made before anything is written, which leaves the rest of
+// its batch alone.
 //
 // Task records hold the task's A2A JSON, encoded once when the task is
 // written (codec.go): reads that show a task copy those bytes, and only

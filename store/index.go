@@ -13,7 +13,11 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// Task indexes. Every key is prefix | status timestamp (8, big endian ms) |
+// Task indexes. Besides these seven, idx_task_discw lists the WORKING
+// tasks of each discussion (discussion id | task id -> owner); it moves
+// with them, in the same functions.
+//
+// Every key of the seven is prefix | status timestamp (8, big endian ms) |
 // task id (16); reading a bucket backwards from the end of a prefix yields
 // newest first, ties by id descending, which is the ListTasks order. Each
 // index keeps a counter per prefix in the counts bucket (for totalSize).
@@ -31,6 +35,8 @@ var taskIndexes = []taskIndex{
 	{bucketTaskByCtxSt, func(o []byte, t *tasks.Task) []byte {
 		return cat(o, ctxPart(t.ContextID), []byte{stateByte(t.State)})
 	}},
+	// Every owner's tasks of one context: the operator's context filter.
+	{bucketTaskAllCtx, func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }},
 }
 
 // The index buckets, in taskIndexes order.
@@ -41,6 +47,7 @@ const (
 	idxOwnerState
 	idxOwnerCtx
 	idxOwnerCtxState
+	idxAllCtx
 	nTaskIndexes
 )
 
@@ -110,6 +117,9 @@ func (d counterDeltas) apply(tx *bolt.Tx) error {
 type indexBatch struct {
 	dels, puts [nTaskIndexes][][]byte
 	counts     counterDeltas
+	// The discussion's working-task entries (idx_task_discw): key and owner.
+	workingDels [][]byte
+	workingPuts [][2][]byte
 }
 
 func newIndexBatch() *indexBatch { return &indexBatch{counts: counterDeltas{}} }
@@ -135,7 +145,27 @@ func (b *indexBatch) add(t *tasks.Task, delta int64) error {
 		}
 		b.counts[string(counterKey(ix.bucket, p))] += delta
 	}
+	if t.State == a2a.TaskStateWorking {
+		k, err := workingKey(t, id)
+		if err != nil {
+			return err
+		}
+		if delta > 0 {
+			b.workingPuts = append(b.workingPuts, [2][]byte{k, owner})
+		} else {
+			b.workingDels = append(b.workingDels, k)
+		}
+	}
 	return nil
+}
+
+// workingKey is t's key in idx_task_discw: discussion id | task id.
+func workingKey(t *tasks.Task, id []byte) ([]byte, error) {
+	disc, ok := idBytes(t.DiscussionID)
+	if !ok {
+		return nil, errBadID("discussion", t.DiscussionID)
+	}
+	return cat(disc, id), nil
 }
 
 // apply makes the changes: every removal, then every addition (a key is
@@ -155,6 +185,19 @@ func (b *indexBatch) apply(tx *bolt.Tx) error {
 			if err := bk.Put(k, nil); err != nil {
 				return err
 			}
+		}
+	}
+	wb := tx.Bucket(bucketTaskDiscWorking)
+	slices.SortFunc(b.workingDels, bytes.Compare)
+	for _, k := range b.workingDels {
+		if err := wb.Delete(k); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(b.workingPuts, func(x, y [2][]byte) int { return bytes.Compare(x[0], y[0]) })
+	for _, kv := range b.workingPuts {
+		if err := wb.Put(kv[0], kv[1]); err != nil {
+			return err
 		}
 	}
 	return b.counts.apply(tx)
@@ -197,7 +240,17 @@ func indexTaskAcc(tx *bolt.Tx, t *tasks.Task, delta int64, acc counterDeltas) er
 			return err
 		}
 	}
-	return nil
+	if t.State != a2a.TaskStateWorking {
+		return nil
+	}
+	k, err := workingKey(t, id)
+	if err != nil {
+		return err
+	}
+	if delta > 0 {
+		return tx.Bucket(bucketTaskDiscWorking).Put(k, owner)
+	}
+	return tx.Bucket(bucketTaskDiscWorking).Delete(k)
 }
 
 // prefixEnd returns the smallest key greater than every key starting with

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kfa-project/kfa/a2a"
 )
 
 // migration is one numbered, forward-only change of the schema. Each runs in
@@ -71,6 +73,7 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{4, "discussion members and working-task index instead of idx_task_disc; per-agent rate windows; context index", migrateMembers},
 }
 
 // SchemaVersion is the schema this build writes.
@@ -121,4 +124,66 @@ func (s *DB) migrate() error {
 		}
 	}
 	return nil
+}
+
+// migrateMembers splits idx_task_disc (every task under its discussion)
+// into disc_members (each agent's tasks on a discussion, what a reply's
+// inbox needs) and idx_task_discw (the WORKING tasks, what a reply
+// completes), so that a reply walks neither every task ever mapped to
+// its discussion nor anything twice; creates the rate windows; and
+// indexes every task by its context alone (idx_task_allctx), for the
+// operator's context filter.
+func migrateMembers(tx *bolt.Tx) error {
+	for _, b := range [][]byte{bucketDiscMembers, bucketTaskDiscWorking, bucketRateWindows, bucketTaskAllCtx} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return fmt.Errorf("create bucket %s: %w", b, err)
+		}
+	}
+	ctxIndex := taskIndexes[idxAllCtx]
+	acc := counterDeltas{}
+	err := tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+		t, err := headerOf(v)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", idString(k), err)
+		}
+		p := ctxIndex.prefix(nil, &t)
+		acc[string(counterKey(ctxIndex.bucket, p))]++
+		return tx.Bucket(ctxIndex.bucket).Put(cat(p, tsID(t.StatusTime, k)), nil)
+	})
+	if err != nil {
+		return err
+	}
+	if err := acc.apply(tx); err != nil {
+		return err
+	}
+	old := tx.Bucket(bucketTaskByDisc)
+	if old == nil {
+		return nil
+	}
+	tb := tx.Bucket(bucketTasks)
+	err = old.ForEach(func(k, owner []byte) error {
+		if len(k) != 32 || len(owner) != 16 {
+			return fmt.Errorf("idx_task_disc entry %x is malformed", k)
+		}
+		disc, id := k[:16], k[16:]
+		if err := addMember(tx, disc, owner, id); err != nil {
+			return err
+		}
+		v := tb.Get(id)
+		if v == nil {
+			return nil // a dangling entry: kfa check reported it; nothing to carry over
+		}
+		snap, err := snapshotOf(v)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", idString(id), err)
+		}
+		if snap.State == a2a.TaskStateWorking {
+			return tx.Bucket(bucketTaskDiscWorking).Put(bytes.Clone(k), bytes.Clone(owner))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tx.DeleteBucket(bucketTaskByDisc)
 }

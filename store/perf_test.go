@@ -43,7 +43,7 @@ func testAsks(owners []agents.Agent, n int) []tasks.CreateAsk {
 	return out
 }
 
-func testAgentsIn(t *testing.T, db *store.DB, n int) []agents.Agent {
+func testAgentsIn(t testing.TB, db *store.DB, n int) []agents.Agent {
 	t.Helper()
 	var out []agents.Agent
 	for i := range n {
@@ -114,7 +114,7 @@ func TestFormat1TasksMigrate(t *testing.T) {
 	if err := db.LoadAsks(asks); err != nil {
 		t.Fatal(err)
 	}
-	ds := discussions.NewService(db, []byte("s"), func() time.Time { return t0.Add(time.Hour) })
+	ds := discussions.NewService(db, discussions.Limits{}, []byte("s"), func() time.Time { return t0.Add(time.Hour) })
 	res, err := ds.Reply(ctx, discussions.Author{ID: owners[1].ID, Name: owners[1].Name}, asks[0].Task.DiscussionID, "an answer")
 	if err != nil || len(res.CompletedTaskIDs) != 1 {
 		t.Fatalf("reply: %+v %v", res, err)

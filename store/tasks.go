@@ -1,9 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -96,10 +94,25 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 	return r, nil
 }
 
-// CreateAsk implements tasks.Store.
+// CreateAsk implements tasks.Store. Its checks run first in a read
+// transaction: an ask they refuse (or a retry they answer) costs no
+// encoding and no place in the write queue. The write transaction checks
+// again, since the state may have moved meanwhile.
 func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
 	if _, ok := idBytes(c.Task.OwnerID); !ok {
 		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+	}
+	var retry *tasks.Task
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ck, err := checkAsk(tx, &c, false)
+		retry = ck.retry
+		return err
+	})
+	if err != nil {
+		return tasks.Task{}, false, unrefuse(err)
+	}
+	if retry != nil {
+		return *retry, false, nil
 	}
 	recs, err := encodeAsk(&c)
 	if err != nil {
@@ -120,63 +133,99 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 	return out, created, nil
 }
 
-// createAsk is the transaction of CreateAsk: the idempotency and join
-// checks, the open-task bound, then the writes. Bulk loading runs the same
-// function, so a loaded task is stored exactly as an asked one; it passes
-// an indexBatch, which collects the index entries and counters to write
-// them all at the end in key order (c.MaxOpen must then be 0: the bound
-// reads a counter).
-func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
+// askCheck is what the checks of an ask found.
+type askCheck struct {
+	owner, disc []byte
+	retry       *tasks.Task // the first task of this message id: an idempotent retry
+	win         *window     // the owner's ask window, to write with the task
+}
+
+// checkAsk is the reading part of an ask: the idempotent retry, the
+// owner's ask window, the join, the open-task bound. It writes nothing;
+// what it refuses is a refusal. bulk is a bulk load, which takes neither
+// a rate nor a bound (both read what earlier asks of the load have not
+// written yet).
+func checkAsk(tx *bolt.Tx, c *tasks.CreateAsk, bulk bool) (askCheck, error) {
+	var ck askCheck
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
-		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+		return ck, refuse(errBadID("owner", c.Task.OwnerID))
 	}
+	ck.owner = owner
 	// Idempotent retry: the first task for this message id, unchanged.
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
 		t, err := getTask(tx, idString(id))
-		return t, false, err
+		if err != nil {
+			return ck, refuse(err)
+		}
+		ck.retry = &t
+		return ck, nil
+	}
+	if bulk && (c.AskRate.Enabled() || c.MaxOpen > 0) {
+		return ck, errors.New("store: a bulk load takes no ask rate and no open-task bound")
+	}
+	// The owner's ask window: refused here, nothing is spent; allowed, it
+	// moves on with the writes.
+	var err error
+	if ck.win, err = takeWindow(tx, windowAsk, owner, c.AskRate, c.Task.CreatedAt); err != nil {
+		return ck, err
 	}
 	discID := c.Task.DiscussionID
 	dk, ok := idBytes(discID)
 	if c.JoinDiscussionID != "" {
 		if !ok {
-			return tasks.Task{}, false, discussions.ErrNotFound
+			return ck, refuse(discussions.ErrNotFound)
 		}
 		v := tx.Bucket(bucketDiscussions).Get(dk)
 		if v == nil {
-			return tasks.Task{}, false, discussions.ErrNotFound
+			return ck, refuse(discussions.ErrNotFound)
 		}
 		d, err := decodeDiscussion(v)
 		if err != nil {
-			return tasks.Task{}, false, err
+			return ck, refuse(err)
 		}
 		if d.Status != discussions.StatusOpen {
-			return tasks.Task{}, false, discussions.ErrAnswered
+			return ck, refuse(discussions.ErrAnswered)
 		}
 	} else if !ok {
-		return tasks.Task{}, false, errBadID("discussion", discID)
+		return ck, refuse(errBadID("discussion", discID))
 	}
-	counts := tx.Bucket(bucketCounts)
+	ck.disc = dk
 	if c.MaxOpen > 0 {
-		if batch != nil {
-			return tasks.Task{}, false, errors.New("store: an open-task bound needs its counter written at once")
-		}
-		open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
+		open := readCounter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 		if open >= c.MaxOpen {
-			return tasks.Task{}, false, tasks.ErrTooManyOpen
+			return ck, refuse(tasks.ErrTooManyOpen)
 		}
 	}
+	return ck, nil
+}
+
+// createAsk is the transaction of CreateAsk: checkAsk, then the writes.
+// Bulk loading runs the same function, so a loaded task is stored exactly
+// as an asked one; it passes an indexBatch, which collects the index
+// entries and counters to write them all at the end in key order.
+func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
+	ck, err := checkAsk(tx, c, batch != nil)
+	if err != nil {
+		return tasks.Task{}, false, err
+	}
+	if ck.retry != nil {
+		return *ck.retry, false, nil
+	}
+	owner, dk, win := ck.owner, ck.disc, ck.win
 	// Checks are done; from here on only writes.
 	if c.JoinDiscussionID == "" {
 		if err := putDiscussionRecord(tx, &c.Discussion, recs.discussion, ""); err != nil {
 			return tasks.Task{}, false, err
 		}
 	}
+	if err := putWindow(tx, win); err != nil {
+		return tasks.Task{}, false, err
+	}
 	t := c.Task
 	if err := putTaskRecord(tx, &t, recs.task); err != nil {
 		return tasks.Task{}, false, err
 	}
-	var err error
 	if batch != nil {
 		err = batch.add(&t, +1)
 	} else {
@@ -189,7 +238,7 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 	if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
 		return tasks.Task{}, false, err
 	}
-	if err := tx.Bucket(bucketTaskByDisc).Put(cat(dk, tid), owner); err != nil {
+	if err := addMember(tx, dk, owner, tid); err != nil {
 		return tasks.Task{}, false, err
 	}
 	return t, true, nil
@@ -245,33 +294,35 @@ func (s *DB) TaskByMessageID(_ context.Context, ownerID, messageID string) (task
 	return t, err
 }
 
-// CancelTask implements tasks.Store.
+// CancelTask implements tasks.Store. Like CreateAsk it decides on a read
+// first: a refused cancel, or one of a task already canceled, never
+// queues a write.
 func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
 	var (
 		out     tasks.Task
 		changed bool
 	)
-	err := s.update(func(tx *bolt.Tx) error {
-		out, changed = tasks.Task{}, false
-		t, err := getTask(tx, id)
-		if err != nil {
-			return err
-		}
-		if ownerID != "" && t.OwnerID != ownerID {
-			return tasks.ErrNotFound
-		}
-		old := t
-		ch, err := t.Cancel(at)
-		if err != nil {
-			return err
-		}
-		if ch {
-			if err := replaceTask(tx, &old, &t, nil); err != nil {
-				return err
-			}
-			s.notifyOnCommit(tx, t)
-		}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		_, t, ch, err := checkCancel(tx, ownerID, id, at)
 		out, changed = t, ch
+		return err
+	})
+	if err != nil {
+		return tasks.Task{}, false, unrefuse(err)
+	}
+	if !changed {
+		return out, false, nil
+	}
+	err = s.update(func(tx *bolt.Tx) error {
+		old, t, ch, err := checkCancel(tx, ownerID, id, at)
+		out, changed = t, ch
+		if err != nil || !ch {
+			return err
+		}
+		if err := replaceTask(tx, &old, &t, nil); err != nil {
+			return err
+		}
+		s.notifyOnCommit(tx, t)
 		return nil
 	})
 	if err != nil {
@@ -280,172 +331,33 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 	return out, changed, nil
 }
 
-// ListTasks implements tasks.Store: one cursor seek, then at most
-// PageSize+1 steps. totalSize comes from the index counters, except with
-// Since (a key-only count of the matching range) or a context filter
-// without an owner (operator listings, filtered while walking).
-func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
-	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
-	next, total, err := s.listTasks(q, func(v []byte) error {
-		t, err := decodeTask(v)
-		if err == nil {
-			page.Tasks = append(page.Tasks, t)
-		}
-		return err
-	})
+// checkCancel applies Task.Cancel to the stored task, if ownerID owns it
+// (any owner when ownerID is ""), without writing: the task before and
+// after, and whether it changed. What it refuses is a refusal.
+func checkCancel(tx *bolt.Tx, ownerID, id string, at time.Time) (old, t tasks.Task, changed bool, err error) {
+	// The header decides a refusal: the messages are decoded only for a
+	// task the cancel shows or changes.
+	k, ok := idBytes(id)
+	if !ok {
+		return old, t, false, refuse(tasks.ErrNotFound)
+	}
+	v := tx.Bucket(bucketTasks).Get(k)
+	h, err := headerOf(v)
 	if err != nil {
-		return tasks.ListPage{}, err
+		return old, t, false, refuse(err)
 	}
-	page.Next, page.Total = next, total
-	return page, nil
-}
-
-// ViewSnapshots implements tasks.Store: ListTasks, fn seeing each task's
-// stored wire JSON in place, inside the read transaction.
-func (s *DB) ViewSnapshots(_ context.Context, q tasks.ListQuery, fn func(*tasks.Snapshot) error) (*tasks.Cursor, int, error) {
-	return s.listTasks(q, func(v []byte) error {
-		snap, err := snapshotOf(v)
-		if err != nil {
-			return err
-		}
-		return fn(&snap)
-	})
-}
-
-// listTasks walks one page of q, calling emit with each task record in
-// order (the record is valid only during the call). It returns the cursor
-// of the next page and totalSize.
-func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *tasks.Cursor, total int, err error) {
-	var owner []byte
-	if q.OwnerID != "" {
-		var ok bool
-		if owner, ok = idBytes(q.OwnerID); !ok {
-			return nil, 0, nil
-		}
+	if ownerID != "" && h.OwnerID != ownerID {
+		return old, tasks.Task{}, false, refuse(tasks.ErrNotFound)
 	}
-	if len(q.ContextID) > 255 {
-		return nil, 0, nil
+	if _, err := h.Cancel(at); err != nil {
+		return old, tasks.Task{}, false, refuse(err)
 	}
-	probe := &tasks.Task{ContextID: q.ContextID, State: q.State}
-	var (
-		ix         taskIndex
-		postFilter func(v []byte) (bool, error)
-	)
-	switch {
-	case owner != nil && q.ContextID != "" && q.State != "":
-		ix = taskIndexes[idxOwnerCtxState]
-	case owner != nil && q.ContextID != "":
-		ix = taskIndexes[idxOwnerCtx]
-	case owner != nil && q.State != "":
-		ix = taskIndexes[idxOwnerState]
-	case owner != nil:
-		ix = taskIndexes[idxOwner]
-	case q.State != "":
-		ix = taskIndexes[idxAllState]
-	default:
-		ix = taskIndexes[idxAll]
+	if t, err = decodeTask(v); err != nil {
+		return old, t, false, refuse(err)
 	}
-	if owner == nil && q.ContextID != "" {
-		want := q.ContextID
-		postFilter = func(v []byte) (bool, error) {
-			ctx, err := taskContext(v)
-			return ctx == want, err
-		}
+	old = t
+	if changed, err = t.Cancel(at); err != nil {
+		return old, tasks.Task{}, false, refuse(err)
 	}
-	prefix := ix.prefix(owner, probe)
-	var since uint64
-	if !q.Since.IsZero() {
-		// Inclusive, at millisecond resolution: a bound inside a millisecond
-		// keeps only the timestamps at or after it.
-		ns := q.Since.UnixNano()
-		since = uint64((ns + int64(time.Millisecond) - 1) / int64(time.Millisecond))
-		if ns < 0 {
-			since = 0
-		}
-	}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(ix.bucket).Cursor()
-		tb := tx.Bucket(bucketTasks)
-		keyTS := func(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-24 : len(k)-16]) }
-		inRange := func(k []byte) bool {
-			return k != nil && len(k) == len(prefix)+24 && bytes.HasPrefix(k, prefix) && keyTS(k) >= since
-		}
-		load := func(k []byte) ([]byte, error) {
-			v := tb.Get(k[len(k)-16:])
-			if v == nil {
-				return nil, fmt.Errorf("store: index %s points at missing task %s", ix.bucket, idString(k[len(k)-16:]))
-			}
-			return v, nil
-		}
-		// matches loads the task at k and applies the post filter.
-		matches := func(k []byte) ([]byte, bool, error) {
-			v, err := load(k)
-			if err != nil || postFilter == nil {
-				return v, err == nil, err
-			}
-			ok, err := postFilter(v)
-			return v, ok, err
-		}
-
-		// totalSize
-		switch {
-		case postFilter == nil && since == 0:
-			total = readCounter(tx.Bucket(bucketCounts), counterKey(ix.bucket, prefix))
-		default:
-			n := 0
-			for k, _ := seekBefore(c, prefixEnd(prefix)); inRange(k); k, _ = c.Prev() {
-				if postFilter != nil {
-					if _, ok, err := matches(k); err != nil {
-						return err
-					} else if !ok {
-						continue
-					}
-				}
-				n++
-			}
-			total = n
-		}
-
-		start := prefixEnd(prefix)
-		if q.After != nil {
-			id, ok := idBytes(q.After.ID)
-			if !ok {
-				return errors.New("store: bad cursor id")
-			}
-			start = cat(prefix, tsID(q.After.StatusTime, id))
-		}
-		var last []byte
-		n := 0
-		for k, _ := seekBefore(c, start); inRange(k); k, _ = c.Prev() {
-			if n == q.PageSize {
-				// One more match exists: the page has a successor.
-				if postFilter != nil {
-					if _, ok, err := matches(k); err != nil {
-						return err
-					} else if !ok {
-						continue
-					}
-				}
-				next = &tasks.Cursor{StatusTime: fromMS(keyTS(last)), ID: idString(last[len(last)-16:])}
-				return nil
-			}
-			v, ok, err := matches(k)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			if err := emit(v); err != nil {
-				return err
-			}
-			n++
-			last = k
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return next, total, nil
+	return old, t, changed, nil
 }

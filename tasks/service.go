@@ -43,6 +43,10 @@ type CreateAsk struct {
 	// MaxOpen bounds the owner's WORKING tasks, checked in the transaction;
 	// 0 means no bound.
 	MaxOpen int
+	// AskRate limits the owner's new asks, checked in the transaction
+	// against the owner's ask window, which the same transaction moves on;
+	// the zero Rate means no limit. A refused ask is *ratelimit.Exceeded.
+	AskRate ratelimit.Rate
 }
 
 // ListQuery selects one owner's tasks, newest status timestamp first, ties
@@ -73,8 +77,9 @@ type ListPage struct {
 type Store interface {
 	// CreateAsk writes the task (and the new discussion) in one transaction.
 	// If the owner already has a task for the message id, it returns that
-	// task unchanged and created=false. It returns discussions.ErrNotFound or
-	// discussions.ErrAnswered for a bad join, ErrTooManyOpen over MaxOpen.
+	// task unchanged and created=false. It returns *ratelimit.Exceeded over
+	// AskRate, discussions.ErrNotFound or discussions.ErrAnswered for a bad
+	// join, ErrTooManyOpen over MaxOpen.
 	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
 	GetTask(ctx context.Context, id string) (Task, error)
 	// ViewSnapshot calls fn with the task as stored, its wire JSON not
@@ -95,19 +100,16 @@ type Store interface {
 
 // Limits are the ask limits of one server.
 type Limits struct {
-	// AskRate limits new asks per agent; nil or disabled means no limit.
-	AskRate *ratelimit.Limiter
+	// AskRate limits new asks per agent; the zero Rate means no limit. The
+	// store keeps each agent's window with its tasks, so a restart does not
+	// hand anyone a fresh budget.
+	AskRate ratelimit.Rate
 	// MaxOpen bounds each agent's WORKING tasks; 0 means no bound.
 	MaxOpen int
 }
 
 // RateLimitError is a refused ask. RetryAfter says when to try again.
-type RateLimitError struct {
-	Msg        string
-	RetryAfter time.Duration
-}
-
-func (e *RateLimitError) Error() string { return e.Msg }
+type RateLimitError = ratelimit.Exceeded
 
 // Service applies the task rules over a Store.
 type Service struct {
@@ -143,7 +145,8 @@ type AskInput struct {
 // Ask creates a WORKING task owned by the asker and, unless it joins one,
 // a public discussion, in one transaction. The same asker sending the same
 // message id again gets the first task back, unchanged; such a retry, and
-// an ask refused for any reason, does not use up the asker's rate budget.
+// an ask refused for any reason, does not use up the asker's rate budget
+// (the budget is spent in the transaction that creates the task).
 func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 	if err := input.ID("message.messageId", in.Message.MessageID, MaxMessageIDLen); err != nil {
 		return Task{}, false, err
@@ -168,22 +171,15 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 		return Task{}, false, fmt.Errorf("ask: %w", err)
 	}
 
-	var res ratelimit.Reservation
-	if s.limits.AskRate != nil {
-		r, wait, ok := s.limits.AskRate.Take(in.Asker.ID)
-		if !ok {
-			return Task{}, false, &RateLimitError{
-				Msg:        fmt.Sprintf("too many asks: the limit is %s per agent", s.limits.AskRate),
-				RetryAfter: wait,
-			}
-		}
-		res = r
-	}
-
 	c := NewAsk(in, s.now(), s.limits.MaxOpen)
+	c.AskRate = s.limits.AskRate
 	t, created, err := s.store.CreateAsk(ctx, c)
-	if err != nil || !created {
-		res.Cancel() // refused, or a concurrent retry won: no budget spent
+	var limited *ratelimit.Exceeded
+	if errors.As(err, &limited) {
+		return Task{}, false, &RateLimitError{
+			Msg:        fmt.Sprintf("too many asks: the limit is %s per agent", s.limits.AskRate),
+			RetryAfter: limited.RetryAfter,
+		}
 	}
 	if errors.Is(err, ErrTooManyOpen) {
 		return Task{}, false, &RateLimitError{

@@ -18,6 +18,10 @@ import (
 type discussionContent struct {
 	Discussion discussions.Discussion
 	Replies    []discussions.Reply
+	// Next links to the next page of replies; "" on the last. Paged is
+	// true when the replies shown are not all of them.
+	Next  string
+	Paged bool
 	// Body and Error refill the reply form after a refused reply.
 	Body  string
 	Error string
@@ -41,7 +45,8 @@ func (h *Handler) discussion(w http.ResponseWriter, r *http.Request) {
 // loadDiscussion reads a discussion with its replies, answering the 404 or
 // error page itself when it cannot.
 func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visitor, id string) (discussionContent, bool) {
-	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
+	token := r.URL.Query().Get("pageToken")
+	d, replies, err := h.deps.Discussions.Get(r.Context(), id, discussions.DefaultReplyPageSize, token)
 	if err != nil {
 		if errors.Is(err, discussions.ErrNotFound) {
 			h.notFound(w, r, v, "There is no discussion with this id. Discussions are never deleted, so the address may be mistyped.")
@@ -50,7 +55,11 @@ func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visit
 		}
 		return discussionContent{}, false
 	}
-	return discussionContent{Discussion: d, Replies: replies}, true
+	c := discussionContent{Discussion: d, Replies: replies.Replies, Paged: token != "" || replies.NextPageToken != ""}
+	if replies.NextPageToken != "" {
+		c.Next = "/discussions/" + url.PathEscape(d.ID) + "?" + url.Values{"pageToken": {replies.NextPageToken}}.Encode()
+	}
+	return c, true
 }
 
 func (h *Handler) renderDiscussion(w http.ResponseWriter, r *http.Request, v visitor, c discussionContent, status int) {

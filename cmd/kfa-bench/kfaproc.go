@@ -80,6 +80,9 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	// the data directory's disk.
 	log := &ring{max: 64 << 10}
 	cmd := exec.Command(b.kfaBin, args...)
+	// The reply limits by environment, which a kfa without them (measured
+	// with --kfa) ignores.
+	cmd.Env = append(os.Environ(), "KFA_REPLY_RATE=0", "KFA_MAX_REPLIES=0")
 	cmd.Stdout, cmd.Stderr = log, log
 	p := &kfaProc{cmd: cmd, url: "http://" + addr, pprofAddr: pprofAddr, dataDir: dataDir, log: log, done: make(chan struct{})}
 	start := time.Now()
@@ -132,6 +135,32 @@ type Memory struct {
 }
 
 // memory reads /proc/PID/status.
+// cpuTime is the CPU time the server has used so far (user and system),
+// from /proc (0 where there is none). Its resolution is a clock tick.
+func (p *kfaProc) cpuTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, utime and stime the 12th and 13th.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticksPerSecond
+}
+
 func (p *kfaProc) memory() (Memory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {

@@ -102,6 +102,12 @@ func load(ctx context.Context, workers int, warm, dur time.Duration, maxOps int,
 }
 
 func loadRun(ctx context.Context, workers int, warm, dur time.Duration, maxOps int, fn op) run {
+	return loadRunPaced(ctx, workers, warm, dur, maxOps, nil, fn)
+}
+
+// loadRunPaced is loadRun with pace, when not nil, called before each
+// operation and not counted in its latency.
+func loadRunPaced(ctx context.Context, workers int, warm, dur time.Duration, maxOps int, pace func(context.Context), fn op) run {
 	if maxOps <= 0 {
 		maxOps = 1 << 62
 	}
@@ -122,6 +128,9 @@ func loadRun(ctx context.Context, workers int, warm, dur time.Duration, maxOps i
 			defer wg.Done()
 			wk := &worker{id: w, rng: rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))}
 			for i := 0; ; i++ {
+				if pace != nil {
+					pace(ctx)
+				}
 				t0 := time.Now()
 				if t0.After(deadline) || ctx.Err() != nil {
 					return
@@ -167,6 +176,24 @@ type phase struct {
 	// profile, when set, records a CPU profile of the server during the
 	// phase's first round.
 	profile func(d time.Duration)
+	// alongside, when set, runs during each of this phase's rounds, on its
+	// own workers, and adds up its own totals.
+	alongside *phase
+	// pace, when set, is waited for before each operation (an open loop);
+	// the wait is not part of the operation's latency.
+	pace func(context.Context)
+	// cpu, when set, reads the server's CPU time; cpuUsed and cpuWall add
+	// up what it used during the phase's rounds, and over how long.
+	cpu              func() time.Duration
+	cpuUsed, cpuWall time.Duration
+}
+
+// cpuPerSecond is the server's CPU seconds per second during the phase.
+func (p *phase) cpuPerSecond() float64 {
+	if p.cpuWall <= 0 {
+		return 0
+	}
+	return p.cpuUsed.Seconds() / p.cpuWall.Seconds()
 }
 
 // rounds alternates the phases, round after round, each for the round
@@ -181,6 +208,12 @@ func (b *bench) rounds(ctx context.Context, phases ...*phase) {
 func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*phase) {
 	for r := range b.nRounds {
 		for _, p := range phases {
+			var c0 time.Duration
+			t0 := time.Now()
+			if p.cpu != nil {
+				c0 = p.cpu()
+			}
+			wait := runAlongside(ctx, p, b.warm, round)
 			if r == 0 && p.profile != nil {
 				var wg sync.WaitGroup
 				wg.Add(1)
@@ -191,9 +224,15 @@ func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*ph
 				}()
 				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
 				wg.Wait()
-				continue
+				wait()
+			} else {
+				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
+				wait()
 			}
-			p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
+			if p.cpu != nil {
+				p.cpuUsed += p.cpu() - c0
+				p.cpuWall += time.Since(t0)
+			}
 		}
 	}
 }

@@ -76,6 +76,8 @@ func (r *Results) judge() {
 		add("RSS at "+count(large.Tasks)+" tasks", "< 200 MiB", fmt.Sprintf("%.0f MiB", large.Memory.RSSMiB),
 			large.Memory.RSSMiB, large.Memory.RSSMiB < 200)
 	}
+	q = ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)
+	add("honest asks during a refusal flood vs without", ">= 80%", pct(q), q, k.Flood.Refusals.Ops > 0 && q >= 0.80)
 	add("reply completing 1,000 tasks, p99", "< 100 ms", fmt.Sprintf("%.1f ms", k.Reply1000.P99Ms), k.Reply1000.P99Ms,
 		k.Reply1000.N > 0 && k.Reply1000.P99Ms < 100)
 }
@@ -137,6 +139,14 @@ func (r *Results) print(out io.Writer) {
 		tp("search (message:send)", k.Search, pct(ratio(k.Search.PerSec, c.Hello.PerSec))+" of hello")
 	}
 	tp("reply (qualifying, completes 1 task)", k.Replies, pct(ratio(k.Replies.PerSec, c.Create.PerSec))+" of create")
+	row("")
+	row("REFUSAL FLOOD, as many refusals as asks (alternating rounds)", "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of quiet")
+	tp("honest asks, alone", k.Flood.Quiet, "")
+	tp("honest asks, beside the flood", k.Flood.Flooded, pct(ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)))
+	tp("  the flood: refused writes answered", k.Flood.Refusals, "")
+	row("  server CPU per request, µs: honest ask", "", f1(k.Flood.CPUPerAskUs))
+	row("  server CPU per request, µs: refusal", "", f1(k.Flood.CPUPerRefusalUs), "", "", "",
+		pct(ratio(k.Flood.CPUPerRefusalUs, k.Flood.CPUPerAskUs))+" of an ask")
 	row("")
 	row("LATENCY, one at a time", "n", "p50 ms", "p99 ms", "max ms")
 	lat := func(name string, l Latency) { row(name, fmt.Sprint(l.N), f1(l.P50Ms), f1(l.P99Ms), f1(l.MaxMs)) }
@@ -208,7 +218,8 @@ func (r *Results) print(out io.Writer) {
 	for _, t := range []struct {
 		name string
 		tp   Throughput
-	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"replies", k.Replies}} {
+	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"replies", k.Replies},
+		{"asks-quiet", k.Flood.Quiet}, {"asks-flooded", k.Flood.Flooded}, {"refusals", k.Flood.Refusals}} {
 		if t.tp.FirstError != "" {
 			fmt.Fprintf(out, "first error in %s: %s\n", t.name, t.tp.FirstError)
 		}

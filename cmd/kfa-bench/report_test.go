@@ -35,7 +35,8 @@ func TestJSONString(t *testing.T) {
 func TestJudge(t *testing.T) {
 	r := Results{
 		Ceilings: Ceilings{Hello: Throughput{PerSec: 1000}, Create: Throughput{PerSec: 100}},
-		KFA:      KFA{Asks: Throughput{PerSec: 60}, GetTask: Throughput{PerSec: 499}, ListTasks: Throughput{PerSec: 200}, Reply1000: Latency{N: 3, P99Ms: 99}},
+		KFA: KFA{Asks: Throughput{PerSec: 60}, GetTask: Throughput{PerSec: 499}, ListTasks: Throughput{PerSec: 200}, Reply1000: Latency{N: 3, P99Ms: 99},
+			Flood: Flood{Quiet: Throughput{PerSec: 100}, Flooded: Throughput{PerSec: 79}, Refusals: Throughput{Ops: 10}}},
 		Sizes: []Size{
 			{Tasks: 10_000, GetTask: Latency{P50Ms: 1}, ListFirst: Latency{P50Ms: 1}, ListDeep: Latency{P50Ms: 1}},
 			{Tasks: 1_000_000, GetTask: Latency{P50Ms: 1.6}, ListFirst: Latency{P50Ms: 1.5}, ListDeep: Latency{P50Ms: 1}, StartupMs: 999, Memory: Memory{RSSMiB: 200}},
@@ -52,6 +53,7 @@ func TestJudge(t *testing.T) {
 		"startup at 1M tasks (median of 3)":              true,
 		"RSS at 1M tasks":                                false,
 		"reply completing 1,000 tasks, p99":              true,
+		"honest asks during a refusal flood vs without":  false,
 	}
 	if len(r.Targets) != len(want) {
 		t.Fatalf("%d targets: %+v", len(r.Targets), r.Targets)

@@ -26,6 +26,8 @@ type KFA struct {
 	// SearchSkipped says why search could not be measured, when it could not.
 	SearchSkipped string     `json:"searchSkipped,omitempty"`
 	Replies       Throughput `json:"replies"`
+	// Flood is honest asks alone and beside a flood of refused writes.
+	Flood Flood `json:"flood"`
 	// Reply1 is the latency of a qualifying reply that completes one
 	// waiting task; Reply1000 of one that completes 1,000 (one sample per
 	// repetition).
@@ -161,6 +163,10 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
 	if len(all) == 0 {
 		return c, res, fmt.Errorf("no ask succeeded: %s", res.Asks.FirstError)
+	}
+
+	if res.Flood, err = b.refusalFlood(ctx, hc, p, agents, replier); err != nil {
+		return c, res, err
 	}
 
 	// Every agent gets at least two pages of tasks, so that each ListTasks

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/api"
 )
 
 func runAgent(ctx context.Context, e env, args []string) error {
@@ -136,20 +137,44 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 }
 
 func agentList(ctx context.Context, e env, args []string) error {
-	var d dataFlags
-	fs := newFlagSet("agent list", "kfa agent list [--json]", "List every agent, oldest first.", e, "kfa agent list --json")
+	var (
+		d     dataFlags
+		after string
+		limit int
+	)
+	fs := newFlagSet("agent list", "kfa agent list [--limit N] [--after TOKEN] [--json]",
+		"List agents, oldest first. When more agents exist, the last line gives the --after\n"+
+			"token of the next page.", e,
+		"kfa agent list --json", "kfa agent list --limit 500")
 	d.bind(fs)
-	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
+	fs.IntVar(&limit, "limit", 100, "show at most `N` agents")
+	fs.StringVar(&after, "after", "", "start after the page that printed this `token`")
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	if limit < 1 {
+		return usagef("--limit must be at least 1")
+	}
+	c, done, err := connect(ctx, d, false)
 	if err != nil {
 		return err
 	}
 	defer done()
-	list, err := c.Agents(ctx)
+	total := 0
+	list, next, err := collect(limit, after, func(size int, token string) ([]api.Agent, string, error) {
+		page, err := c.Agents(ctx, size, token)
+		total = page.TotalSize
+		return page.Agents, page.NextPageToken, err
+	})
 	if err != nil {
-		return err
+		return afterErr(plain(err), after)
 	}
 	if d.json {
-		return printJSON(e.stdout, list)
+		return printJSON(e.stdout, api.AgentList{Agents: list, NextPageToken: next, TotalSize: total})
 	}
 	now := time.Now()
 	t := newTable(e.stdout, "ID", "NAME", "SCOPES", "CREATED", "STATUS")
@@ -161,5 +186,9 @@ func agentList(ctx context.Context, e env, args []string) error {
 		created, _ := a2a.ParseTime(a.CreatedAt)
 		t.row(a.ID, a.Name, strings.Join(a.Scopes, ","), relTime(created, now), status)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	pageFooter(e, len(list), total, "agents", next)
+	return nil
 }

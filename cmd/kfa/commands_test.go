@@ -39,7 +39,7 @@ func TestCommandsLiveAndStopped(t *testing.T) {
 			f.golden(t, "inbox", "inbox", f.alice.ID)
 			f.golden(t, "agent_list", "agent", "list")
 			f.golden(t, "stats", "stats")
-			f.golden(t, "check", "check")
+			f.golden(t, "check", "check", "--pages")
 
 			// Filters agree with what was written.
 			st := decode[api.Stats](t, "stats", "--data", f.dir)

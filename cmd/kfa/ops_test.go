@@ -279,7 +279,7 @@ func copyFile(t *testing.T, from, to string) {
 // hold every task whose ask was acknowledged before the backup started.
 func TestBackupUnderWriteLoad(t *testing.T) {
 	dir := filepath.Join(shortTempDir(t), "data")
-	l := startServer(t, dir, func(c *server.Config) { c.AskRate, c.MaxOpenTasks = 0, 0 })
+	l := startServer(t, dir, func(c *server.Config) { c.AskRate, c.MaxOpenTasks, c.ReplyRate = 0, 0, 0 })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -92,6 +92,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log `level`: debug, info, warn or error")
 	fs.IntVar(&cfg.AskRate, "ask-rate", cfg.AskRate, "new asks per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.MaxOpenTasks, "max-open-tasks", cfg.MaxOpenTasks, "open (waiting) tasks per agent (0: no limit)")
+	fs.IntVar(&cfg.ReplyRate, "reply-rate", cfg.ReplyRate, "replies per minute per agent (0: no limit)")
+	fs.IntVar(&cfg.MaxReplies, "max-replies", cfg.MaxReplies, "replies one discussion holds (0: no limit)")
 	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address (0: no limit)")
 	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address (0: no limit)")
 	fs.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "open task streams in total (0: no limit)")

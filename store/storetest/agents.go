@@ -68,12 +68,40 @@ func testAgents(t *testing.T, open Opener) {
 	}
 
 	b := e.agent(t, "bob")
-	list, err := e.ag.List(ctx)
-	if err != nil || len(list) != 2 || list[0].ID != c.Agent.ID || list[1].ID != b.ID {
-		t.Fatalf("list: %+v %v", list, err)
+	page, err := e.ag.List(ctx, 0, "")
+	list := page.Agents
+	if err != nil || len(list) != 2 || list[0].ID != c.Agent.ID || list[1].ID != b.ID || page.Total != 2 || page.Next != "" {
+		t.Fatalf("list: %+v %v", page, err)
 	}
 	if list[0].Active() || !list[1].Active() {
 		t.Fatalf("list states: %+v", list)
+	}
+	// A page at a time, oldest first.
+	carol := e.agent(t, "carol")
+	var walked []string
+	token := ""
+	for range 5 {
+		p, err := e.ag.List(ctx, 2, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Agents {
+			walked = append(walked, a.ID)
+		}
+		if token = p.Next; token == "" {
+			break
+		}
+	}
+	if !eqStrings(walked, []string{c.Agent.ID, b.ID, carol.ID}) {
+		t.Fatalf("paged list: %v", walked)
+	}
+	for _, bad := range []struct {
+		size  int
+		token string
+	}{{agents.MaxPageSize + 1, ""}, {-1, ""}, {2, "not-an-id"}} {
+		if _, err := e.ag.List(ctx, bad.size, bad.token); err == nil {
+			t.Fatalf("list with page size %d, token %q was accepted", bad.size, bad.token)
+		}
 	}
 }
 

@@ -116,43 +116,51 @@ func testListTasksWalk(t *testing.T, open Opener) {
 	states := []a2a.TaskState{"", a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateCanceled, a2a.TaskStateSubmitted}
 	sinces := []time.Time{{}, boundary, boundary.Add(time.Hour)}
 	combos := 0
-	for _, cx := range append(slices.Clone(contexts[1:]), "", "ctx-unknown") {
-		for _, st := range states {
-			for _, since := range sinces {
-				for _, size := range []int{37, 100} {
-					combos++
-					p := tasks.ListParams{ContextID: cx, State: st, Since: since, PageSize: size}
-					var want []tasks.Task
-					for _, tk := range aliceTasks {
-						if (cx == "" || tk.ContextID == cx) && (st == "" || tk.State == st) && (since.IsZero() || !tk.StatusTime.Before(since)) {
-							want = append(want, tk)
+	// Alice's listings, and the operator's (every owner: the context filter
+	// then has an index of its own).
+	for _, who := range []string{alice.ID, ""} {
+		pool := aliceTasks
+		if who == "" {
+			pool = all
+		}
+		for _, cx := range append(slices.Clone(contexts[1:]), "", "ctx-unknown") {
+			for _, st := range states {
+				for _, since := range sinces {
+					for _, size := range []int{37, 100} {
+						combos++
+						p := tasks.ListParams{ContextID: cx, State: st, Since: since, PageSize: size}
+						var want []tasks.Task
+						for _, tk := range pool {
+							if (cx == "" || tk.ContextID == cx) && (st == "" || tk.State == st) && (since.IsZero() || !tk.StatusTime.Before(since)) {
+								want = append(want, tk)
+							}
 						}
-					}
-					slices.SortFunc(want, order)
-					var got []tasks.Task
-					for page := 0; ; page++ {
-						res, err := e.tk.List(ctx, alice.ID, p)
-						if err != nil {
-							t.Fatalf("%+v page %d: %v", p, page, err)
+						slices.SortFunc(want, order)
+						var got []tasks.Task
+						for page := 0; ; page++ {
+							res, err := e.tk.List(ctx, who, p)
+							if err != nil {
+								t.Fatalf("%+v page %d: %v", p, page, err)
+							}
+							if res.TotalSize != len(want) {
+								t.Fatalf("%+v: totalSize %d, want %d", p, res.TotalSize, len(want))
+							}
+							if len(res.Tasks) > size || (res.NextPageToken != "" && len(res.Tasks) != size) {
+								t.Fatalf("%+v page %d: %d tasks, next=%q", p, page, len(res.Tasks), res.NextPageToken)
+							}
+							got = append(got, res.Tasks...)
+							if res.NextPageToken == "" {
+								break
+							}
+							p.PageToken = res.NextPageToken
+							if page > n {
+								t.Fatal("pagination does not end")
+							}
 						}
-						if res.TotalSize != len(want) {
-							t.Fatalf("%+v: totalSize %d, want %d", p, res.TotalSize, len(want))
+						if !eqStrings(ids(got), ids(want)) {
+							t.Fatalf("owner=%q ctx=%q state=%q since=%v size=%d:\n got %d: %s\nwant %d: %s",
+								who, cx, st, since, size, len(got), describe(got), len(want), describe(want))
 						}
-						if len(res.Tasks) > size || (res.NextPageToken != "" && len(res.Tasks) != size) {
-							t.Fatalf("%+v page %d: %d tasks, next=%q", p, page, len(res.Tasks), res.NextPageToken)
-						}
-						got = append(got, res.Tasks...)
-						if res.NextPageToken == "" {
-							break
-						}
-						p.PageToken = res.NextPageToken
-						if page > n {
-							t.Fatal("pagination does not end")
-						}
-					}
-					if !eqStrings(ids(got), ids(want)) {
-						t.Fatalf("ctx=%q state=%q since=%v size=%d:\n got %d: %s\nwant %d: %s",
-							cx, st, since, size, len(got), describe(got), len(want), describe(want))
 					}
 				}
 			}

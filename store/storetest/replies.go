@@ -236,29 +236,59 @@ func testStatusTimestamp(t *testing.T, open Opener) {
 	a, b := e.agent(t, "alice"), e.agent(t, "bob")
 	tk := e.ask(t, a, "m1")
 	created := tk.StatusTime
+	var joined tasks.Task
 	steps := []struct {
 		name string
-		do   func()
+		do   func() error
 	}{
-		{"idempotent retry", func() { _, _, _ = e.tk.Ask(ctx, askInput(a, "m1", "again")) }},
-		{"author reply", func() { e.reply(t, a, tk.DiscussionID, "details") }},
-		{"someone joins", func() { e.join(t, b, "b1", tk.DiscussionID) }},
-		{"inbox read", func() { _, _ = e.ds.Inbox(ctx, a.ID, false, 10, "") }},
-		{"rotate", func() { _, _ = e.ag.Rotate(ctx, a.ID, 0) }},
+		{"idempotent retry", func() error {
+			again, made, err := e.tk.Ask(ctx, askInput(a, "m1", "again"))
+			if err == nil && (made || again.ID != tk.ID) {
+				err = fmt.Errorf("retry made task %s (created=%v)", again.ID, made)
+			}
+			return err
+		}},
+		{"author reply", func() error {
+			_, err := e.ds.Reply(ctx, discussions.Author{ID: a.ID, Name: a.Name}, tk.DiscussionID, "details")
+			return err
+		}},
+		{"someone joins", func() error { joined = e.join(t, b, "b1", tk.DiscussionID); return nil }},
+		// Bob has a task on the discussion now: the author's next reply,
+		// which does not qualify, is a notice in bob's inbox.
+		{"author reply to a joiner", func() error {
+			_, err := e.ds.Reply(ctx, discussions.Author{ID: a.ID, Name: a.Name}, tk.DiscussionID, "more details")
+			return err
+		}},
+		{"inbox read", func() error { _, err := e.ds.Inbox(ctx, b.ID, false, 10, ""); return err }},
+		{"rotate", func() error { _, err := e.ag.Rotate(ctx, a.ID, 0); return err }},
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if got := e.task(t, tk.ID).StatusTime; !got.Equal(created) {
+			t.Fatalf("%s moved the status timestamp from %s to %s", what, created, got)
+		}
 	}
 	for _, s := range steps {
 		e.clock.Advance(time.Second)
-		s.do()
-		if got := e.task(t, tk.ID).StatusTime; !got.Equal(created) {
-			t.Fatalf("%s moved the status timestamp from %s to %s", s.name, created, got)
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
 		}
+		unchanged(s.name)
 	}
-	in, _ := e.ds.Inbox(ctx, b.ID, false, 10, "")
-	if len(in.Entries) > 0 {
-		_, _ = e.ds.Ack(ctx, b.ID, []string{in.Entries[0].ID})
+	in, err := e.ds.Inbox(ctx, b.ID, false, 10, "")
+	if err != nil || len(in.Entries) != 1 || in.Entries[0].DiscussionID != tk.DiscussionID ||
+		!eqStrings(in.Entries[0].TaskIDs, []string{joined.ID}) {
+		t.Fatalf("bob's inbox after the author's reply: %+v %v", in.Entries, err)
 	}
-	if got := e.task(t, tk.ID).StatusTime; !got.Equal(created) {
-		t.Fatal("ack moved the status timestamp")
+	joinedAt := e.task(t, joined.ID).StatusTime
+	e.clock.Advance(time.Second)
+	res, err := e.ds.Ack(ctx, b.ID, []string{in.Entries[0].ID})
+	if err != nil || !eqStrings(res.Acked, []string{in.Entries[0].ID}) {
+		t.Fatalf("ack: %+v %v", res, err)
+	}
+	unchanged("ack")
+	if got := e.task(t, joined.ID); !got.StatusTime.Equal(joinedAt) || got.State != a2a.TaskStateWorking {
+		t.Fatalf("ack changed the acking agent's task: %s since %s", got.State, got.StatusTime)
 	}
 }
 
@@ -322,9 +352,9 @@ func testReplyRacesCancel(t *testing.T, open Opener) {
 			t.Fatalf("round %d: final state %s", i, final.State)
 		}
 		// Either way the reply is stored, the discussion answered, and alice told.
-		d, replies, err := e.ds.Get(ctx, tk.DiscussionID)
-		if err != nil || len(replies) != 1 || d.Status != discussions.StatusAnswered {
-			t.Fatalf("round %d discussion: %+v %d %v", i, d, len(replies), err)
+		d, replies, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+		if err != nil || len(replies.Replies) != 1 || d.Status != discussions.StatusAnswered {
+			t.Fatalf("round %d discussion: %+v %d %v", i, d, len(replies.Replies), err)
 		}
 	}
 	in, _ := e.ds.Inbox(ctx, a.ID, false, 100, "")

@@ -58,6 +58,10 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"SessionsEnd", testSessionsEnd},
 		{"SessionsPurge", testSessionsPurge},
+		{"AskRateIsStored", testAskRateIsStored},
+		{"ReplyLimits", testReplyLimits},
+		{"RepliesPaginated", testRepliesPaginated},
+		{"ReplyAfterManyFinishedTasks", testReplyAfterManyFinishedTasks},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
@@ -99,16 +103,23 @@ type env struct {
 
 func newEnv(t *testing.T, open Opener, limits tasks.Limits) *env {
 	t.Helper()
+	return newEnvLimits(t, open, limits, discussions.Limits{})
+}
+
+// newEnvLimits is newEnv with reply limits too.
+func newEnvLimits(t *testing.T, open Opener, limits tasks.Limits, replyLimits discussions.Limits) *env {
+	t.Helper()
 	s := open(t)
 	c := NewClock()
-	secret := []byte("storetest-secret")
 	return &env{
 		store: s, clock: c,
 		ag: agents.NewService(s, c.Now),
-		tk: tasks.NewService(s, limits, secret, c.Now),
-		ds: discussions.NewService(s, secret, c.Now),
+		tk: tasks.NewService(s, limits, []byte(envSecret), c.Now),
+		ds: discussions.NewService(s, replyLimits, []byte(envSecret), c.Now),
 	}
 }
+
+const envSecret = "storetest-secret"
 
 func (e *env) agent(t *testing.T, name string) agents.Agent {
 	t.Helper()

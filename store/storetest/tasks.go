@@ -183,9 +183,9 @@ func testCancel(t *testing.T, open Opener) {
 	}
 	// The discussion stays, and so do its replies.
 	e.reply(t, b, tk.DiscussionID, "late answer")
-	d, replies, err := e.ds.Get(ctx, tk.DiscussionID)
-	if err != nil || len(replies) != 1 || d.ReplyCount != 1 {
-		t.Fatalf("discussion after cancel: %+v %d %v", d, len(replies), err)
+	d, replies, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	if err != nil || len(replies.Replies) != 1 || d.ReplyCount != 1 {
+		t.Fatalf("discussion after cancel: %+v %d %v", d, len(replies.Replies), err)
 	}
 	mustState(t, e.task(t, tk.ID), a2a.TaskStateCanceled)
 

@@ -1,0 +1,80 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// runAsk is the ask-network skill: the new (or retried) task. Outside a
+// stream it needs configuration.returnImmediately; on a stream the server
+// holds the stream open instead of a request.
+func (s *Service) runAsk(ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, streaming bool) (answer, error) {
+	t, view, err := s.askTask(ctx, c, req, in, !streaming)
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{task: &t, view: view}, nil
+}
+
+// askTask runs ask-network for an authorized caller: the new (or retried)
+// task and how to show it. needReturnImmediately is false over a stream,
+// where the server holds the stream open instead of a request.
+func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, needReturnImmediately bool) (tasks.Task, tasks.View, error) {
+	ag := c.Agent // authorize made sure of it
+	cfg := req.Configuration
+	if needReturnImmediately && (cfg == nil || cfg.ReturnImmediately == nil || !*cfg.ReturnImmediately) {
+		return tasks.Task{}, tasks.View{}, a2a.Errorf(a2a.UnsupportedOperation,
+			"ask-network requires configuration.returnImmediately=true: a community reply can take days, so kfa "+
+				"returns the WORKING task at once instead of holding the request open; poll GET /tasks/{id}, list tasks, "+
+				"or hold a stream with message:stream")
+	}
+	view := tasks.FullView
+	if cfg != nil && cfg.HistoryLength != nil {
+		if *cfg.HistoryLength < 0 {
+			return tasks.Task{}, tasks.View{}, a2a.BadParam("configuration.historyLength", "must not be negative")
+		}
+		n := int(*cfg.HistoryLength)
+		view.HistoryLength = &n
+	}
+	// Without a data part the text is the question (metadata.skill chose ask-network).
+	ai := tasks.AskInput{Asker: tasks.Asker{ID: ag.ID, Name: ag.Name}, Message: *req.Message, Question: strings.TrimSpace(in.text)}
+	if in.data != nil {
+		for _, f := range []struct {
+			key string
+			dst *string
+		}{
+			{"question", &ai.Question}, {"details", &ai.Details}, {"kind", &ai.Kind},
+			{"product", &ai.Product}, {"environment", &ai.Environment}, {"discussionId", &ai.JoinDiscussionID},
+		} {
+			v, err := str(in.data, f.key)
+			if err != nil {
+				return tasks.Task{}, tasks.View{}, err
+			}
+			if v != "" || f.key != "question" {
+				*f.dst = v
+			}
+		}
+	}
+	t, _, err := s.deps.Tasks.Ask(ctx, ai)
+	if err != nil {
+		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)
+	}
+	return t, view, nil
+}
+
+// askError explains a failed join in terms of the request's fields.
+func (s *Service) askError(discussionID string, err error) error {
+	switch {
+	case isErr(err, discussions.ErrNotFound):
+		return a2a.BadParam("data.discussionId", "no discussion %q", discussionID)
+	case isErr(err, discussions.ErrAnswered):
+		return a2a.Errorf(a2a.UnsupportedOperation,
+			"discussion %s is already answered; read it at %s/api/v1/discussions/%s, or ask a new question",
+			discussionID, s.cfg.PublicURL, discussionID).With("discussionId", discussionID)
+	}
+	return toA2A(err, "data.")
+}

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Agents and credentials: every agent's credential digests exist, and
+// every credential belongs to an agent that lists it.
+func (c *checker) checkAgents() error {
+	err := c.walk(bucketAgents, func(tx *bolt.Tx, k, v []byte) {
+		c.expected[string(keyAgentCount)]++
+		var r agentRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			c.rep.addf(VDecode, bucketAgents, k, string(k), "", "agent record does not decode: %v", err)
+			return
+		}
+		if r.ID != string(k) {
+			c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent record has id %q under key %q", r.ID, k)
+		}
+		creds := tx.Bucket(bucketCreds)
+		for _, d := range r.Creds {
+			raw, err := hex.DecodeString(d)
+			if err != nil || creds.Get(raw) == nil {
+				c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent lists credential %s, which does not exist", shortHex(d))
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return c.walk(bucketCreds, func(tx *bolt.Tx, k, v []byte) {
+		short := shortHex(hex.EncodeToString(k))
+		cred, err := decodeCred(v)
+		if err != nil {
+			c.rep.addf(VDecode, bucketCreds, nil, "digest "+short, "", "credential does not decode: %v", err)
+			return
+		}
+		r, err := getAgent(tx, cred.AgentID)
+		switch {
+		case err != nil:
+			c.rep.addf(VAgent, bucketCreds, nil, "digest "+short, "", "credential of agent %s, which does not exist", cred.AgentID)
+		case !slices.Contains(r.Creds, hex.EncodeToString(k)):
+			c.rep.addf(VAgent, bucketCreds, nil, "digest "+short, "", "credential of agent %s is not listed by that agent, so rotate and revoke cannot find it", cred.AgentID)
+		}
+	})
+}
+
+// Rate windows: each is a known limit of an existing agent.
+func (c *checker) checkWindows() error {
+	return c.walk(bucketRateWindows, func(tx *bolt.Tx, k, v []byte) {
+		if len(k) != 17 || (k[0] != windowAsk && k[0] != windowReply) || len(v) != 8 {
+			c.rep.addf(VDecode, bucketRateWindows, k, hex.EncodeToString(k), "", "entry is not limit (1) | agent id (16) -> time (8)")
+			return
+		}
+		agent := idString(k[1:])
+		if tx.Bucket(bucketAgents).Get([]byte(agent)) == nil {
+			c.rep.addf(VAgent, bucketRateWindows, k, string(k[:1])+"|"+agent, "", "rate window of agent %s, which does not exist", agent)
+		}
+	})
+}
+
+// shortHex shortens a digest for a report.
+func shortHex(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "..."
+	}
+	return h
+}
