@@ -10,7 +10,6 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -52,31 +51,12 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 			if err != nil {
 				return a2a.SendMessageResponse{}, err
 			}
-			if err := validateFilter(f.key, v); err != nil {
-				return a2a.SendMessageResponse{}, err
-			}
 			*f.dst = v
 		}
 	}
-	q.Text = strings.TrimSpace(q.Text)
-	if err := validateQuery(q.Text); err != nil {
-		return a2a.SendMessageResponse{}, err
-	}
-	if s.deps.SearchRate != nil {
-		if wait, ok := s.deps.SearchRate.Allow(c.limitKey()); !ok {
-			return a2a.SendMessageResponse{}, &a2a.Error{
-				Kind:       a2a.RateLimited,
-				Message:    fmt.Sprintf("too many searches: the limit is %s per client", s.deps.SearchRate),
-				RetryAfter: wait,
-			}
-		}
-	}
-	if s.deps.Search == nil {
-		return a2a.SendMessageResponse{}, a2a.Errorf(a2a.Unavailable, "the search index is not loaded yet; try again shortly")
-	}
-	res, err := s.deps.Search.Search(ctx, q)
+	res, err := s.runQuery(ctx, c, &q, "data.")
 	if err != nil {
-		return a2a.SendMessageResponse{}, fmt.Errorf("search: %w", err)
+		return a2a.SendMessageResponse{}, err
 	}
 	msg, err := s.searchAnswer(m, q, res)
 	if err != nil {
@@ -84,35 +64,6 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 	}
 	s.noteEmptyBase(ctx, msg, res)
 	return a2a.SendMessageResponse{Message: msg}, nil
-}
-
-func validateQuery(q string) error {
-	if q == "" {
-		return a2a.BadParam("data.query", "must not be empty")
-	}
-	if n := len([]rune(q)); n > knowledge.MaxQueryLen {
-		return a2a.BadParam("data.query", "%d characters, at most %d", n, knowledge.MaxQueryLen)
-	}
-	return nil
-}
-
-func validateFilter(key, v string) error {
-	if v == "" {
-		return nil
-	}
-	f := discussions.Filters{}
-	switch key {
-	case "kind":
-		f.Kind = v
-	case "product":
-		f.Product = v
-	case "environment":
-		f.Environment = v
-	}
-	if err := f.Validate(); err != nil {
-		return toA2A(err, "data.")
-	}
-	return nil
 }
 
 // searchAnswer is the direct Message: a one-line summary and the hits.

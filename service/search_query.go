@@ -11,27 +11,35 @@ import (
 )
 
 // Search runs a knowledge search that does not arrive as an A2A message
-// (the web view's search box): the query checks, the per-caller search
-// limit and the index of the search skill, with field names that are the
-// query's own (query, kind, product, environment, limit). A zero Limit is
-// knowledge.DefaultLimit.
+// (the web view's search box, the MCP search tool): the same checks, the
+// same per-caller search limit and the same index as the search skill,
+// with field names that are the query's own (query, kind, product,
+// environment, limit). A zero Limit is knowledge.DefaultLimit.
 func (s *Service) Search(ctx context.Context, c Caller, q knowledge.Query) (knowledge.Result, error) {
-	q.Text = strings.TrimSpace(q.Text)
-	if q.Text == "" {
-		return knowledge.Result{}, a2a.BadParam("query", "must not be empty")
-	}
-	if n := len([]rune(q.Text)); n > knowledge.MaxQueryLen {
-		return knowledge.Result{}, a2a.BadParam("query", "%d characters, at most %d", n, knowledge.MaxQueryLen)
-	}
 	if q.Limit == 0 {
 		q.Limit = knowledge.DefaultLimit
 	}
 	if q.Limit < 1 || q.Limit > knowledge.MaxLimit {
 		return knowledge.Result{}, a2a.BadParam("limit", "must be an integer from 1 to %d", knowledge.MaxLimit)
 	}
+	return s.runQuery(ctx, c, &q, "")
+}
+
+// runQuery is the one search path behind every surface: it trims and
+// checks the query and its filters (naming fields with prefix, "data." for
+// a message's data part), spends the caller's search budget and asks the
+// index. q.Limit must already be in range.
+func (s *Service) runQuery(ctx context.Context, c Caller, q *knowledge.Query, prefix string) (knowledge.Result, error) {
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return knowledge.Result{}, a2a.BadParam(prefix+"query", "must not be empty")
+	}
+	if n := len([]rune(q.Text)); n > knowledge.MaxQueryLen {
+		return knowledge.Result{}, a2a.BadParam(prefix+"query", "%d characters, at most %d", n, knowledge.MaxQueryLen)
+	}
 	f := discussions.Filters{Kind: q.Kind, Product: q.Product, Environment: q.Environment}
 	if err := f.Validate(); err != nil {
-		return knowledge.Result{}, ToError(err)
+		return knowledge.Result{}, toA2A(err, prefix)
 	}
 	if s.deps.SearchRate != nil {
 		if wait, ok := s.deps.SearchRate.Allow(c.limitKey()); !ok {
@@ -45,7 +53,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q knowledge.Query) (know
 	if s.deps.Search == nil {
 		return knowledge.Result{}, a2a.Errorf(a2a.Unavailable, "the search index is not loaded yet; try again shortly")
 	}
-	res, err := s.deps.Search.Search(ctx, q)
+	res, err := s.deps.Search.Search(ctx, *q)
 	if err != nil {
 		return knowledge.Result{}, fmt.Errorf("search: %w", err)
 	}
