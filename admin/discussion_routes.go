@@ -11,7 +11,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
 // discussionRoutes are the operator's views of discussions and inboxes,
@@ -56,7 +56,7 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 	for i, d := range res.Discussions {
 		out.Discussions[i] = api.FromDiscussion(d, "")
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // getDiscussion returns one discussion with its replies.
@@ -64,12 +64,12 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
 	if err != nil {
-		h.fail(w, r, discussionErr(id, err))
+		h.fail(w, r, err)
 		return
 	}
 	out := api.FromDiscussion(d, "")
 	out.Replies = api.FromReplies(replies)
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // replyAs posts a reply on behalf of an agent. It follows the rules of
@@ -78,7 +78,7 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 // completes waiting tasks in the same transaction that stores it.
 func (h *Handler) replyAs(w http.ResponseWriter, r *http.Request) {
 	var req api.OperatorReplyRequest
-	if err := httpjson.ReadJSON(w, r, maxBody, &req); err != nil {
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -108,14 +108,14 @@ func (h *Handler) replyAs(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: a.ID, Name: a.Name}, id, *req.Body)
 	if err != nil {
-		h.fail(w, r, discussionErr(id, err))
+		h.fail(w, r, err)
 		return
 	}
 	ids := res.CompletedTaskIDs
 	if ids == nil {
 		ids = []string{}
 	}
-	httpjson.WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
+	httpkit.WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
 }
 
 // inbox lists an agent's inbox, oldest first. Query: unacked (true to
@@ -151,14 +151,7 @@ func (h *Handler) inbox(w http.ResponseWriter, r *http.Request) {
 	for i, e := range res.Entries {
 		out.Entries[i] = api.FromInboxEntry(e)
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
-}
-
-func discussionErr(id string, err error) error {
-	if errors.Is(err, discussions.ErrNotFound) {
-		return a2a.Errorf(a2a.NotFound, "discussion %s not found", id).With("discussionId", id)
-	}
-	return err
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func agentErr(id string, err error) error {

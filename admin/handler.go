@@ -13,7 +13,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -80,7 +80,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpjson.WriteError(w, r, h.deps.Log, err)
+	httpkit.WriteError(w, r, h.deps.Log, err)
 }
 
 // Ping identifies the process answering the admin channel.
@@ -93,7 +93,7 @@ type Ping struct {
 }
 
 func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
-	httpjson.WriteJSON(w, http.StatusOK, Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
+	httpkit.WriteJSON(w, http.StatusOK, Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
 		Mode: h.deps.Mode, Time: a2a.FormatTime(time.Now())})
 }
 
@@ -119,12 +119,12 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
 	for i, a := range list {
 		out[i] = api.FromAgent(a)
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
 	var req CreateAgentRequest
-	if err := httpjson.ReadJSON(w, r, maxBody, &req); err != nil {
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -139,12 +139,12 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	out := api.FromAgent(c.Agent)
 	out.Token = c.Token
-	httpjson.WriteJSON(w, http.StatusCreated, out)
+	httpkit.WriteJSON(w, http.StatusCreated, out)
 }
 
 func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
 	var req RotateAgentRequest
-	if err := httpjson.ReadJSON(w, r, maxBody, &req); err != nil {
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -159,7 +159,7 @@ func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	out := api.FromAgent(c.Agent)
 	out.Token = c.Token
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
@@ -168,5 +168,5 @@ func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
 }

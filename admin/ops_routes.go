@@ -10,7 +10,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
 // Store is what the day-2 routes need of the database, in the API's
@@ -57,7 +57,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 		}
 		out.IndexLag = &lag
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // check runs kfa check. It answers 200 whatever it finds; the report says
@@ -68,7 +68,7 @@ func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, rep)
+	httpkit.WriteJSON(w, http.StatusOK, rep)
 }
 
 // backup streams a consistent copy of the database file. Content-Length

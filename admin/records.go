@@ -9,7 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -111,7 +111,7 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "records imported, but the search index did not catch up: %v", err))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, sum)
+	httpkit.WriteJSON(w, http.StatusOK, sum)
 }
 
 func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +124,7 @@ func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "record deleted, but the search index did not catch up: %v", err))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, DeleteRecordResponse{ID: id, Deleted: true})
+	httpkit.WriteJSON(w, http.StatusOK, DeleteRecordResponse{ID: id, Deleted: true})
 }
 
 func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +133,7 @@ func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "reindex: %v", err))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, st)
+	httpkit.WriteJSON(w, http.StatusOK, st)
 }
 
 func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +156,7 @@ func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
 	for i, rec := range p.Records {
 		out.Records[i] = recordOf(rec, false)
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
@@ -165,5 +165,5 @@ func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, recordOf(rec, true))
+	httpkit.WriteJSON(w, http.StatusOK, recordOf(rec, true))
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -84,7 +84,7 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 	for i, t := range res.Tasks {
 		out.Tasks[i] = api.FromTask(t, names(r.Context(), t.OwnerID))
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // getTask returns one task of any owner with its discussion and replies.
@@ -109,7 +109,7 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // cancelTask cancels any agent's task with the owner's rules: idempotent
@@ -121,7 +121,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, taskErr(id, err))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, api.CancelResult{Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)), Changed: changed})
+	httpkit.WriteJSON(w, http.StatusOK, api.CancelResult{Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)), Changed: changed})
 }
 
 // taskErr names the task in the errors of task operations.

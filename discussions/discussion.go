@@ -48,6 +48,15 @@ var (
 	ErrAnswered = errors.New("discussion is already answered")
 )
 
+// NotFoundError is ErrNotFound naming the discussion, so that every
+// binding says which one was not found in the same words.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return "discussion " + e.ID + " not found" }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
 // Filters narrow what a question is about. Each is optional.
 type Filters struct {
 	Kind        string `json:"kind,omitempty"`

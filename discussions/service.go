@@ -2,6 +2,7 @@ package discussions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -127,13 +128,21 @@ func (s *Service) List(ctx context.Context, status Status, pageSize int, pageTok
 func (s *Service) Get(ctx context.Context, id string) (Discussion, []Reply, error) {
 	d, err := s.store.GetDiscussion(ctx, id)
 	if err != nil {
-		return Discussion{}, nil, fmt.Errorf("get discussion %s: %w", id, err)
+		return Discussion{}, nil, fmt.Errorf("get discussion %s: %w", id, named(id, err))
 	}
 	replies, err := s.store.ListReplies(ctx, id)
 	if err != nil {
 		return Discussion{}, nil, fmt.Errorf("list replies of %s: %w", id, err)
 	}
 	return d, replies, nil
+}
+
+// named turns the store's ErrNotFound into a NotFoundError naming id.
+func named(id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return &NotFoundError{ID: id}
+	}
+	return err
 }
 
 // Author is who posts a reply.
@@ -159,7 +168,7 @@ func (s *Service) Reply(ctx context.Context, author Author, discussionID, body s
 	}
 	res, err := s.store.AddReply(ctx, r)
 	if err != nil {
-		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, err)
+		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, named(discussionID, err))
 	}
 	return res, nil
 }

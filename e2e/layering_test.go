@@ -7,8 +7,8 @@ import (
 )
 
 // TestDomainKnowsNoTransportOrStorage enforces the layering: the domain
-// packages import neither net/http nor bbolt, and bindings never open the
-// store.
+// packages import neither net/http nor bbolt, bindings never open the
+// store, and no binding imports another.
 func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -25,9 +25,15 @@ func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 		{"github.com/kfa-project/kfa/sessions", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/service", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/a2a", []string{"net/http", "go.etcd.io/bbolt"}},
-		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
-		{"github.com/kfa-project/kfa/admin", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
-		{"github.com/kfa-project/kfa/web", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
+		// No binding imports another: what they share is internal/httpkit.
+		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
+			"github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin"}},
+		{"github.com/kfa-project/kfa/jsonrpc", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/admin"}},
+		{"github.com/kfa-project/kfa/admin", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc"}},
+		{"github.com/kfa-project/kfa/web", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin"}},
 	} {
 		out, err := exec.Command(goTool, "list", "-deps", tc.pkg).CombinedOutput()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
 // publicRead marks an anonymous, credential-free response: shareable by
@@ -57,7 +58,7 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 		out.Discussions[i] = api.FromDiscussion(d, h.deps.PublicURL)
 	}
 	publicRead(w)
-	WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // getDiscussion returns one discussion with its replies.
@@ -65,20 +66,13 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 	id := pathID(r)
 	d, replies, err := h.deps.Discussions.Get(r.Context(), id)
 	if err != nil {
-		h.fail(w, r, discussionErr(id, err))
+		h.fail(w, r, err)
 		return
 	}
 	out := api.FromDiscussion(d, h.deps.PublicURL)
 	out.Replies = api.FromReplies(replies)
 	publicRead(w)
-	WriteJSON(w, http.StatusOK, out)
-}
-
-func discussionErr(id string, err error) error {
-	if isErr(err, discussions.ErrNotFound) {
-		return a2a.Errorf(a2a.NotFound, "discussion %s not found", truncate(id, 64)).With("discussionId", truncate(id, 64))
-	}
-	return err
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // postReply stores a reply; a qualifying one completes the waiting tasks.
@@ -104,7 +98,7 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 	id := pathID(r)
 	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: c.Agent.ID, Name: c.Agent.Name}, id, *req.Body)
 	if err != nil {
-		h.fail(w, r, discussionErr(id, err))
+		h.fail(w, r, err)
 		return
 	}
 	ids := res.CompletedTaskIDs
@@ -112,7 +106,7 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 		ids = []string{}
 	}
 	w.Header().Set("Location", fmt.Sprintf("/api/v1/discussions/%s", res.Reply.DiscussionID))
-	WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
+	httpkit.WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
 }
 
 // listInbox lists the caller's inbox, oldest first.
@@ -154,7 +148,7 @@ func (h *Handler) listInbox(w http.ResponseWriter, r *http.Request) {
 	for i, e := range res.Entries {
 		out.Entries[i] = api.FromInboxEntry(e)
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // ackInbox acknowledges inbox entries. It changes no task.
@@ -174,7 +168,7 @@ func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, api.AckResponse{Acked: res.Acked, AlreadyAcked: res.AlreadyAcked, NotFound: res.NotFound})
+	httpkit.WriteJSON(w, http.StatusOK, api.AckResponse{Acked: res.Acked, AlreadyAcked: res.AlreadyAcked, NotFound: res.NotFound})
 }
 
 // whoami answers the calling credential's agent.
@@ -184,5 +178,5 @@ func (h *Handler) whoami(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, api.FromAgent(*c.Agent))
+	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(*c.Agent))
 }

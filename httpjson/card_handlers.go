@@ -8,6 +8,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/service"
 )
 
 // card serves the public agent card: anonymous, cacheable, with an ETag.
@@ -21,7 +23,7 @@ func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeRaw(w, http.StatusOK, c.JSON)
+	httpkit.WriteRaw(w, http.StatusOK, c.JSON)
 }
 
 // etagMatches applies If-None-Match's weak comparison to a list of tags.
@@ -52,13 +54,12 @@ func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
 // extendedCard answers GetExtendedAgentCard: kfa has none, and says so on
 // its card (capabilities.extendedAgentCard is false).
 func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
-	h.fail(w, r, a2a.Errorf(a2a.UnsupportedOperation,
-		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json"))
+	h.fail(w, r, h.deps.Service.ExtendedCard(r.Context(), service.Caller{}))
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +70,7 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +78,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 		p.NotFound.ServeHTTP(w, r)
 		return
 	}
-	h.fail(w, r, a2a.Errorf(a2a.NotFound, "no route for %s %s", r.Method, truncate(r.URL.Path, 128)))
+	h.fail(w, r, a2a.Errorf(a2a.NotFound, "no route for %s %s", r.Method, httpkit.Truncate(r.URL.Path, 128)))
 }
 
 // methodNotAllowed answers 405 with the methods the path does accept.
@@ -93,5 +94,5 @@ func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	h.fail(w, r, a2a.Errorf(a2a.MethodNotAllowed, "%s is not allowed on %s; allowed: %s",
-		r.Method, truncate(r.URL.Path, 128), strings.Join(allow, ", ")))
+		r.Method, httpkit.Truncate(r.URL.Path, 128), strings.Join(allow, ", ")))
 }

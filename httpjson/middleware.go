@@ -1,63 +1,21 @@
 package httpjson
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"mime"
-	"net"
 	"net/http"
 	"runtime/debug"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/httpkit"
 )
-
-type ctxKey int
-
-const (
-	keyRequestID ctxKey = iota
-	keyAgentID
-)
-
-// RequestID returns the request id of ctx, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(keyRequestID).(string)
-	return id
-}
-
-// requestIDFrom keeps a client's X-Request-Id when it is short and plain,
-// so logs can be correlated across services; otherwise it makes one.
-func requestIDFrom(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 {
-		ok := true
-		for i := 0; i < len(id); i++ {
-			c := id[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return id
-		}
-	}
-	return ulid.Make().String()
-}
-
-// agentSlot lets the auth code tell the access log which agent called,
-// without the log ever seeing a token.
-type agentSlot struct{ id string }
 
 // serve is the outermost layer: request id, recovery, access log.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	start := time.Now()
-	id := requestIDFrom(r)
-	slot := &agentSlot{}
-	ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyAgentID, slot)
-	r = r.WithContext(ctx)
+	r, q := httpkit.Begin(r)
+	id, ctx := q.ID, r.Context()
 	w.Header().Set("X-Request-Id", id)
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {
@@ -81,8 +39,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
-			slog.String("remote", clientAddr(r)),
-			slog.String("agent", slot.id),
+			slog.String("remote", httpkit.ClientAddr(r)),
+			slog.String("agent", q.Agent()),
 		)
 	}()
 	next.ServeHTTP(rec, r)
@@ -112,15 +70,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach Flush and deadlines.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// clientAddr is the peer's IP address, the key of per-address limits.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
 
 // private marks responses that depend on the caller's credential: never
 // cached by shared caches, and never given wildcard CORS.
@@ -152,32 +101,8 @@ func (h *Handler) requireVersion(next http.Handler) http.Handler {
 				With("supportedVersions", a2a.Version10))
 		default:
 			h.fail(w, r, a2a.Errorf(a2a.VersionNotSupported,
-				"A2A-Version %q is not supported here; send A2A-Version: 1.0", truncate(v, 32)).
+				"A2A-Version %q is not supported here; send A2A-Version: 1.0", httpkit.Truncate(v, 32)).
 				With("supportedVersions", a2a.Version10))
 		}
 	})
-}
-
-// JSONContentType checks that a request's Content-Type is JSON.
-func JSONContentType(r *http.Request) error { return jsonContentType(r) }
-
-// jsonContentType checks the Content-Type of a request with a body.
-func jsonContentType(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return a2a.Errorf(a2a.ContentTypeNotSupported, "missing Content-Type; send application/json or application/a2a+json")
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || (mt != "application/json" && mt != "application/a2a+json") {
-		return a2a.Errorf(a2a.ContentTypeNotSupported, "Content-Type %q is not supported; send application/json or application/a2a+json",
-			truncate(ct, 64))
-	}
-	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -45,18 +46,17 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
-	sse := StartSSE(w)
-	Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error { return sse.Data(ev) })
+	sse := httpkit.StartSSE(w)
+	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error { return sse.Data(ev) })
 }
 
 // pushNotSupported answers the push-notification config routes: kfa says
 // pushNotifications is false on its card, so each is
 // PushNotificationNotSupportedError.
 func (h *Handler) pushNotSupported(w http.ResponseWriter, r *http.Request) {
-	if _, err := h.caller(r, true); err != nil {
-		h.fail(w, r, err)
-		return
+	c, err := h.caller(r, true)
+	if err == nil {
+		err = h.deps.Service.PushConfig(r.Context(), c)
 	}
-	h.fail(w, r, a2a.Errorf(a2a.PushNotificationNotSupp,
-		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask"))
+	h.fail(w, r, err)
 }

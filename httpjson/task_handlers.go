@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -29,7 +30,7 @@ func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	httpkit.WriteJSON(w, http.StatusOK, resp)
 }
 
 // getTask is A2A GetTask: the owner's bearer is required.
@@ -52,7 +53,7 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	*buf = writeRaw(w, http.StatusOK, b)
+	*buf = httpkit.WriteRaw(w, http.StatusOK, b)
 }
 
 // listTasks is A2A ListTasks over the caller's tasks.
@@ -97,7 +98,7 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	*buf = writeRaw(w, http.StatusOK, b)
+	*buf = httpkit.WriteRaw(w, http.StatusOK, b)
 }
 
 // cancelTask is A2A CancelTask. The body is optional.
@@ -116,17 +117,17 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 	// The body is optional; JSON null counts as none (the official Go SDK
 	// sends null for a cancel without metadata).
 	if b := strings.TrimSpace(string(body)); b != "" && b != "null" {
-		if err := jsonContentType(r); err != nil {
+		if err := httpkit.JSONContentType(r); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		var req a2a.CancelTaskRequest
-		if err := decodeJSON(body, &req); err != nil {
+		if err := httpkit.DecodeJSON(body, &req); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		if req.ID != "" && req.ID != id {
-			h.fail(w, r, a2a.BadParam("id", "the body names task %q but the path names %q", truncate(req.ID, 64), truncate(id, 64)))
+			h.fail(w, r, a2a.BadParam("id", "the body names task %q but the path names %q", httpkit.Truncate(req.ID, 64), httpkit.Truncate(id, 64)))
 			return
 		}
 	}
@@ -135,7 +136,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, t)
+	httpkit.WriteJSON(w, http.StatusOK, t)
 }
 
 func pathID(r *http.Request) string {
@@ -172,7 +173,7 @@ func queryInt(q url.Values, names ...string) (*int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return nil, a2a.BadParam(names[0], "must be an integer, not %q", truncate(s, 32))
+		return nil, a2a.BadParam(names[0], "must be an integer, not %q", httpkit.Truncate(s, 32))
 	}
 	return &n, nil
 }
@@ -188,5 +189,5 @@ func queryBool(q url.Values, names ...string) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, a2a.BadParam(names[0], "must be true or false, not %q", truncate(s, 32))
+	return false, a2a.BadParam(names[0], "must be true or false, not %q", httpkit.Truncate(s, 32))
 }

@@ -2,23 +2,21 @@ package jsonrpc
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
 // Deps are what the binding needs.
 type Deps struct {
 	Service         *service.Service
-	Auth            httpjson.Auth
+	Auth            httpkit.Auth
 	Log             *slog.Logger
 	MaxBodyBytes    int64
 	StreamHeartbeat time.Duration
@@ -28,13 +26,6 @@ type Deps struct {
 type Handler struct {
 	deps    Deps
 	methods map[string]method
-}
-
-// method is one JSON-RPC method. Exactly one of call and open is set.
-type method struct {
-	v03  bool
-	call func(ctx context.Context, r *http.Request, params json.RawMessage) (any, error)
-	open func(ctx context.Context, r *http.Request, params json.RawMessage) (*service.Stream, error)
 }
 
 // New returns the JSON-RPC handler.
@@ -80,11 +71,11 @@ var nullID = json.RawMessage("null")
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Add("Vary", "Authorization")
-	if err := httpjson.JSONContentType(r); err != nil {
+	if err := httpkit.JSONContentType(r); err != nil {
 		h.writeError(w, r, nullID, false, err)
 		return
 	}
-	body, err := httpjson.ReadBody(w, r, h.deps.MaxBodyBytes)
+	body, err := httpkit.ReadBody(w, r, h.deps.MaxBodyBytes)
 	if err != nil {
 		h.writeError(w, r, nullID, false, err)
 		return
@@ -133,8 +124,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := *req.Method
 	m, ok := h.methods[name]
 	if !ok {
-		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.MethodNotFound, "method %q not found", truncate(name, 64)).
-			With("method", truncate(name, 64)))
+		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.MethodNotFound, "method %q not found", httpkit.Truncate(name, 64)).
+			With("method", httpkit.Truncate(name, 64)))
 		return
 	}
 	if err := checkVersion(r); err != nil {
@@ -148,13 +139,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if string(bytes.TrimSpace(req.Params)) == "null" {
 		req.Params = nil
 	}
-	ctx := r.Context()
-
+	c, err := h.caller(r, m)
 	if m.open != nil {
-		h.serveStream(w, r, m, id, req.Params)
+		h.serveStream(w, r, m, id, c, req.Params, err)
 		return
 	}
-	result, err := m.call(ctx, r, req.Params)
+	var result any
+	if err == nil {
+		result, err = m.call(r.Context(), c, req.Params)
+	}
+	if err != nil && m.mapErr != nil {
+		err = m.mapErr(err)
+	}
 	if id == nil { // a notification: it ran; it gets no body
 		if err != nil {
 			h.logFailure(r, err)
@@ -166,13 +162,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, id, m.v03, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
+	httpkit.WriteJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
 }
 
 // serveStream answers a streaming method with Server-Sent Events, each
-// data line a JSON-RPC response with the request's id.
-func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, id, params json.RawMessage) {
-	st, err := m.open(r.Context(), r, params)
+// data line a JSON-RPC response with the request's id. authErr is the
+// caller's authentication failure, if any.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, id json.RawMessage, c service.Caller, params json.RawMessage, authErr error) {
+	var st *service.Stream
+	err := authErr
+	if err == nil {
+		st, err = m.open(r.Context(), c, params)
+	}
 	if id == nil { // a notification runs, but a stream to no one is pointless
 		if err == nil {
 			st.Close()
@@ -186,14 +187,14 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, 
 		// The official clients read a streaming answer as SSE only, so the
 		// error travels as the stream's one event.
 		e := service.ToError(err)
-		setErrorHeaders(w, e)
-		h.logFailure(r, err)
-		sse := httpjson.StartSSE(w)
+		httpkit.SetErrorHeaders(w.Header(), e)
+		httpkit.LogFailure(r, h.deps.Log, err, e)
+		sse := httpkit.StartSSE(w)
 		_ = sse.Data(errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, m.v03)})
 		return
 	}
-	sse := httpjson.StartSSE(w)
-	httpjson.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error {
+	sse := httpkit.StartSSE(w)
+	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error {
 		var result any = ev
 		if m.v03 {
 			result = ev.ToV03()
@@ -205,28 +206,13 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, 
 // writeError answers err as a JSON-RPC error object with HTTP 200.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, id json.RawMessage, v03 bool, err error) {
 	e := service.ToError(err)
-	h.logFailure(r, err)
-	setErrorHeaders(w, e)
-	httpjson.WriteJSON(w, http.StatusOK, errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, v03)})
+	httpkit.LogFailure(r, h.deps.Log, err, e)
+	httpkit.SetErrorHeaders(w.Header(), e)
+	httpkit.WriteJSON(w, http.StatusOK, errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, v03)})
 }
 
 func (h *Handler) logFailure(r *http.Request, err error) {
-	if e := service.ToError(err); e.Kind.HTTPStatus >= 500 && h.deps.Log != nil {
-		h.deps.Log.Error("json-rpc request failed", "request_id", httpjson.RequestID(r.Context()), "err", err.Error())
-	}
-}
-
-// setErrorHeaders adds the HTTP headers an error kind calls for, as the
-// HTTP+JSON binding does, although the status stays 200.
-func setErrorHeaders(w http.ResponseWriter, e *a2a.Error) {
-	switch e.Kind {
-	case a2a.Unauthenticated:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token"`)
-	case a2a.PermissionDenied:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)
-	case a2a.RateLimited:
-		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
-	}
+	httpkit.LogFailure(r, h.deps.Log, err, service.ToError(err))
 }
 
 // toRPCError is the JSON-RPC error object of e. In 1.0, data is the array
@@ -263,7 +249,7 @@ func checkVersion(r *http.Request) error {
 	case a2a.Version10, a2a.Version03:
 		return nil
 	}
-	return a2a.Errorf(a2a.VersionNotSupported, "A2A-Version %q is not supported; this endpoint serves 1.0 and 0.3", truncate(v, 32)).
+	return a2a.Errorf(a2a.VersionNotSupported, "A2A-Version %q is not supported; this endpoint serves 1.0 and 0.3", httpkit.Truncate(v, 32)).
 		With("supportedVersions", "1.0,0.3")
 }
 
@@ -278,11 +264,4 @@ func validID(raw json.RawMessage) bool {
 		return true
 	}
 	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -37,34 +37,118 @@ const (
 	Method03PushDelete   = "tasks/pushNotificationConfig/delete"
 )
 
+// method is one JSON-RPC method: a service operation with the decoding of
+// its params and the encoding of its answer. The 1.0 and 0.3 names of an
+// operation run the same operation; they differ only in their codecs.
+// Exactly one of call and open is set.
+type method struct {
+	v03  bool
+	call func(ctx context.Context, c service.Caller, params json.RawMessage) (any, error)
+	open func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error)
+	auth authMode
+	// mapErr, when set, turns the operation's error into this version's.
+	mapErr func(error) error
+}
+
+// authMode is what a method asks of the caller's credential.
+type authMode int
+
+const (
+	ignored  authMode = iota // never looked at
+	optional                 // anonymous, or a valid credential
+	required                 // a valid credential
+)
+
+// unary is a method answering once: decode, run op, encode.
+func unary[P, R any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P) (R, error), encode func(R) (any, error)) method {
+	return method{auth: auth, call: func(ctx context.Context, c service.Caller, params json.RawMessage) (any, error) {
+		p, err := decode(params)
+		if err != nil {
+			return nil, err
+		}
+		res, err := op(ctx, c, p)
+		if err != nil {
+			return nil, err
+		}
+		return encode(res)
+	}}
+}
+
+// streaming is a method answering with a stream; its events are encoded
+// for the method's version by the handler.
+func streaming[P any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P) (*service.Stream, error)) method {
+	return method{auth: auth, open: func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error) {
+		p, err := decode(params)
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, c, p)
+	}}
+}
+
+// v03 marks m as a 0.3 method.
+func v03(m method) method { m.v03 = true; return m }
+
 func (h *Handler) methodTable() map[string]method {
-	push := method{call: h.pushNotSupported}
-	push03 := method{v03: true, call: h.pushNotSupported}
+	svc := h.deps.Service
+	const anonymous, owner = optional, required
+	push := unary(owner, none, h.pushConfig, same[struct{}])
+	card := unary(ignored, none, h.extendedCard, same[struct{}])
+	card03 := card
+	card03.mapErr = extendedCardError03
 	return map[string]method{
-		MethodSendMessage:          {call: h.sendMessage},
-		MethodSendStreamingMessage: {open: h.sendStreamingMessage},
-		MethodGetTask:              {call: h.getTask},
-		MethodListTasks:            {call: h.listTasks},
-		MethodCancelTask:           {call: h.cancelTask},
-		MethodSubscribeToTask:      {open: h.subscribe},
-		MethodGetExtendedCard:      {call: h.extendedCard},
+		MethodSendMessage:          unary(anonymous, decodeSend, svc.SendMessage, same[a2a.SendMessageResponse]),
+		MethodSendStreamingMessage: streaming(anonymous, decodeSend, svc.SendStreamingMessage),
+		MethodGetTask:              unary(owner, readTaskParams, h.getTask, same[json.RawMessage]),
+		MethodListTasks:            unary(owner, decodeList, h.listTasks, same[json.RawMessage]),
+		MethodCancelTask:           unary(owner, readTaskParams, h.cancelTask, same[a2a.Task]),
+		MethodSubscribeToTask:      streaming(owner, readTaskParams, h.subscribe),
+		MethodGetExtendedCard:      card,
 		MethodCreatePushConfig:     push,
 		MethodGetPushConfig:        push,
 		MethodListPushConfigs:      push,
 		MethodDeletePushConfig:     push,
 
-		Method03Send:         {v03: true, call: h.send03},
-		Method03Stream:       {v03: true, open: h.stream03},
-		Method03Get:          {v03: true, call: h.get03},
-		Method03Cancel:       {v03: true, call: h.cancel03},
-		Method03Resubscribe:  {v03: true, open: h.subscribe},
-		Method03ExtendedCard: {v03: true, call: h.extendedCard03},
-		Method03PushSet:      push03,
-		Method03PushGet:      push03,
-		Method03PushList:     push03,
-		Method03PushDelete:   push03,
+		Method03Send:         v03(unary(anonymous, decodeSend03, svc.SendMessage, sendResult03)),
+		Method03Stream:       v03(streaming(anonymous, decodeSend03, svc.SendStreamingMessage)),
+		Method03Get:          v03(unary(owner, readTaskParams, h.getTask, taskJSON03)),
+		Method03Cancel:       v03(unary(owner, readTaskParams, h.cancelTask, task03)),
+		Method03Resubscribe:  v03(streaming(owner, readTaskParams, h.subscribe)),
+		Method03ExtendedCard: v03(card03),
+		Method03PushSet:      v03(push),
+		Method03PushGet:      v03(push),
+		Method03PushList:     v03(push),
+		Method03PushDelete:   v03(push),
 	}
 }
+
+// The operations. Each takes decoded params, whatever version they came in.
+
+func (h *Handler) getTask(ctx context.Context, c service.Caller, p taskParams) (json.RawMessage, error) {
+	return h.deps.Service.GetTaskJSON(ctx, c, p.ID, p.HistoryLength, nil)
+}
+
+func (h *Handler) listTasks(ctx context.Context, c service.Caller, req service.ListTasksRequest) (json.RawMessage, error) {
+	return h.deps.Service.ListTasksJSON(ctx, c, req, nil)
+}
+
+func (h *Handler) cancelTask(ctx context.Context, c service.Caller, p taskParams) (a2a.Task, error) {
+	return h.deps.Service.CancelTask(ctx, c, p.ID)
+}
+
+func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams) (*service.Stream, error) {
+	return h.deps.Service.SubscribeToTask(ctx, c, p.ID)
+}
+
+func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
+	return struct{}{}, h.deps.Service.ExtendedCard(ctx, c)
+}
+
+func (h *Handler) pushConfig(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
+	return struct{}{}, h.deps.Service.PushConfig(ctx, c)
+}
+
+// Decoders.
 
 // decode reads params into v (absent params are an empty object), naming
 // the field of a type mismatch with a "params." prefix.
@@ -72,7 +156,7 @@ func decode(params json.RawMessage, v any) error {
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
-	if err := httpjson.DecodeJSON(params, v); err != nil {
+	if err := httpkit.DecodeJSON(params, v); err != nil {
 		if e, ok := a2a.AsError(err); ok && len(e.Violations) > 0 {
 			return a2a.BadParam("params."+e.Violations[0].Field, "%s", e.Violations[0].Description)
 		}
@@ -81,8 +165,27 @@ func decode(params json.RawMessage, v any) error {
 	return nil
 }
 
-func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
-	return h.deps.Auth.Caller(r, required)
+// none ignores params, as the methods without any do.
+func none(json.RawMessage) (struct{}, error) { return struct{}{}, nil }
+
+func decodeSend(params json.RawMessage) (*a2a.SendMessageRequest, error) {
+	var req a2a.SendMessageRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+func decodeSend03(params json.RawMessage) (*a2a.SendMessageRequest, error) {
+	var p a2a.MessageSendParams03
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	req, err := p.Request()
+	if err != nil {
+		return nil, err
+	}
+	return &req, nil
 }
 
 // taskParams are the params of GetTask, CancelTask, SubscribeToTask and
@@ -107,46 +210,6 @@ func readTaskParams(params json.RawMessage) (taskParams, error) {
 		p.HistoryLength = p.HistoryLengthSnake
 	}
 	return p, nil
-}
-
-func (h *Handler) sendMessage(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, false)
-	if err != nil {
-		return nil, err
-	}
-	var req a2a.SendMessageRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	return h.deps.Service.SendMessage(ctx, c, &req)
-}
-
-func (h *Handler) sendStreamingMessage(ctx context.Context, r *http.Request, params json.RawMessage) (*service.Stream, error) {
-	c, err := h.caller(r, false)
-	if err != nil {
-		return nil, err
-	}
-	var req a2a.SendMessageRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	return h.deps.Service.SendStreamingMessage(ctx, c, &req)
-}
-
-func (h *Handler) getTask(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, true)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readTaskParams(params)
-	if err != nil {
-		return nil, err
-	}
-	b, err := h.deps.Service.GetTaskJSON(ctx, c, p.ID, p.HistoryLength, nil)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
 }
 
 // listParams are ListTasks' params, in both spellings.
@@ -175,14 +238,10 @@ func first[T comparable](a, b T) T {
 	return b
 }
 
-func (h *Handler) listTasks(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, true)
-	if err != nil {
-		return nil, err
-	}
+func decodeList(params json.RawMessage) (service.ListTasksRequest, error) {
 	var p listParams
 	if err := decode(params, &p); err != nil {
-		return nil, err
+		return service.ListTasksRequest{}, err
 	}
 	req := service.ListTasksRequest{
 		ContextID:            first(p.ContextID, p.ContextIDSnake),
@@ -197,7 +256,7 @@ func (h *Handler) listTasks(ctx context.Context, r *http.Request, params json.Ra
 		if err := json.Unmarshal(p.Status, &name); err != nil {
 			var n int
 			if err := json.Unmarshal(p.Status, &n); err != nil {
-				return nil, a2a.BadParam("params.status", "must be a task state name or number")
+				return service.ListTasksRequest{}, a2a.BadParam("params.status", "must be a task state name or number")
 			}
 			name = strconv.Itoa(n)
 		}
@@ -206,117 +265,45 @@ func (h *Handler) listTasks(ctx context.Context, r *http.Request, params json.Ra
 	if ia := first(p.IncludeArtifacts, p.IncludeArtifactsSnake); ia != nil {
 		req.IncludeArtifacts = *ia
 	}
-	b, err := h.deps.Service.ListTasksJSON(ctx, c, req, nil)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
+	return req, nil
 }
 
-func (h *Handler) cancelTask(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, true)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readTaskParams(params)
-	if err != nil {
-		return nil, err
-	}
-	return h.deps.Service.CancelTask(ctx, c, p.ID)
-}
+// Encoders. 1.0 answers the operation's result as it is; 0.3 answers bare
+// 0.3 objects with kind discriminators.
 
-func (h *Handler) subscribe(ctx context.Context, r *http.Request, params json.RawMessage) (*service.Stream, error) {
-	c, err := h.caller(r, true)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readTaskParams(params)
-	if err != nil {
-		return nil, err
-	}
-	return h.deps.Service.SubscribeToTask(ctx, c, p.ID)
-}
+func same[R any](r R) (any, error) { return r, nil }
 
-func (h *Handler) extendedCard(_ context.Context, _ *http.Request, _ json.RawMessage) (any, error) {
-	return nil, a2a.Errorf(a2a.UnsupportedOperation,
-		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
-}
-
-func (h *Handler) pushNotSupported(_ context.Context, r *http.Request, _ json.RawMessage) (any, error) {
-	if _, err := h.caller(r, true); err != nil {
-		return nil, err
-	}
-	return nil, a2a.Errorf(a2a.PushNotificationNotSupp,
-		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask")
-}
-
-// The 0.3 methods read 0.3 shapes, run the same operations, and answer
-// bare 0.3 objects with kind discriminators.
-
-func read03Send(params json.RawMessage) (a2a.SendMessageRequest, error) {
-	var p a2a.MessageSendParams03
-	if err := decode(params, &p); err != nil {
-		return a2a.SendMessageRequest{}, err
-	}
-	return p.Request()
-}
-
-func (h *Handler) send03(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, false)
-	if err != nil {
-		return nil, err
-	}
-	req, err := read03Send(params)
-	if err != nil {
-		return nil, err
-	}
-	res, err := h.deps.Service.SendMessage(ctx, c, &req)
-	if err != nil {
-		return nil, err
-	}
+func sendResult03(res a2a.SendMessageResponse) (any, error) {
 	if res.Task != nil {
 		return res.Task.ToV03(), nil
 	}
 	return res.Message.ToV03(), nil
 }
 
-func (h *Handler) stream03(ctx context.Context, r *http.Request, params json.RawMessage) (*service.Stream, error) {
-	c, err := h.caller(r, false)
-	if err != nil {
-		return nil, err
-	}
-	req, err := read03Send(params)
-	if err != nil {
-		return nil, err
-	}
-	return h.deps.Service.SendStreamingMessage(ctx, c, &req)
-}
+func task03(t a2a.Task) (any, error) { return t.ToV03(), nil }
 
-func (h *Handler) get03(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	c, err := h.caller(r, true)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readTaskParams(params)
-	if err != nil {
-		return nil, err
-	}
-	t, err := h.deps.Service.GetTask(ctx, c, p.ID, p.HistoryLength)
-	if err != nil {
+// taskJSON03 re-reads the task JSON GetTask answers (0.3 is the rare path;
+// 1.0 answers the stored bytes as they are).
+func taskJSON03(b json.RawMessage) (any, error) {
+	var t a2a.Task
+	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, err
 	}
 	return t.ToV03(), nil
 }
 
-func (h *Handler) cancel03(ctx context.Context, r *http.Request, params json.RawMessage) (any, error) {
-	t, err := h.cancelTask(ctx, r, params)
-	if err != nil {
-		return nil, err
+// extendedCardError03 is 0.3's name for "no extended card".
+func extendedCardError03(err error) error {
+	if e, ok := a2a.AsError(err); ok && e.Kind == a2a.UnsupportedOperation {
+		return a2a.Errorf(a2a.ExtendedCardNotConfigured, "%s", e.Message)
 	}
-	return t.(a2a.Task).ToV03(), nil
+	return err
 }
 
-func (h *Handler) extendedCard03(_ context.Context, _ *http.Request, _ json.RawMessage) (any, error) {
-	return nil, a2a.Errorf(a2a.ExtendedCardNotConfigured,
-		"this agent has no authenticated extended card; the public card is at /.well-known/agent-card.json")
+// caller authenticates the request as m requires.
+func (h *Handler) caller(r *http.Request, m method) (service.Caller, error) {
+	if m.auth == ignored {
+		return service.Caller{Addr: httpkit.ClientAddr(r)}, nil
+	}
+	return h.deps.Auth.Caller(r, m.auth == required)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
@@ -117,7 +118,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	authFailures := perMinute(s.cfg.AuthFailRate)
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            httpjson.Auth{Agents: s.core.Agents, Failures: authFailures},
+		Auth:            httpkit.Auth{Agents: s.core.Agents, Failures: authFailures},
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,

@@ -36,6 +36,11 @@ func toA2A(err error, prefix string) *a2a.Error {
 		}
 		return a2a.BadParam(field, "%s", ie.Msg)
 	}
+	var nf *discussions.NotFoundError
+	if errors.As(err, &nf) {
+		id := truncate(nf.ID, 64)
+		return a2a.Errorf(a2a.NotFound, "discussion %s not found", id).With("discussionId", id)
+	}
 	var rl *tasks.RateLimitError
 	if errors.As(err, &rl) {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}

@@ -214,3 +214,21 @@ func (s *Service) taskError(id string, err error) error {
 	}
 	return err
 }
+
+// ExtendedCard is GetExtendedAgentCard: kfa has no extended card, and says
+// so on its card (capabilities.extendedAgentCard is false).
+func (s *Service) ExtendedCard(context.Context, Caller) error {
+	return a2a.Errorf(a2a.UnsupportedOperation,
+		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
+}
+
+// PushConfig answers every push-notification config method: kfa says
+// pushNotifications is false on its card. The owner's credential is
+// required first, as for any task method.
+func (s *Service) PushConfig(_ context.Context, c Caller) error {
+	if _, err := requireAgent(c, "push notification configs"); err != nil {
+		return err
+	}
+	return a2a.Errorf(a2a.PushNotificationNotSupp,
+		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask")
+}

@@ -101,10 +101,10 @@ func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil 
 		s.credentialsChanged(tx)
 		r, err := getAgent(tx, c.AgentID)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if !r.Active() {
-			return agents.ErrDisabled
+			return refuse(agents.ErrDisabled)
 		}
 		creds := tx.Bucket(bucketCreds)
 		kept := []string{hex.EncodeToString(c.Digest[:])}
@@ -158,7 +158,7 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 		s.credentialsChanged(tx)
 		r, err := getAgent(tx, id)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if !r.Active() {
 			out = r.Agent // already revoked: nothing to do

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,10 +29,37 @@ var errClosed = errors.New("store: closed")
 // of its own, so that the error it returns is its own.
 var errSolo = errors.New("store: run alone")
 
+// refusal is what a write function returns when a rule refuses the call
+// before the call has written anything (an unknown discussion, a task that
+// is not cancelable, a limit reached). The transaction is then exactly as
+// the call found it, so the committer keeps the batch going without it:
+// no rollback, no rerun of the others. Make one with refuse.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refuse marks err as a refusal decided before any write. Returning it
+// after a write would commit that write: a function refuses first and
+// writes after.
+func refuse(err error) error { return &refusal{err: err} }
+
+// unrefuse is the error a refused call reports to its caller.
+func unrefuse(err error) error {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.err
+	}
+	return err
+}
+
 type commitCall struct {
 	fn   func(*bolt.Tx) error
 	done chan error
 	at   time.Time
+	// refused is the call's refusal, kept until its batch's transaction
+	// has ended.
+	refused error
 }
 
 // committer runs group commits over db, one transaction at a time.
@@ -46,6 +74,12 @@ type committer struct {
 	stopped chan struct{} // the loop has ended
 
 	last int // calls in the previous transaction (loop only)
+
+	// Counters, for tests and statistics: batches taken, transactions
+	// begun (reruns and solo calls included), and write functions run.
+	batches, txs, runs atomic.Uint64
+	// queued, when set (by tests), hears of every call as it is queued.
+	queued chan<- struct{}
 }
 
 func newCommitter(db *bolt.DB, delay time.Duration) *committer {
@@ -71,20 +105,25 @@ func (c *committer) do(fn func(*bolt.Tx) error) error {
 	}
 	c.pending = append(c.pending, call)
 	c.mu.Unlock()
+	if c.queued != nil {
+		c.queued <- struct{}{}
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
 	err := <-call.done
-	call.fn = nil
+	call.fn, call.refused = nil, nil
 	callPool.Put(call)
 	if err == errSolo {
 		err = c.db.Update(func(tx *bolt.Tx) error {
+			c.txs.Add(1)
+			c.runs.Add(1)
 			tuneTx(tx)
 			return safely(fn, tx)
 		})
 	}
-	return err
+	return unrefuse(err)
 }
 
 // close stops taking calls, commits those already waiting, and returns
@@ -145,33 +184,76 @@ func (c *committer) loop() {
 	}
 }
 
-// run commits batch in one transaction. A call that fails is taken out and
-// told to run alone, and the others run again without it: the failed
-// call's writes, and what other calls did after seeing them, are rolled
-// back with the transaction.
+// run commits batch in one transaction. A call that refuses before
+// writing (refuse) is set aside and the batch goes on: it cost one run of
+// its function and nothing else. A call that fails otherwise is taken
+// out and told to run alone, and the others run again without it: the
+// failed call's writes, and what other calls did after seeing them, are
+// rolled back with the transaction.
+//
+// Refusals are answered when the transaction has ended, with the
+// transaction's error if it failed to commit: a refusal may rest on the
+// writes of calls before it in the batch, and is only as true as they are
+// durable. A rerun keeps the refusals already decided, since every call
+// before a refused one runs again on the same state.
 func (c *committer) run(batch []*commitCall) {
+	c.batches.Add(1)
+	var refused []*commitCall
 	for len(batch) > 0 {
 		failed := -1
+		kept := batch[:0:0]
 		err := c.db.Update(func(tx *bolt.Tx) error {
+			c.txs.Add(1)
 			tuneTx(tx)
 			for i, call := range batch {
-				if err := safely(call.fn, tx); err != nil {
-					failed = i
-					return err
+				nodes := nodeCount(tx)
+				c.runs.Add(1)
+				err := safely(call.fn, tx)
+				if err == nil {
+					kept = append(kept, call)
+					continue
 				}
+				var r *refusal
+				// A refusal that touched a page has written after all (a
+				// bug in its function): it is rolled back like a failure.
+				if errors.As(err, &r) && nodeCount(tx) == nodes {
+					call.refused = r.err
+					refused = append(refused, call)
+					continue
+				}
+				failed = i
+				return err
 			}
 			return nil
 		})
 		if failed >= 0 {
 			batch[failed].done <- errSolo
-			batch = append(batch[:failed], batch[failed+1:]...)
+			batch = append(kept, batch[failed+1:]...)
 			continue
 		}
 		for _, call := range batch {
-			call.done <- err
+			if call.refused == nil {
+				call.done <- err
+			}
+		}
+		for _, call := range refused {
+			if err != nil {
+				call.done <- err
+			} else {
+				call.done <- call.refused
+			}
 		}
 		return
 	}
+	for _, call := range refused {
+		call.done <- call.refused
+	}
+}
+
+// nodeCount is how many pages tx has taken into memory to change them.
+func nodeCount(tx *bolt.Tx) int64 {
+	st := tx.Stats()
+	return st.GetNodeCount()
 }
 
 // safely calls fn, turning a panic into an error so that one bad write

@@ -185,7 +185,7 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply) (discussions.Reply
 		res = discussions.ReplyResult{Reply: r}
 		d, dk, err := getDiscussion(tx, r.DiscussionID)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		v, err := encodeJSON(r)
 		if err != nil {

@@ -71,3 +71,33 @@ func (s *DB) ContentDigestForTest() (string, error) {
 
 // WriteForTest runs fn as a request's write: in a group commit.
 func (s *DB) WriteForTest(fn func(tx *bolt.Tx) error) error { return s.update(fn) }
+
+// CommitCountsForTest reports the group committer's batches, transactions
+// (reruns and solo calls included) and write-function runs so far.
+func (s *DB) CommitCountsForTest() (batches, txs, runs uint64) {
+	return s.commits.batches.Load(), s.commits.txs.Load(), s.commits.runs.Load()
+}
+
+// NotifyQueuedForTest makes every write send on ch once it is queued for
+// group commit. Set it before any write is in flight.
+func (s *DB) NotifyQueuedForTest(ch chan<- struct{}) { s.commits.queued = ch }
+
+// HoldWriterForTest takes bbolt's writer and keeps it until release is
+// called, so that writes queue up behind it.
+func (s *DB) HoldWriterForTest() (release func()) {
+	held, done := make(chan struct{}), make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		_ = s.db.Update(func(*bolt.Tx) error {
+			close(held)
+			<-done
+			return nil
+		})
+	}()
+	<-held
+	return func() { close(done); <-finished }
+}
+
+// RefuseForTest marks err as a refusal, as the store's own writes do.
+func RefuseForTest(err error) error { return refuse(err) }

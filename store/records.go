@@ -89,7 +89,7 @@ func (s *DB) DeleteRecord(_ context.Context, id string, at time.Time) error {
 	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
 		if b.Get([]byte(id)) == nil {
-			return knowledge.ErrNotFound
+			return refuse(knowledge.ErrNotFound)
 		}
 		if err := b.Delete([]byte(id)); err != nil {
 			return err

@@ -129,32 +129,35 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
-		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
+		return tasks.Task{}, false, refuse(errBadID("owner", c.Task.OwnerID))
 	}
 	// Idempotent retry: the first task for this message id, unchanged.
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
 		t, err := getTask(tx, idString(id))
-		return t, false, err
+		if err != nil {
+			return tasks.Task{}, false, refuse(err)
+		}
+		return t, false, nil
 	}
 	discID := c.Task.DiscussionID
 	dk, ok := idBytes(discID)
 	if c.JoinDiscussionID != "" {
 		if !ok {
-			return tasks.Task{}, false, discussions.ErrNotFound
+			return tasks.Task{}, false, refuse(discussions.ErrNotFound)
 		}
 		v := tx.Bucket(bucketDiscussions).Get(dk)
 		if v == nil {
-			return tasks.Task{}, false, discussions.ErrNotFound
+			return tasks.Task{}, false, refuse(discussions.ErrNotFound)
 		}
 		d, err := decodeDiscussion(v)
 		if err != nil {
-			return tasks.Task{}, false, err
+			return tasks.Task{}, false, refuse(err)
 		}
 		if d.Status != discussions.StatusOpen {
-			return tasks.Task{}, false, discussions.ErrAnswered
+			return tasks.Task{}, false, refuse(discussions.ErrAnswered)
 		}
 	} else if !ok {
-		return tasks.Task{}, false, errBadID("discussion", discID)
+		return tasks.Task{}, false, refuse(errBadID("discussion", discID))
 	}
 	counts := tx.Bucket(bucketCounts)
 	if c.MaxOpen > 0 {
@@ -163,7 +166,7 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 		}
 		open := readCounter(counts, counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 		if open >= c.MaxOpen {
-			return tasks.Task{}, false, tasks.ErrTooManyOpen
+			return tasks.Task{}, false, refuse(tasks.ErrTooManyOpen)
 		}
 	}
 	// Checks are done; from here on only writes.
@@ -255,15 +258,15 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 		out, changed = tasks.Task{}, false
 		t, err := getTask(tx, id)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if ownerID != "" && t.OwnerID != ownerID {
-			return tasks.ErrNotFound
+			return refuse(tasks.ErrNotFound)
 		}
 		old := t
 		ch, err := t.Cancel(at)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if ch {
 			if err := replaceTask(tx, &old, &t, nil); err != nil {

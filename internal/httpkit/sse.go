@@ -1,4 +1,4 @@
-package httpjson
+package httpkit
 
 import (
 	"bytes"

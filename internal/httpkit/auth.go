@@ -1,4 +1,4 @@
-package httpjson
+package httpkit
 
 import (
 	"errors"
@@ -41,16 +41,12 @@ type Auth struct {
 	Failures *ratelimit.Limiter
 }
 
-func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
-	return Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures}.Caller(r, required)
-}
-
 // Caller resolves who is calling. With required, a request without a
 // credential is refused; without it, such a request is anonymous. A
 // credential that is present but bad is always refused: a client that sends
 // one wants to know it does not work.
 func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
-	c := service.Caller{Addr: clientAddr(r)}
+	c := service.Caller{Addr: ClientAddr(r)}
 	tok, present, err := bearer(r)
 	if !present {
 		if required {
@@ -70,9 +66,7 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		var a agents.Agent
 		if a, err = au.Agents.Authenticate(r.Context(), tok); err == nil {
 			c.Agent = &a
-			if slot, ok := r.Context().Value(keyAgentID).(*agentSlot); ok {
-				slot.id = a.ID
-			}
+			noteAgent(r.Context(), a.ID)
 			return c, nil
 		}
 		if !errors.Is(err, agents.ErrInvalidToken) {

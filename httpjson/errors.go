@@ -1,5 +1,0 @@
-package httpjson
-
-import "errors"
-
-func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,98 @@
+package httpkit
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/kfa-project/kfa/a2a"
+)
+
+// JSONContentType checks that a request's Content-Type is JSON
+// (application/json or application/a2a+json).
+func JSONContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return a2a.Errorf(a2a.ContentTypeNotSupported, "missing Content-Type; send application/json or application/a2a+json")
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && mt != "application/a2a+json") {
+		return a2a.Errorf(a2a.ContentTypeNotSupported, "Content-Type %q is not supported; send application/json or application/a2a+json",
+			Truncate(ct, 64))
+	}
+	return nil
+}
+
+// ReadJSON reads a JSON object body of at most max bytes into v, with the
+// checks of the A2A binding: JSON Content-Type, well-formed, valid UTF-8,
+// no duplicate keys.
+func ReadJSON(w http.ResponseWriter, r *http.Request, max int64, v any) error {
+	if err := JSONContentType(r); err != nil {
+		return err
+	}
+	body, err := ReadBody(w, r, max)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(body, v)
+}
+
+// ReadBody reads a request body of at most max bytes (413 beyond).
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, a2a.Errorf(a2a.PayloadTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+	}
+	if err != nil {
+		return nil, a2a.Errorf(a2a.InvalidRequest, "reading the request body failed: %v", err)
+	}
+	return body, nil
+}
+
+// DecodeJSON validates and decodes a JSON object into v, naming the field
+// of a type mismatch.
+func DecodeJSON(body []byte, v any) error {
+	if err := a2a.CheckJSON(body); err != nil {
+		var se *a2a.SyntaxError
+		if errors.As(err, &se) {
+			return a2a.Errorf(a2a.ParseError, "request body is not valid JSON: %v", err)
+		}
+		return a2a.Errorf(a2a.InvalidParams, "request body refused: %v", err)
+	}
+	if !a2a.IsObject(body) {
+		return a2a.Errorf(a2a.InvalidParams, "request body must be a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "body"
+			}
+			return a2a.BadParam(field, "must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return a2a.Errorf(a2a.InvalidParams, "request body does not match the expected shape: %v", err)
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "int", "int32", "int64", "uint", "uint32", "uint64":
+		return "an integer"
+	case "float64", "float32":
+		return "a number"
+	}
+	return "of another type"
+}

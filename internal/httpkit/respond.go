@@ -1,0 +1,76 @@
+package httpkit
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/service"
+)
+
+// WriteJSON writes v as a JSON response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":500,"status":"INTERNAL","message":"internal error encoding the response","details":[]}}`)
+	}
+	WriteRaw(w, status, b)
+}
+
+// WriteRaw writes the JSON b and a newline, and returns b with the
+// newline (so a pooled buffer keeps its capacity).
+func WriteRaw(w http.ResponseWriter, status int, b []byte) []byte {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+	return b
+}
+
+// WriteError writes err as an A2A error response (google.rpc.Status body,
+// and the headers of SetErrorHeaders). Internal errors are logged with the
+// request id; their details never reach the client.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	e := service.ToError(err)
+	LogFailure(r, log, err, e)
+	SetErrorHeaders(w.Header(), e)
+	WriteJSON(w, e.Kind.HTTPStatus, e.Status())
+}
+
+// LogFailure logs err, whose A2A error is e, when it is the server's fault.
+func LogFailure(r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
+	if e.Kind.HTTPStatus >= 500 && log != nil {
+		log.Error("request failed", "request_id", RequestID(r.Context()), "err", err.Error())
+	}
+}
+
+// SetErrorHeaders adds the HTTP headers an error kind calls for: the
+// Bearer challenge of an authentication or scope failure, and Retry-After
+// of a limit. Every binding sends them, whatever its HTTP status.
+func SetErrorHeaders(h http.Header, e *a2a.Error) {
+	switch e.Kind {
+	case a2a.Unauthenticated:
+		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token", error_description="`+quoteSafe(e.Message)+`"`)
+	case a2a.PermissionDenied:
+		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)
+	case a2a.RateLimited:
+		h.Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
+	}
+}
+
+// quoteSafe makes s fit inside a quoted-string of an auth challenge.
+func quoteSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '\\' || r < 0x20 || r > 0x7e {
+			return '\''
+		}
+		return r
+	}, s)
+}
