@@ -96,12 +96,11 @@ func (w *responseWriter) finish() {
 		return
 	}
 	msg := strings.TrimSpace(w.capture.String())
+	// Bodies that are not JSON never reach the SDK (Handler answers them
+	// with a parse error): what it refuses is an invalid request.
 	code := a2a.InvalidRequest.RPCCode
-	switch {
-	case w.status >= 500:
+	if w.status >= 500 {
 		code = a2a.Internal.RPCCode
-	case strings.HasPrefix(msg, "malformed payload"):
-		code = a2a.ParseError.RPCCode
 	}
 	w.Header().Del("Content-Length")
 	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
