@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -42,28 +40,28 @@ func DecodeCursor(s string) (uint64, error) {
 }
 
 // changes pages the records' change feed.
-func (t *tools) changes(ctx context.Context, _ *mcp.CallToolRequest, in ChangesInput) (*mcp.CallToolResult, ChangesOutput, error) {
+func (t *tools) changes(ctx context.Context, in ChangesInput) (ChangesOutput, error) {
 	after, err := DecodeCursor(in.Cursor)
 	if err != nil {
-		return nil, ChangesOutput{}, toolErrorf(OutcomeInvalid,
+		return ChangesOutput{}, toolErrorf(OutcomeInvalid,
 			"cursor %q is not a get_changes cursor: pass a nextCursor or a change's cursor from an earlier answer, "+
 				"or an empty cursor to start at the beginning", in.Cursor)
 	}
 	p, err := t.d.Records.Changes(ctx, after, in.Limit)
 	switch {
 	case errors.Is(err, knowledge.ErrCursorTooOld):
-		return nil, ChangesOutput{}, toolErrorf(OutcomeInvalid,
+		return ChangesOutput{}, toolErrorf(OutcomeInvalid,
 			"cursor %q is too old: the change feed no longer holds the changes after it; start again with an empty cursor", in.Cursor)
 	case errors.Is(err, knowledge.ErrCursorAhead):
-		return nil, ChangesOutput{}, toolErrorf(OutcomeInvalid,
+		return ChangesOutput{}, toolErrorf(OutcomeInvalid,
 			"cursor %q is past the end of this server's change feed (is it from another kfa database?); "+
 				"start again with an empty cursor", in.Cursor)
 	case err != nil:
-		return nil, ChangesOutput{}, t.fail(ctx, err)
+		return ChangesOutput{}, t.fail(ctx, err)
 	}
 	out := ChangesOutput{Changes: make([]Change, len(p.Changes)), NextCursor: EncodeCursor(p.Next), HasMore: p.HasMore}
 	for i, c := range p.Changes {
 		out.Changes[i] = Change{ID: c.ID, Op: string(c.Op), UpdatedAt: knowledge.FormatTime(c.At), Cursor: EncodeCursor(c.Seq)}
 	}
-	return nil, out, nil
+	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/discussions"
@@ -20,26 +19,26 @@ const maxFetchText = 256 << 10
 
 // fetch returns a record or a discussion by id. Discussion ids are ULIDs;
 // a ULID that names no discussion may still be a record's id.
-func (t *tools) fetch(ctx context.Context, _ *mcp.CallToolRequest, in FetchInput) (*mcp.CallToolResult, FetchOutput, error) {
+func (t *tools) fetch(ctx context.Context, in FetchInput) (FetchOutput, error) {
 	id := in.ID
 	if _, err := ulid.ParseStrict(id); err == nil {
 		d, replies, err := t.d.Discussions.Get(ctx, id)
 		if err == nil {
-			return nil, t.discussionDoc(d, replies), nil
+			return t.discussionDoc(d, replies), nil
 		}
 		if !errors.Is(err, discussions.ErrNotFound) {
-			return nil, FetchOutput{}, t.fail(ctx, err)
+			return FetchOutput{}, t.fail(ctx, err)
 		}
 	}
 	r, err := t.d.Records.Get(ctx, id)
 	if errors.Is(err, knowledge.ErrNotFound) || errors.Is(err, input.ErrInvalid) {
-		return nil, FetchOutput{}, toolErrorf(OutcomeNotFound,
+		return FetchOutput{}, toolErrorf(OutcomeNotFound,
 			"no record or discussion has the id %q; pass the id of a search result", id)
 	}
 	if err != nil {
-		return nil, FetchOutput{}, t.fail(ctx, err)
+		return FetchOutput{}, t.fail(ctx, err)
 	}
-	return nil, t.recordDoc(r), nil
+	return t.recordDoc(r), nil
 }
 
 func (t *tools) recordDoc(r knowledge.Record) FetchOutput {

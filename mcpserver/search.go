@@ -5,8 +5,6 @@ import (
 	"math"
 	"net/url"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
 )
@@ -14,13 +12,13 @@ import (
 // search runs the knowledge search of the A2A knowledge-search skill. A
 // bearer token changes nothing here: searches are anonymous and count
 // against the caller's address.
-func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error) {
 	c := service.Caller{Addr: callerOf(ctx).Addr}
 	res, err := t.d.Search.Search(ctx, c, knowledge.Query{
 		Text: in.Query, Limit: in.Limit, Kind: in.Kind, Product: in.Product, Environment: in.Environment,
 	})
 	if err != nil {
-		return nil, SearchOutput{}, t.fail(ctx, err)
+		return SearchOutput{}, t.fail(ctx, err)
 	}
 	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits)+len(res.Discussions))}
 	for _, h := range res.Hits {
@@ -29,7 +27,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 	for _, d := range res.Discussions {
 		out.Results = append(out.Results, t.discussionResult(d))
 	}
-	return nil, out, nil
+	return out, nil
 }
 
 // recordResult maps a record hit; its url is the record's kfa page, and

@@ -103,13 +103,17 @@ func newServer(version, instructions string) *mcp.Server {
 
 // addTool adds a typed tool, turning the SDK's panic on a bad definition
 // into an error.
-func addTool[In, Out any](srv *mcp.Server, def *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) (err error) {
+func addTool[In, Out any](srv *mcp.Server, def *mcp.Tool, h handlerFor[In, Out]) (err error) {
+	th, err := typed(def, h)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("mcpserver: add tool %s: %v", def.Name, p)
 		}
 	}()
-	mcp.AddTool(srv, def, h)
+	srv.AddTool(def, th)
 	return nil
 }
 

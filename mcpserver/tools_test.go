@@ -75,3 +75,50 @@ func TestInstructions(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsMatchSchemas: what the handlers answer fits the output
+// schemas tools/list shows (the handlers encode outputs themselves, so
+// nothing checks this at run time).
+func TestOutputsMatchSchemas(t *testing.T) {
+	defs, err := Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 2
+	outputs := map[string][]any{
+		ToolSearch: {
+			SearchOutput{Results: []SearchResult{}},
+			SearchOutput{Results: []SearchResult{
+				{ID: "r", Title: "T", URL: "http://kfa.test/records/r", Snippet: "s", Source: SourceRecord, Score: 1.5,
+					Kind: "fix", Product: "p", Environment: "e", SourceURL: "https://example.com", UpdatedAt: "2026-12-02T10:30:00.123Z"},
+				{ID: "01JD0000000000000000000000", Title: "Q", URL: "http://kfa.test/discussions/01JD0000000000000000000000",
+					Snippet: "a", Source: SourceDiscussion, Status: "answered", ReplyCount: &n, CreatedAt: "2026-12-02T10:30:00.123Z"},
+			}},
+		},
+		ToolFetch: {
+			FetchOutput{ID: "r", Title: "T", Text: "body", URL: "u", Metadata: FetchMetadata{Source: SourceRecord, Tags: []string{"a"}}},
+			FetchOutput{ID: "d", Title: "Q", Text: "q", URL: "u", Metadata: FetchMetadata{Source: SourceDiscussion, ReplyCount: &n, ShownReplies: &n}},
+		},
+		ToolGetChanges: {
+			ChangesOutput{Changes: []Change{}, NextCursor: EncodeCursor(0)},
+			ChangesOutput{Changes: []Change{{ID: "r", Op: "upsert", UpdatedAt: "t", Cursor: EncodeCursor(1)}}, NextCursor: EncodeCursor(1), HasMore: true},
+		},
+		ToolWhoami: {WhoamiOutput{}, WhoamiOutput{Authenticated: true, AgentID: "a", Name: "n", Scopes: []string{"read"}}},
+	}
+	for _, d := range defs {
+		rs, err := d.OutputSchema.(*jsonschema.Schema).Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, out := range outputs[d.Name] {
+			b, _ := json.Marshal(out)
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Validate(v); err != nil {
+				t.Errorf("%s output %d %s: %v", d.Name, i, b, err)
+			}
+		}
+	}
+}

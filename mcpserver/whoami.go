@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kfa-project/kfa/agents"
 )
 
@@ -17,21 +15,21 @@ const TokenRefused = "the bearer token kfa mcp was given (KFA_TOKEN or --token) 
 // token never gets here (Handler answers 401); over stdio the token is the
 // one kfa mcp was given, checked at each call so that a revocation shows
 // at once.
-func (t *tools) whoami(ctx context.Context, _ *mcp.CallToolRequest, _ WhoamiInput) (*mcp.CallToolResult, WhoamiOutput, error) {
+func (t *tools) whoami(ctx context.Context, _ WhoamiInput) (WhoamiOutput, error) {
 	if a := callerOf(ctx).Agent; a != nil {
-		return nil, whoamiOf(*a), nil
+		return whoamiOf(*a), nil
 	}
 	if t.d.Token == "" {
-		return nil, WhoamiOutput{Authenticated: false}, nil
+		return WhoamiOutput{Authenticated: false}, nil
 	}
 	a, err := t.d.Agents.Authenticate(ctx, t.d.Token)
 	if errors.Is(err, agents.ErrInvalidToken) {
-		return nil, WhoamiOutput{}, toolErrorf(OutcomeUnauthenticated, "%s", TokenRefused)
+		return WhoamiOutput{}, toolErrorf(OutcomeUnauthenticated, "%s", TokenRefused)
 	}
 	if err != nil {
-		return nil, WhoamiOutput{}, t.fail(ctx, err)
+		return WhoamiOutput{}, t.fail(ctx, err)
 	}
-	return nil, whoamiOf(a), nil
+	return whoamiOf(a), nil
 }
 
 func whoamiOf(a agents.Agent) WhoamiOutput {
