@@ -91,7 +91,8 @@ func outcomeOf(res mcp.Result, err error) string {
 	if errors.As(r.GetError(), &te) {
 		return te.outcome
 	}
-	// The SDK refused the arguments before the handler ran.
+	// A tool error that does not say what it is (none of kfa's handlers
+	// makes one): count it with the refused arguments.
 	return OutcomeInvalid
 }
 
