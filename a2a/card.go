@@ -41,9 +41,20 @@ type AgentProvider struct {
 // AgentCapabilities are written out explicitly, false included, so a
 // reader never has to guess.
 type AgentCapabilities struct {
-	Streaming         bool `json:"streaming"`
-	PushNotifications bool `json:"pushNotifications"`
-	ExtendedAgentCard bool `json:"extendedAgentCard"`
+	Streaming         bool             `json:"streaming"`
+	PushNotifications bool             `json:"pushNotifications"`
+	ExtendedAgentCard bool             `json:"extendedAgentCard"`
+	Extensions        []AgentExtension `json:"extensions,omitempty"`
+}
+
+// AgentExtension declares something the agent supports beyond the core
+// protocol. A client that does not know the URI ignores an extension that
+// is not required.
+type AgentExtension struct {
+	URI         string         `json:"uri"`
+	Description string         `json:"description,omitempty"`
+	Required    bool           `json:"required"`
+	Params      map[string]any `json:"params,omitempty"`
 }
 
 // AgentSkill is one thing the agent can do.

@@ -40,6 +40,9 @@ type Deps struct {
 	// search index over them (see Indexer).
 	Records *knowledge.Service
 	Index   Indexer
+	// MCP, when set, serves the MCP tools at /admin/v1/mcp for kfa mcp
+	// (stdio) while the server holds the database.
+	MCP http.Handler
 }
 
 // Handler serves the admin API.
@@ -64,6 +67,9 @@ func NewHandler(deps Deps) *Handler {
 	h.discussionRoutes(r)
 	h.opsRoutes(r)
 	h.recordRoutes(r)
+	if deps.MCP != nil {
+		r.Handle("/admin/v1/mcp", deps.MCP)
+	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
 	})

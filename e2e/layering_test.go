@@ -27,13 +27,17 @@ func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 		{"github.com/kfa-project/kfa/a2a", []string{"net/http", "go.etcd.io/bbolt"}},
 		// No binding imports another: what they share is internal/httpkit.
 		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
-			"github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin"}},
+			"github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin", "github.com/kfa-project/kfa/mcpserver"}},
 		{"github.com/kfa-project/kfa/jsonrpc", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
-			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/admin"}},
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/admin", "github.com/kfa-project/kfa/mcpserver"}},
 		{"github.com/kfa-project/kfa/admin", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
-			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc"}},
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/mcpserver"}},
 		{"github.com/kfa-project/kfa/web", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
-			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin"}},
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin",
+			"github.com/kfa-project/kfa/mcpserver"}},
+		{"github.com/kfa-project/kfa/mcpserver", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
+			"github.com/kfa-project/kfa/httpjson", "github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin",
+			"github.com/kfa-project/kfa/web", "github.com/kfa-project/kfa/server", "github.com/kfa-project/kfa/search"}},
 	} {
 		out, err := exec.Command(goTool, "list", "-deps", tc.pkg).CombinedOutput()
 		if err != nil {

@@ -35,6 +35,9 @@ type Deps struct {
 	StreamHeartbeat time.Duration
 	// JSONRPC, when set, serves the JSON-RPC binding at /a2a/jsonrpc.
 	JSONRPC http.Handler
+	// MCP, when set, serves the MCP surface at /mcp (every method: the
+	// handler answers those it does not serve).
+	MCP http.Handler
 	// Pages, when set, is the web view, served on the same router.
 	Pages *Pages
 }
@@ -110,6 +113,11 @@ func New(deps Deps) *Handler {
 	if deps.JSONRPC != nil {
 		r.Handle("/a2a/jsonrpc", deps.JSONRPC).Methods(post)
 		r.Handle("/a2a/jsonrpc/", deps.JSONRPC).Methods(post)
+	}
+
+	// The MCP surface: anonymous tools, a bearer only changes whoami.
+	if deps.MCP != nil {
+		r.Handle("/mcp", deps.MCP)
 	}
 
 	// kfa's own JSON API: public reads, then the credentialed routes.

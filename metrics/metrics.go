@@ -25,6 +25,8 @@ type Metrics struct {
 	replies     *prometheus.CounterVec
 	completions prometheus.Counter
 	cancels     prometheus.Counter
+
+	mcpCalls *prometheus.CounterVec
 }
 
 // New returns a Metrics with the Go runtime, process and build collectors
@@ -65,6 +67,10 @@ func New(version string) *Metrics {
 			Name: "kfa_task_cancels_total",
 			Help: "Tasks canceled by their owner or the operator.",
 		}),
+		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kfa_mcp_calls_total",
+			Help: "MCP tool calls (over /mcp and the admin socket), by tool and outcome (ok, invalid, not_found, rate_limited, ...).",
+		}, []string{"tool", "outcome"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -75,7 +81,7 @@ func New(version string) *Metrics {
 			ConstLabels: prometheus.Labels{"version": version},
 		}, func() float64 { return 1 }),
 		m.requests, m.duration, m.inFlight, m.rateLimited,
-		m.asks, m.replies, m.completions, m.cancels,
+		m.asks, m.replies, m.completions, m.cancels, m.mcpCalls,
 	)
 	// Both label values exist from the start, so rates work from 0.
 	m.replies.WithLabelValues("true")

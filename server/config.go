@@ -64,6 +64,14 @@ type Config struct {
 	// WebSessionTTL is how long a web sign-in session lives; default 30
 	// days.
 	WebSessionTTL time.Duration
+
+	// MCP serves the MCP tools at /mcp on the public listener; default
+	// true. kfa mcp (stdio) works either way.
+	MCP bool
+	// MCPAllowedOrigins are the browser origins (scheme://host[:port])
+	// allowed to call /mcp; a request with another Origin header is
+	// refused. Default none: no web page can drive the server.
+	MCPAllowedOrigins []string
 }
 
 // DefaultConfig returns the defaults.
@@ -96,6 +104,7 @@ func DefaultConfig() Config {
 		LockTimeout:        time.Second,
 		Web:                true,
 		WebSessionTTL:      30 * 24 * time.Hour,
+		MCP:                true,
 	}
 }
 
@@ -170,8 +179,24 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)
 		}
 	}
+	for _, o := range c.MCPAllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("mcp-allowed-origins: %w", err)
+		}
+	}
 	if c.BatchDelay > 100*time.Millisecond {
 		return fmt.Errorf("batch-delay: %s is too long (at most 100ms; every write waits up to this long)", c.BatchDelay)
+	}
+	return nil
+}
+
+// checkOrigin checks one allowed origin: what a browser sends in Origin,
+// an http(s) scheme and a host with an optional port, nothing after.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.TrimRight(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an origin such as https://app.example.com or http://localhost:3000", o)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -30,11 +31,17 @@ type Core struct {
 	// IndexLag tells how far the live index is behind the change feed; nil
 	// when no server runs.
 	IndexLag func(ctx context.Context) (int64, error)
+	// MCP serves the MCP tools on the admin socket, for kfa mcp; nil when
+	// no server runs.
+	MCP http.Handler
 }
 
 // CoreOptions tune OpenCore.
 type CoreOptions struct {
-	DataDir     string
+	DataDir string
+	// ReadOnly opens the file with a shared lock and refuses every write
+	// (kfa mcp without a server); the file must exist.
+	ReadOnly    bool
 	LockTimeout time.Duration
 	BatchDelay  time.Duration
 	AskRate     int // per minute per agent; 0 for none
@@ -58,7 +65,7 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		o.Now = time.Now
 	}
 	db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{
-		LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange,
+		LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange, ReadOnly: o.ReadOnly,
 	})
 	if err != nil {
 		return nil, err
@@ -87,7 +94,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 	return admin.NewHandler(admin.Deps{
 		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: adminStore{c.DB}, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
-		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag,
+		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
 	})
 }
 

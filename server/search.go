@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
@@ -100,4 +101,22 @@ func (o offlineIndex) Rebuild(context.Context) (knowledge.IndexStatus, error) {
 		return knowledge.IndexStatus{}, fmt.Errorf("delete the search index %s: %w", o.dir, err)
 	}
 	return knowledge.IndexStatus{Dir: o.dir, Deleted: true}, nil
+}
+
+// OpenIndex opens the search index of dataDir over core's store and
+// catches it up with the change feed, as kfa serve does when it starts:
+// kfa mcp searches through it when no server runs. The store may be open
+// read-only; only the index (derived data) is written.
+func OpenIndex(ctx context.Context, core *Core, dataDir, publicURL string, log *slog.Logger) (*search.Index, error) {
+	idx, err := search.Open(ctx, search.Options{
+		Dir:         filepath.Join(dataDir, IndexDir),
+		Records:     core.DB,
+		Discussions: core.DB,
+		PublicURL:   strings.TrimRight(publicURL, "/"),
+		Log:         log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open search index: %w", err)
+	}
+	return idx, nil
 }

@@ -102,10 +102,15 @@ func perMinute(n int) *ratelimit.Limiter {
 }
 
 func (s *Server) publicHandler() (http.Handler, error) {
+	var mcpURL string
+	if s.cfg.MCP {
+		mcpURL = s.cfg.PublicURL + "/mcp"
+	}
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
+		MCPURL:            mcpURL,
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
@@ -128,6 +133,10 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	mcp, err := s.mcpHandlers(svc, httpkit.Auth{Agents: s.core.Agents, Failures: authFailures})
+	if err != nil {
+		return nil, err
+	}
 	return httpjson.New(httpjson.Deps{
 		Service:         svc,
 		Agents:          s.core.Agents,
@@ -141,6 +150,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 		JSONRPC:         rpc,
 		Pages:           pages,
+		MCP:             mcp,
 	}), nil
 }
 

@@ -19,6 +19,23 @@ type Card struct {
 // BearerScheme is the name of the bearer security scheme on the card.
 const BearerScheme = "bearer"
 
+// MCPExtensionURI names, on the card, the MCP endpoint that serves the
+// same knowledge to agents that speak the Model Context Protocol rather
+// than A2A.
+const MCPExtensionURI = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http"
+
+// mcpExtension tells A2A clients where the MCP tools are. It is not
+// required: a client that does not know it loses nothing.
+func mcpExtension(endpoint string) a2a.AgentExtension {
+	return a2a.AgentExtension{
+		URI: MCPExtensionURI,
+		Description: "The same knowledge over MCP (Streamable HTTP, anonymous, read-only): the tools search, fetch, " +
+			"get_changes and whoami at " + endpoint + ". Asking the community stays on A2A (ask-network).",
+		Params: map[string]any{"endpoint": endpoint, "transport": "streamable-http",
+			"tools": []string{"search", "fetch", "get_changes", "whoami"}},
+	}
+}
+
 // buildCard makes the card from the configuration and the skill registry.
 //
 // The ask-network skill names its bearer requirement in its description
@@ -57,6 +74,9 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 	}
 	for _, s := range skills {
 		card.Skills = append(card.Skills, s.card)
+	}
+	if cfg.MCPURL != "" {
+		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
 	}
 	b, err := json.Marshal(card)
 	if err != nil {

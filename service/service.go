@@ -29,6 +29,9 @@ type Config struct {
 	// Streaming is true when SendStreamingMessage and SubscribeToTask work
 	// (Deps.Events is set); the card says so.
 	Streaming bool
+	// MCPURL, when set, is the MCP endpoint serving the same knowledge
+	// (search, fetch, get_changes, whoami); the card names it.
+	MCPURL string
 }
 
 // Searcher answers knowledge searches.

@@ -138,6 +138,14 @@ func (r *Results) print(out io.Writer) {
 	} else {
 		tp("search (message:send)", k.Search, pct(ratio(k.Search.PerSec, c.Hello.PerSec))+" of hello")
 	}
+	switch {
+	case k.MCPSearchSkipped != "":
+		row("search (MCP tools/call on /mcp)", "", "n/a", "", "", "", "")
+	case k.SearchSkipped != "":
+		tp("search (MCP tools/call on /mcp)", k.MCPSearch, pct(ratio(k.MCPSearch.PerSec, c.Hello.PerSec))+" of hello")
+	default:
+		tp("search (MCP tools/call on /mcp)", k.MCPSearch, pct(ratio(k.MCPSearch.PerSec, k.Search.PerSec))+" of A2A search")
+	}
 	tp("reply (qualifying, completes 1 task)", k.Replies, pct(ratio(k.Replies.PerSec, c.Create.PerSec))+" of create")
 	row("")
 	row("REFUSAL FLOOD, as many refusals as asks (alternating rounds)", "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of quiet")
@@ -211,6 +219,9 @@ func (r *Results) print(out io.Writer) {
 	if k.SearchSkipped != "" {
 		fmt.Fprintf(out, "\nsearch: %s\n", k.SearchSkipped)
 	}
+	if k.MCPSearchSkipped != "" {
+		fmt.Fprintf(out, "\nMCP search: %s\n", k.MCPSearchSkipped)
+	}
 	if k.SSEBeforeAnswer > 0 {
 		fmt.Fprintf(out, "sse: %d of %d completion events arrived before the reply's own HTTP answer (negative times)\n",
 			k.SSEBeforeAnswer, k.SSE.N)
@@ -218,7 +229,7 @@ func (r *Results) print(out io.Writer) {
 	for _, t := range []struct {
 		name string
 		tp   Throughput
-	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"replies", k.Replies},
+	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"mcpsearch", k.MCPSearch}, {"replies", k.Replies},
 		{"asks-quiet", k.Flood.Quiet}, {"asks-flooded", k.Flood.Flooded}, {"refusals", k.Flood.Refusals}} {
 		if t.tp.FirstError != "" {
 			fmt.Fprintf(out, "first error in %s: %s\n", t.name, t.tp.FirstError)

@@ -24,8 +24,11 @@ type KFA struct {
 	ListTasks Throughput `json:"listTasks"`
 	Search    Throughput `json:"search"`
 	// SearchSkipped says why search could not be measured, when it could not.
-	SearchSkipped string     `json:"searchSkipped,omitempty"`
-	Replies       Throughput `json:"replies"`
+	SearchSkipped string `json:"searchSkipped,omitempty"`
+	// MCPSearch is the same search as an MCP tools/call on /mcp.
+	MCPSearch        Throughput `json:"mcpSearch"`
+	MCPSearchSkipped string     `json:"mcpSearchSkipped,omitempty"`
+	Replies          Throughput `json:"replies"`
 	// Flood is honest asks alone and beside a flood of refused writes.
 	Flood Flood `json:"flood"`
 	// Reply1 is the latency of a qualifying reply that completes one
@@ -89,6 +92,22 @@ var replyBody = []byte(`{"body":"Subscribe again with SubscribeToTask after the 
 
 // searchBody is an anonymous knowledge search.
 var searchBody = []byte(`{"message":{"messageId":"bench-search","role":"ROLE_USER","parts":[{"data":{"action":"search","query":"agent card discovery well-known","limit":5},"mediaType":"application/json"}]}}`)
+
+// mcpSearchBody is the same search as an MCP tool call (stateless: no
+// session needed).
+var mcpSearchBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"agent card discovery well-known","limit":5}}}`)
+
+// mcpSearch makes one MCP search and checks that it answered a result,
+// not an error.
+func mcpSearch(ctx context.Context, hc *http.Client, w *worker, url string) error {
+	if err := do(ctx, hc, w, call{method: http.MethodPost, url: url, body: mcpSearchBody}); err != nil {
+		return err
+	}
+	if !bytes.Contains(w.buf.Bytes(), []byte(`"structuredContent"`)) {
+		return fmt.Errorf("MCP search answered no result: %s", truncate(w.buf.String(), 200))
+	}
+	return nil
+}
 
 // measureLoad measures the ceilings and kfa serve under load. The
 // ceiling servers and kfa serve run side by side; each kfa throughput is
@@ -207,6 +226,11 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		res.SearchSkipped = "not measurable: " + truncate(err.Error(), 200)
 		b.logf("search %s", res.SearchSkipped)
 	}
+	mcpURL := p.url + "/mcp"
+	if err := mcpSearch(ctx, hc, probe, mcpURL); err != nil {
+		res.MCPSearchSkipped = "not measurable: " + truncate(err.Error(), 200)
+		b.logf("MCP search %s", res.MCPSearchSkipped)
+	}
 	hello := ceil.helloPhase(hc, b.readers)
 	get := &phase{name: "gettask", workers: b.readers, profile: b.profiler(p, "gettask"), fn: func(ctx context.Context, w *worker, _ int) error {
 		t := all[w.rng.IntN(len(all))]
@@ -219,16 +243,26 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 	search := &phase{name: "search", workers: b.readers, profile: b.profiler(p, "search"), fn: func(ctx context.Context, w *worker, _ int) error {
 		return do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, body: searchBody, a2a: true})
 	}}
+	mcpPhase := &phase{name: "mcpsearch", workers: b.readers, profile: b.profiler(p, "mcpsearch"), fn: func(ctx context.Context, w *worker, _ int) error {
+		return mcpSearch(ctx, hc, w, mcpURL)
+	}}
 	reads := []*phase{hello, get, list}
 	if res.SearchSkipped == "" {
 		reads = append(reads, search)
 	}
-	b.logf("reads: %d rounds of hello-JSON, GetTask over %d tasks, ListTasks pageSize=50%s, %d workers",
-		b.nRounds, len(all), map[bool]string{true: ", search", false: ""}[res.SearchSkipped == ""], b.readers)
+	if res.MCPSearchSkipped == "" {
+		reads = append(reads, mcpPhase)
+	}
+	b.logf("reads: %d rounds of hello-JSON, GetTask over %d tasks, ListTasks pageSize=50%s%s, %d workers",
+		b.nRounds, len(all), map[bool]string{true: ", search", false: ""}[res.SearchSkipped == ""],
+		map[bool]string{true: ", MCP search", false: ""}[res.MCPSearchSkipped == ""], b.readers)
 	b.rounds(ctx, reads...)
 	c.Hello, res.GetTask, res.ListTasks = hello.total.throughput(b.readers), get.total.throughput(b.readers), list.total.throughput(b.readers)
 	if res.SearchSkipped == "" {
 		res.Search = search.total.throughput(b.readers)
+	}
+	if res.MCPSearchSkipped == "" {
+		res.MCPSearch = mcpPhase.total.throughput(b.readers)
 	}
 	ceil.stop()
 

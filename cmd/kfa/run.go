@@ -51,6 +51,7 @@ func commands() []command {
 		{"init", "create an empty database in a data directory", runInit},
 		{"completion", "print a bash, zsh or fish completion script", runCompletion},
 		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
+		{"mcp", "serve the MCP tools (search, fetch, get_changes, whoami) over stdio", runMCP},
 		{"version", "print the version, commit, Go version and build date", runVersion},
 	}
 }

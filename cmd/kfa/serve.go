@@ -111,6 +111,16 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.LockTimeout, "lock-timeout", cfg.LockTimeout, "how long to wait for the database file lock")
 	fs.BoolVar(&cfg.Web, "web", cfg.Web, "serve the web view: pages for people, sign-in with an agent token, replies (false: API only)")
 	fs.DurationVar(&cfg.WebSessionTTL, "web-session-ttl", cfg.WebSessionTTL, "how long a web sign-in session lasts")
+	fs.BoolVar(&cfg.MCP, "mcp", cfg.MCP, "serve the MCP tools (search, fetch, get_changes, whoami) at /mcp (false: off; kfa mcp over stdio still works)")
+	fs.Func("mcp-allowed-origins", "comma-separated browser `origins` (https://app.example.com) allowed to call /mcp; default none", func(v string) error {
+		cfg.MCPAllowedOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.MCPAllowedOrigins = append(cfg.MCPAllowedOrigins, o)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
 }
 

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kfa-project/kfa/mcpserver"
+	"github.com/kfa-project/kfa/server"
+	"github.com/kfa-project/kfa/service"
+)
+
+// TestMCPBadInput: every kind of bad call gets a clear JSON-RPC or tool
+// error, and none writes anything.
+func TestMCPBadInput(t *testing.T) {
+	h := start(t, func(c *server.Config) {
+		c.SeedSamples = true
+		c.MCPAllowedOrigins = []string{"https://app.example.com"}
+	})
+	cs := mcpSession(t, h, "")
+	before := h.digest()
+
+	t.Run("tool errors", func(t *testing.T) {
+		long := strings.Repeat("é", 1001)
+		for _, tc := range []struct {
+			name string
+			tool string
+			args any
+			want string
+		}{
+			{"missing query", mcpserver.ToolSearch, map[string]any{}, "query"},
+			{"query of the wrong type", mcpserver.ToolSearch, map[string]any{"query": 42}, "query"},
+			{"blank query", mcpserver.ToolSearch, map[string]any{"query": "   "}, "query: must not be empty"},
+			{"query too long", mcpserver.ToolSearch, map[string]any{"query": long}, "query"},
+			{"limit 0", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 0}, "limit"},
+			{"limit 6", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 6}, "limit"},
+			{"limit not an integer", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": "3"}, "limit"},
+			{"filter too long", mcpserver.ToolSearch, map[string]any{"query": "x", "kind": strings.Repeat("k", 65)}, "kind"},
+			{"control character in a filter", mcpserver.ToolSearch, map[string]any{"query": "x", "product": "a\u0007b"}, "product"},
+			{"unknown argument", mcpserver.ToolSearch, map[string]any{"query": "x", "action": "ask"}, "action"},
+			{"fetch without id", mcpserver.ToolFetch, map[string]any{}, "id"},
+			{"fetch id too long", mcpserver.ToolFetch, map[string]any{"id": strings.Repeat("a", 129)}, "id"},
+			{"bad cursor", mcpserver.ToolGetChanges, map[string]any{"cursor": "%%%"}, `"%%%"`},
+			{"cursor too long", mcpserver.ToolGetChanges, map[string]any{"cursor": strings.Repeat("A", 65)}, "cursor"},
+			{"changes limit 0", mcpserver.ToolGetChanges, map[string]any{"limit": 0}, "limit"},
+			{"whoami takes nothing", mcpserver.ToolWhoami, map[string]any{"token": "kfa_x"}, "token"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				mcpToolError(t, mcpCall(t, cs, tc.tool, tc.args), tc.want)
+			})
+		}
+	})
+
+	t.Run("unknown tool", func(t *testing.T) {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, `"ask"`) {
+			t.Fatalf("unknown tool: %v", err)
+		}
+	})
+
+	t.Run("transport errors", func(t *testing.T) {
+		call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+		for _, tc := range []struct {
+			name   string
+			body   string
+			extra  []string
+			status int
+			code   int
+			want   string
+		}{
+			{"not JSON", `{"jsonrpc":`, nil, 400, -32700, "not valid JSON"},
+			{"duplicate keys", `{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/list"}`, nil, 400, -32600, "duplicate key"},
+			{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"\xff\"}", nil, 400, -32700, "UTF-8"},
+			{"body too large", `{"pad":"` + strings.Repeat("x", int(h.cfg.MaxBodyBytes)) + `"}`, nil, 413, -32600, "larger than"},
+			{"wrong content type", call, []string{"Content-Type", "text/plain"}, 415, -32600, "Content-Type"},
+			{"accepts neither answer", call, []string{"Accept", "image/png"}, 406, -32600, "Accept"},
+			{"foreign origin", call, []string{"Origin", "https://evil.example"}, 403, -32600, "https://evil.example"},
+			{"an allowed origin's subdomain", call, []string{"Origin", "https://x.app.example.com"}, 403, -32600, "Origin"},
+			{"not a JSON-RPC request", `{"hello":"world"}`, nil, 400, -32600, "malformed"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				resp, body := h.mcpPost(tc.body, tc.extra...)
+				e := decodeRPCErr(t, body)
+				if resp.StatusCode != tc.status || e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.want) {
+					t.Fatalf("%d %s", resp.StatusCode, body)
+				}
+			})
+		}
+		resp, body := h.raw("GET", "/mcp", nil, "")
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+			t.Fatalf("GET /mcp: %d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("origins", func(t *testing.T) {
+		call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+		for _, origin := range []string{"https://app.example.com", "HTTPS://APP.EXAMPLE.COM", ""} {
+			resp, body := h.mcpPost(call, "Origin", origin)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"authenticated\":false`) {
+				t.Fatalf("Origin %q: %d %s", origin, resp.StatusCode, body)
+			}
+		}
+	})
+
+	if after := h.digest(); after != before {
+		t.Fatal("a refused MCP call changed the store")
+	}
+}
+
+// TestMCPLimits: MCP searches and A2A searches share the per-address
+// budget, and a refused one is HTTP 429 with Retry-After; failed bearer
+// tokens cost the address like anywhere else.
+func TestMCPLimits(t *testing.T) {
+	h := start(t, func(c *server.Config) { c.SeedSamples = true; c.SearchRate = 3; c.AuthFailRate = 2 })
+	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"agent card"}}}`
+	for i := range 2 {
+		if resp, body := h.mcpPost(search); resp.StatusCode != http.StatusOK {
+			t.Fatalf("search %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	if ids := a2aSearchIDs(t, h, map[string]any{"query": "agent card"}); len(ids) == 0 {
+		t.Fatal("the A2A search found nothing")
+	}
+	for _, accept := range []string{"application/json", "text/event-stream"} {
+		resp, body := h.mcpPost(search, "Accept", accept)
+		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.StatusCode != http.StatusTooManyRequests || err != nil || secs < 1 || !strings.Contains(string(body), `"code":-31429`) {
+			t.Fatalf("4th search (%s): %d Retry-After %q %s", accept, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	// The A2A search is refused too: one budget.
+	b := `{"message":{"messageId":"m-9","role":"ROLE_USER","parts":[{"text":"agent card"}]}}`
+	if resp, body := h.raw("POST", "/a2a/v1/message:send", a2aHeaders(""), b); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("A2A search after MCP ones: %d %s", resp.StatusCode, body)
+	}
+	// Other tools are not searches.
+	if resp, body := h.mcpPost(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_changes","arguments":{"limit":1}}}`); resp.StatusCode != 200 {
+		t.Fatalf("get_changes while searches are limited: %d %s", resp.StatusCode, body)
+	}
+	// Failed bearer tokens: two 401s, then the address is refused.
+	whoami := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+	for i, want := range []int{401, 401, 429} {
+		resp, body := h.mcpPost(whoami, "Authorization", "Bearer kfa_guess"+strconv.Itoa(i))
+		if resp.StatusCode != want {
+			t.Fatalf("bad token %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+
+	text := scrape(t, h.url+"/metrics")
+	for _, want := range []string{
+		`kfa_mcp_calls_total{outcome="ok",tool="search"} 2`,
+		`kfa_mcp_calls_total{outcome="rate_limited",tool="search"} 2`,
+		`kfa_mcp_calls_total{outcome="ok",tool="get_changes"} 1`,
+		`kfa_mcp_calls_total{outcome="ok",tool="fetch"} 0`,
+		`kfa_http_requests_total{code="429",method="POST",route="/mcp"} 3`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestMCPOff: --mcp=false serves no /mcp and the card names no endpoint;
+// on, the card names it.
+func TestMCPOff(t *testing.T) {
+	on := start(t, nil)
+	card, _, err := on.anon.Card(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := card.Capabilities.Extensions
+	if len(ext) != 1 || ext[0].URI != service.MCPExtensionURI || ext[0].Required || ext[0].Params["endpoint"] != "http://kfa.test/mcp" {
+		t.Fatalf("card extensions: %+v", ext)
+	}
+	off := start(t, func(c *server.Config) { c.MCP = false })
+	resp, body := off.mcpPost(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/mcp with --mcp=false: %d %s", resp.StatusCode, body)
+	}
+	card, _, err = off.anon.Card(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(card.Capabilities.Extensions) != 0 {
+		t.Fatalf("card extensions with --mcp=false: %+v", card.Capabilities.Extensions)
+	}
+}

@@ -1,0 +1,17 @@
+// Package mcpserver is kfa's Model Context Protocol surface: exactly four
+// anonymous, read-only tools (search, fetch, get_changes and whoami) for
+// agents that speak MCP rather than A2A, built on the official Go SDK.
+//
+// NewServer builds the tools over the same services the A2A bindings use:
+// search runs service.Search (the checks, the per-address limit and the
+// index of the knowledge-search skill), fetch reads a record or a public
+// discussion, get_changes pages the records' change feed, whoami tells
+// who a bearer token belongs to. Handler serves them over Streamable HTTP
+// (stateless: no session is needed to call a tool), with kfa's own
+// checks in front: Origin validation, bearer authentication, body limits,
+// and JSON-RPC error bodies. NewForwarder serves the same tool list over
+// stdio and hands each call to another server (kfa mcp).
+//
+// The package is a surface: it calls the service and domain layers, never
+// the store and never another binding.
+package mcpserver

@@ -1,0 +1,163 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/service"
+)
+
+// httpkitError maps err to its A2A error and logs it when it is the
+// server's fault.
+func httpkitError(r *http.Request, log *slog.Logger, err error) *a2a.Error {
+	e := service.ToError(err)
+	httpkit.LogFailure(r, log, err, e)
+	return e
+}
+
+// responseWriter stands between the SDK and the client. It turns the
+// answer of a call a limit refused into HTTP 429 with Retry-After, and the
+// SDK's plain-text transport errors (a wrong Content-Type, a malformed
+// message, a method other than POST) into JSON-RPC error bodies, so that
+// every error a client reads has the same shape.
+type responseWriter struct {
+	http.ResponseWriter
+	st *requestState
+	id json.RawMessage // of the request, for a rewritten error
+
+	mu      sync.Mutex
+	wrote   bool
+	status  int           // of a captured error
+	capture *bytes.Buffer // a plain-text error body, rewritten by finish
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeaderLocked(code)
+}
+
+func (w *responseWriter) writeHeaderLocked(code int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	// The SDK asks for no-cache; whoami depends on the credential.
+	w.Header().Set("Cache-Control", "no-store")
+	if wait, limited := w.st.limitedFor(); limited && code == http.StatusOK {
+		code = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(wait)))
+	}
+	if code >= 400 && isPlainText(w.Header().Get("Content-Type")) {
+		w.status, w.capture = code, &bytes.Buffer{}
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.wrote {
+		w.writeHeaderLocked(http.StatusOK)
+	}
+	if w.capture != nil {
+		return w.capture.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what was written so far (SSE); nothing before a header.
+func (w *responseWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.wrote || w.capture != nil {
+		return
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach deadlines.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a captured plain-text error as a JSON-RPC error.
+func (w *responseWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.capture == nil {
+		return
+	}
+	msg := strings.TrimSpace(w.capture.String())
+	// Bodies that are not JSON never reach the SDK (Handler answers them
+	// with a parse error): what it refuses is an invalid request.
+	code := a2a.InvalidRequest.RPCCode
+	if w.status >= 500 {
+		code = a2a.Internal.RPCCode
+	}
+	w.Header().Del("Content-Length")
+	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
+}
+
+// isPlainText reports the content type of the SDK's http.Error answers.
+func isPlainText(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/plain"
+}
+
+// preferSSE reads the Accept header: whether the client prefers an SSE
+// stream to a JSON answer (a tie goes to JSON: one tool call has one
+// answer), and whether it accepts either at all. No Accept accepts both.
+func preferSSE(values []string) (sse, ok bool) {
+	header := strings.TrimSpace(strings.Join(values, ","))
+	if header == "" {
+		return false, true
+	}
+	jsonQ := acceptQ(header, "application", "json")
+	sseQ := acceptQ(header, "text", "event-stream")
+	if jsonQ <= 0 && sseQ <= 0 {
+		return false, false
+	}
+	return sseQ > jsonQ, true
+}
+
+// acceptQ is the quality the Accept header gives typ/sub: that of the
+// most specific range that matches it, 0 when none does.
+func acceptQ(header, typ, sub string) float64 {
+	best, q := -1, 0.0
+	for _, part := range strings.Split(header, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		t, s, _ := strings.Cut(mt, "/")
+		spec := -1
+		switch {
+		case t == typ && s == sub:
+			spec = 2
+		case t == typ && s == "*":
+			spec = 1
+		case t == "*" && s == "*":
+			spec = 0
+		}
+		if spec <= best {
+			continue
+		}
+		best, q = spec, 1
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+				q = f
+			} else {
+				q = 0
+			}
+		}
+	}
+	return q
+}

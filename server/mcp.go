@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/mcpserver"
+	"github.com/kfa-project/kfa/service"
+)
+
+// mcpHandlers builds the MCP surface over the same services as the A2A
+// bindings: the public /mcp handler (nil with --mcp=false), whose searches
+// share the A2A search limit, and the admin socket's, which kfa mcp
+// (stdio) reaches while this server holds the database, with no search
+// limit (its callers are the operator's own).
+func (s *Server) mcpHandlers(svc *service.Service, auth httpkit.Auth) (http.Handler, error) {
+	deps := mcpserver.Deps{
+		Search:            svc,
+		Records:           s.core.Records,
+		Discussions:       s.core.Discussions,
+		PublicURL:         s.cfg.PublicURL,
+		Version:           s.cfg.Version,
+		ContributorWrites: s.cfg.ContributorWrites,
+		Log:               s.log,
+		OnCall:            s.obs.m.MCPCalls(mcpserver.ToolNames),
+	}
+	var public http.Handler
+	if s.cfg.MCP {
+		srv, err := mcpserver.NewServer(deps)
+		if err != nil {
+			return nil, err
+		}
+		public = mcpserver.NewHandler(srv, mcpserver.HTTPOptions{
+			Auth: auth, AllowedOrigins: s.cfg.MCPAllowedOrigins, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
+		})
+	}
+	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
+		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index})
+	if err != nil {
+		return nil, err
+	}
+	deps.Search = local
+	srv, err := mcpserver.NewServer(deps)
+	if err != nil {
+		return nil, err
+	}
+	s.core.MCP = mcpserver.NewHandler(srv, mcpserver.HTTPOptions{
+		Auth: httpkit.Auth{Agents: s.core.Agents}, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
+	})
+	return public, nil
+}
