@@ -4,10 +4,9 @@ import "time"
 
 // Search limits.
 const (
-	DefaultLimit   = 3
-	MaxLimit       = 5
-	MaxQueryLen    = 1000 // characters
-	MaxRelatedDisc = 3
+	DefaultLimit = 3
+	MaxLimit     = 5
+	MaxQueryLen  = 1000 // characters
 )
 
 // Query is one search.
@@ -17,38 +16,96 @@ type Query struct {
 	Kind        string
 	Product     string
 	Environment string
-	// Research asks for each hit's full body and related answered discussions.
+	// Research asks for each hit's full text: a record's body, a
+	// discussion's question details and replies.
 	Research bool
 }
 
-// Hit is one ranked result.
+// Source says what a search result is.
+type Source string
+
+// Sources of search results.
+const (
+	SourceRecord     Source = "record"
+	SourceDiscussion Source = "discussion"
+)
+
+// Statuses of discussion results (as discussions.Status, which this
+// package does not import).
+const (
+	StatusOpen     = "open"
+	StatusAnswered = "answered"
+)
+
+// Hit is one ranked result: a knowledge record, or a public discussion
+// (answered, or open and asking the same question).
 type Hit struct {
-	ID          string    `json:"id"`
-	Title       string    `json:"title"`
-	Kind        string    `json:"kind"`
-	Product     string    `json:"product,omitempty"`
-	Environment string    `json:"environment,omitempty"`
-	Score       float64   `json:"score"`
-	Snippet     string    `json:"snippet"`
-	URL         string    `json:"url,omitempty"`
-	UpdatedAt   time.Time `json:"updatedAt"`
-	Body        string    `json:"body,omitempty"` // research only
+	Source      Source
+	ID          string
+	Title       string // a record's title; a discussion's question
+	Kind        string
+	Product     string
+	Environment string
+	Score       float64
+	// Snippet is plain text: the passage of a record that matched; the
+	// start of an answered discussion's first qualifying reply; the
+	// passage of an open discussion's question that matched.
+	Snippet string
+	// PageURL is the result's page in kfa's web view.
+	PageURL string
+	// URL is a record's own source link, stored as text, never fetched.
+	URL string
+	// UpdatedAt is when a record last changed.
+	UpdatedAt time.Time
+	// Body is, for research, a record's body or a discussion's details.
+	Body string
+
+	// Discussion results only.
+	Status     string // StatusOpen or StatusAnswered
+	ReplyCount int
+	CreatedAt  time.Time
+	AnsweredAt time.Time // zero while open
+	// Replies are, for research, the discussion's replies, oldest first
+	// (the ones the index keeps: see docs/search.md).
+	Replies []HitReply
 }
 
-// RelatedDiscussion is an answered public discussion that matches a
-// research query.
-type RelatedDiscussion struct {
-	ID         string `json:"id"`
-	Title      string `json:"title"`
-	ReplyCount int    `json:"replyCount"`
-	URL        string `json:"url"`
-	// Snippet is the passage of the question or its replies that matched,
-	// as plain text.
-	Snippet string `json:"snippet,omitempty"`
+// HitReply is one reply of a discussion result.
+type HitReply struct {
+	ID         string    `json:"id"`
+	AuthorName string    `json:"authorName"`
+	Body       string    `json:"body"`
+	CreatedAt  time.Time `json:"-"`
 }
 
-// Result is the answer to a Query.
+// Correction is a misspelt query term and the indexed term searched
+// instead.
+type Correction struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Result is the answer to a Query: its hits, best first.
 type Result struct {
-	Hits        []Hit
-	Discussions []RelatedDiscussion // research only
+	Hits []Hit
+	// Corrections lists the query terms that matched nothing and were
+	// searched as a close spelling instead (only when the query as typed
+	// found nothing).
+	Corrections []Correction
+}
+
+// Counts returns how many hits are records, answered discussions and open
+// discussions.
+func (r Result) Counts() (records, answered, open int) {
+	for _, h := range r.Hits {
+		switch {
+		case h.Source == SourceRecord:
+			records++
+		case h.Status == StatusAnswered:
+			answered++
+		default:
+			open++
+		}
+	}
+	return records, answered, open
 }

@@ -31,6 +31,9 @@ type Change struct {
 type FeedState struct {
 	First uint64 // the oldest sequence still held; 0 when the feed is empty
 	Last  uint64 // the newest sequence ever written; 0 before the first write
+	// Trimmed is the newest sequence retention removed (0: none): a
+	// reader whose position is before it has missed changes.
+	Trimmed uint64
 	// Epoch identifies the feed: it differs between database files, so a
 	// follower notices when the file under it was replaced.
 	Epoch string
@@ -68,9 +71,11 @@ type Store interface {
 type IndexStatus struct {
 	Dir         string `json:"dir"`
 	Records     int    `json:"records"`     // records indexed
-	Discussions int    `json:"discussions"` // answered discussions indexed
+	Discussions int    `json:"discussions"` // discussions indexed, open and answered
 	AppliedSeq  uint64 `json:"appliedSeq"`  // last feed entry applied
 	FeedSeq     uint64 `json:"feedSeq"`     // last feed entry written
+	// SynonymGroups is the number of synonym groups the index folds.
+	SynonymGroups int `json:"synonymGroups"`
 	// Rebuilt is true when the index was built from scratch; Deleted when
 	// it was only removed, for kfa serve to rebuild on its next start.
 	Rebuilt bool `json:"rebuilt,omitempty"`

@@ -20,37 +20,37 @@ func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error
 	if err != nil {
 		return SearchOutput{}, t.fail(ctx, err)
 	}
-	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits)+len(res.Discussions))}
+	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits))}
 	for _, h := range res.Hits {
-		out.Results = append(out.Results, t.recordResult(h))
-	}
-	for _, d := range res.Discussions {
-		out.Results = append(out.Results, t.discussionResult(d))
+		out.Results = append(out.Results, resultOf(h))
 	}
 	return out, nil
 }
 
-// recordResult maps a record hit; its url is the record's kfa page, and
-// the record's own link is sourceUrl.
-func (t *tools) recordResult(h knowledge.Hit) SearchResult {
+// resultOf maps a hit: its url is its kfa page; a record's own link is
+// sourceUrl.
+func resultOf(h knowledge.Hit) SearchResult {
 	r := SearchResult{
-		ID: h.ID, Title: h.Title, URL: t.recordURL(h.ID), Snippet: h.Snippet, Source: SourceRecord,
+		ID: h.ID, Title: h.Title, URL: h.PageURL, Snippet: h.Snippet, Source: string(h.Source),
 		Score: math.Round(h.Score*1e4) / 1e4,
-		Kind:  h.Kind, Product: h.Product, Environment: h.Environment, SourceURL: h.URL,
+		Kind:  h.Kind, Product: h.Product, Environment: h.Environment,
 	}
-	if !h.UpdatedAt.IsZero() {
-		r.UpdatedAt = knowledge.FormatTime(h.UpdatedAt)
+	if h.Source == knowledge.SourceRecord {
+		r.SourceURL = h.URL
+		if !h.UpdatedAt.IsZero() {
+			r.UpdatedAt = knowledge.FormatTime(h.UpdatedAt)
+		}
+		return r
+	}
+	n := h.ReplyCount
+	r.Status, r.ReplyCount = h.Status, &n
+	if !h.CreatedAt.IsZero() {
+		r.CreatedAt = knowledge.FormatTime(h.CreatedAt)
+	}
+	if !h.AnsweredAt.IsZero() {
+		r.AnsweredAt = knowledge.FormatTime(h.AnsweredAt)
 	}
 	return r
-}
-
-// discussionResult maps a related answered discussion.
-func (t *tools) discussionResult(d knowledge.RelatedDiscussion) SearchResult {
-	n := d.ReplyCount
-	return SearchResult{
-		ID: d.ID, Title: d.Title, URL: t.discussionURL(d.ID), Snippet: d.Snippet, Source: SourceDiscussion,
-		Status: "answered", ReplyCount: &n,
-	}
 }
 
 // recordURL and discussionURL are the web view's pages.

@@ -14,16 +14,16 @@ import (
 // Keys of bleve's internal storage, written in the same batch as the
 // documents they describe.
 var (
-	keySchema = []byte("kfa:schema") // schemaVersion of the mapping
-	keyFeed   = []byte("kfa:feed")   // appliedState (records index only)
-	keyFlush  = []byte("kfa:flush")  // time of the last flush (discussions index)
+	keySchema   = []byte("kfa:schema")   // schemaVersion of the mapping
+	keyFeed     = []byte("kfa:feed")     // appliedState
+	keySynonyms = []byte("kfa:synonyms") // Synonyms.Digest of the mapping
 )
 
 // openIndex opens the bleve index at dir, or creates it. An index that
 // cannot be opened (corrupt, half written, from an incompatible bleve) or
 // that was built with another schemaVersion is deleted and created anew:
 // it is derived data. fresh reports a newly created, empty index.
-func openIndex(dir string, m *mapping.IndexMappingImpl, log *slog.Logger) (idx bleve.Index, fresh bool, err error) {
+func openIndex(dir string, m *mapping.IndexMappingImpl, synonyms string, log *slog.Logger) (idx bleve.Index, fresh bool, err error) {
 	if _, err := os.Stat(dir); err == nil {
 		idx, err := tryOpen(dir)
 		if err == nil {
@@ -45,7 +45,7 @@ func openIndex(dir string, m *mapping.IndexMappingImpl, log *slog.Logger) (idx b
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
-	idx, err = createIndex(dir, m)
+	idx, err = createIndex(dir, m, synonyms)
 	return idx, true, err
 }
 
@@ -55,13 +55,17 @@ func openIndex(dir string, m *mapping.IndexMappingImpl, log *slog.Logger) (idx b
 // resumes from whatever batch did reach the disk.
 func runtimeConfig() map[string]any { return map[string]any{"unsafe_batch": true} }
 
-// createIndex makes an empty index at dir stamped with schemaVersion.
-func createIndex(dir string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
+// createIndex makes an empty index at dir stamped with schemaVersion and
+// the digest of the synonyms m folds.
+func createIndex(dir string, m *mapping.IndexMappingImpl, synonyms string) (bleve.Index, error) {
 	idx, err := bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, runtimeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("search: create index %s: %w", dir, err)
 	}
-	if err := idx.SetInternal(keySchema, []byte(schemaVersion)); err != nil {
+	b := idx.NewBatch()
+	b.SetInternal(keySchema, []byte(schemaVersion))
+	b.SetInternal(keySynonyms, []byte(synonyms))
+	if err := idx.Batch(b); err != nil {
 		_ = idx.Close()
 		return nil, fmt.Errorf("search: stamp index %s: %w", dir, err)
 	}

@@ -2,10 +2,9 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +14,12 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/tasks"
 )
 
-// DiscussionSource is what the discussions index reads. store.DB provides
-// it.
+// DiscussionSource is what the index reads of the discussions. store.DB
+// provides it.
 type DiscussionSource interface {
 	ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error)
 	GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error)
@@ -32,23 +33,25 @@ const (
 	discussionPage    = 100
 )
 
-// How the discussions index keeps in step, without scanning anything per
-// query:
+// How discussions are kept in step, without scanning anything per query:
 //
-//   - Answered discussions are indexed with their replies. A discussion
-//     becomes answered once and is never deleted, so the index only grows.
-//   - When the index opens it reconciles once: it walks the answered
-//     discussions (one cursor walk over the store's status index) and
-//     re-indexes those whose reply count differs from the indexed one.
-//   - While it runs, DiscussionWatch (wrapped around the store that
-//     discussions.Service writes through) names each discussion that got a
-//     reply; the follower re-reads just those, at once.
-//   - As a safety net for replies written by a path the watch does not
-//     see, every tick compares the store's answered count (one counter
-//     read) with the number indexed and reconciles when they differ.
+//   - Every discussion is indexed, open or answered, with its replies
+//     (status and reply count stored beside them). Discussions are never
+//     deleted, so the index only grows.
+//   - When the index opens it reconciles once: it walks the discussions
+//     (one cursor walk) and re-indexes those whose status or reply count
+//     differs from the indexed ones.
+//   - While it runs, DiscussionWatch (wrapped around the stores the tasks
+//     and discussions services write through) names each discussion that
+//     was asked or got a reply once that write commits; the follower
+//     re-reads just those, at once.
+//   - As a safety net for writes by a path the watch does not see, every
+//     tick compares the store's discussion and answered counts (two
+//     counter reads) with the indexed ones and reconciles when they
+//     differ.
 
-// DiscussionWatch records which discussions got a reply, so the index
-// re-reads only those. It is safe for concurrent use.
+// DiscussionWatch records which discussions were asked or got a reply, so
+// the index re-reads only those. It is safe for concurrent use.
 type DiscussionWatch struct {
 	mu     sync.Mutex
 	dirty  map[string]struct{}
@@ -63,6 +66,12 @@ func NewDiscussionWatch() *DiscussionWatch {
 // Wrap returns s with AddReply reported to the watch after it commits.
 func (w *DiscussionWatch) Wrap(s discussions.Store) discussions.Store {
 	return &watchedStore{Store: s, w: w}
+}
+
+// WrapTasks returns s with each ask that opens a discussion reported to
+// the watch after it commits.
+func (w *DiscussionWatch) WrapTasks(s tasks.Store) tasks.Store {
+	return &watchedTasks{Store: s, w: w}
 }
 
 func (w *DiscussionWatch) mark(id string) {
@@ -100,79 +109,77 @@ func (s *watchedStore) AddReply(ctx context.Context, r discussions.Reply, lim di
 	return res, err
 }
 
-// openDiscussions opens the discussions index and reconciles it with the
-// store; rebuild starts it from scratch. The caller holds writeMu.
-func (x *Index) openDiscussions(ctx context.Context, rebuild bool) error {
-	if x.o.Discussions == nil {
-		return nil
-	}
-	dir := filepath.Join(x.o.Dir, discussionsDir)
-	if rebuild {
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("search: remove discussions index: %w", err)
-		}
-	}
-	idx, _, err := openIndex(dir, x.discMapping, x.o.Log)
-	if err != nil {
-		return err
-	}
-	x.disc = idx
-	if x.o.Watch != nil {
-		x.o.Watch.take() // the reconcile below covers them
-	}
-	n, err := x.reconcileDiscussions(ctx, idx)
-	x.discCount = n
-	return err
+type watchedTasks struct {
+	tasks.Store
+	w *DiscussionWatch
 }
 
-// reconcileDiscussions indexes every answered discussion whose reply count
-// differs from the one in idx (all of them, in an empty index), and
-// returns the number of answered discussions.
-func (x *Index) reconcileDiscussions(ctx context.Context, idx bleve.Index) (int, error) {
-	q := discussions.ListQuery{Status: discussions.StatusAnswered, PageSize: discussionPage}
-	count := 0
+func (s *watchedTasks) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
+	t, created, err := s.Store.CreateAsk(ctx, c)
+	if err == nil && created && c.JoinDiscussionID == "" {
+		s.w.mark(t.DiscussionID)
+	}
+	return t, created, err
+}
+
+// discCounts are how many discussions the index holds.
+type discCounts struct{ all, answered int }
+
+// reconcileDiscussions indexes into idx every discussion whose status or
+// reply count differs from the indexed one (all of them, in an empty
+// index), and returns the counts of the store's discussions.
+func (x *Index) reconcileDiscussions(ctx context.Context, idx bleve.Index) (discCounts, error) {
+	q := discussions.ListQuery{PageSize: discussionPage}
+	var n discCounts
 	for {
 		p, err := x.o.Discussions.ListDiscussions(ctx, q)
 		if err != nil {
-			return 0, fmt.Errorf("search: list answered discussions: %w", err)
+			return discCounts{}, fmt.Errorf("search: list discussions: %w", err)
 		}
 		b := idx.NewBatch()
 		for _, d := range p.Discussions {
-			count++
-			if indexedReplies(idx, d.ID) == d.ReplyCount {
+			n.all++
+			if d.Status == discussions.StatusAnswered {
+				n.answered++
+			}
+			if replies, status := indexedState(idx, d.ID); replies == d.ReplyCount && status == string(d.Status) {
 				continue
 			}
 			if err := x.addDiscussion(ctx, b, d); err != nil {
-				return 0, err
+				return discCounts{}, err
 			}
 		}
 		if b.Size() > 0 {
 			if err := idx.Batch(b); err != nil {
-				return 0, fmt.Errorf("search: index discussions: %w", err)
+				return discCounts{}, fmt.Errorf("search: index discussions: %w", err)
 			}
 		}
 		if p.Next == "" {
-			return count, nil
+			return n, nil
 		}
 		q.After = p.Next
 	}
 }
 
-// indexedReplies is the reply count stored with discussion id, or -1.
-func indexedReplies(idx bleve.Index, id string) int {
-	doc, err := idx.Document(id)
+// indexedState is the reply count (-1 when absent) and status stored
+// with discussion id.
+func indexedState(idx bleve.Index, id string) (int, string) {
+	doc, err := idx.Document(discussionDocID(id))
 	if err != nil || doc == nil {
-		return -1
+		return -1, ""
 	}
-	n := -1
+	n, status := -1, ""
 	doc.VisitFields(func(f index.Field) {
-		if f.Name() == fReplies {
+		switch f.Name() {
+		case fReplies:
 			if v, err := strconv.Atoi(string(f.Value())); err == nil {
 				n = v
 			}
+		case fStatus:
+			status = string(f.Value())
 		}
 	})
-	return n
+	return n, status
 }
 
 // addDiscussion puts d with its replies into b. It reads only the
@@ -182,26 +189,50 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
 	}
-	var answers strings.Builder
+	var body strings.Builder
+	body.WriteString(d.Body)
+	size := 0
+	doc := discussionDoc{
+		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
+		Status: string(d.Status), Replies: strconv.Itoa(d.ReplyCount), Created: formatTime(d.CreatedAt),
+		Answered: formatTime(d.AnsweredAt),
+	}
+	thread := []threadReply{}
 	for _, r := range page.Replies {
-		if answers.Len()+len(r.Body) > maxAnswersLen {
+		if size += len(r.Body); size > maxAnswersLen {
 			break
 		}
-		answers.WriteString(r.Body)
-		answers.WriteString("\n\n")
+		body.WriteString("\n\n")
+		body.WriteString(r.Body)
+		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt)})
+		if doc.Answer == "" && discussions.Qualifies(d, r) {
+			doc.Answer = r.Body
+		}
 	}
-	doc := discussionDoc{Title: d.Title, Body: d.Body, Answers: answers.String(), Replies: strconv.Itoa(d.ReplyCount)}
-	if err := b.Index(d.ID, doc); err != nil {
+	doc.Body = body.String()
+	tb, err := json.Marshal(thread)
+	if err != nil {
+		return err
+	}
+	doc.Thread = string(tb)
+	if err := b.Index(discussionDocID(d.ID), doc); err != nil {
 		return fmt.Errorf("search: index discussion %s: %w", d.ID, err)
 	}
 	return nil
 }
 
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return knowledge.FormatTime(t)
+}
+
 // syncDiscussions re-indexes the discussions the watch named, and
-// reconciles everything when the answered count moved without it. The
+// reconciles everything when the store's counts moved without it. The
 // caller holds writeMu.
 func (x *Index) syncDiscussions(ctx context.Context) error {
-	if x.o.Discussions == nil || x.disc == nil {
+	if x.o.Discussions == nil {
 		return nil
 	}
 	var ids []string
@@ -214,24 +245,34 @@ func (x *Index) syncDiscussions(ctx context.Context) error {
 		}
 		return err
 	}
-	p, err := x.o.Discussions.ListDiscussions(ctx, discussions.ListQuery{Status: discussions.StatusAnswered, PageSize: 1})
-	if err != nil {
-		return fmt.Errorf("search: count answered discussions: %w", err)
+	var store discCounts
+	for _, c := range []struct {
+		status discussions.Status
+		n      *int
+	}{{"", &store.all}, {discussions.StatusAnswered, &store.answered}} {
+		p, err := x.o.Discussions.ListDiscussions(ctx, discussions.ListQuery{Status: c.status, PageSize: 1})
+		if err != nil {
+			return fmt.Errorf("search: count discussions: %w", err)
+		}
+		*c.n = p.Total
 	}
-	if p.Total != x.discCount {
-		x.o.Log.Info("answered discussions changed outside the watch; reconciling", "answered", p.Total, "indexed", x.discCount)
-		n, err := x.reconcileDiscussions(ctx, x.disc)
-		x.discCount = n
-		return err
+	if store != x.discs {
+		x.o.Log.Info("discussions changed outside the watch; reconciling",
+			"discussions", store.all, "answered", store.answered, "indexed", x.discs.all, "indexed_answered", x.discs.answered)
+		n, err := x.reconcileDiscussions(ctx, x.rec)
+		if err != nil {
+			return err
+		}
+		x.setDiscs(n)
 	}
 	return nil
 }
 
-// indexDiscussions re-reads the discussions ids and indexes the answered
-// ones. The caller holds writeMu.
+// indexDiscussions re-reads the discussions ids and indexes them. The
+// caller holds writeMu.
 func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
-	b := x.disc.NewBatch()
-	added := 0
+	b := x.rec.NewBatch()
+	n := x.discs
 	for _, id := range ids {
 		d, err := x.o.Discussions.GetDiscussion(ctx, id)
 		if errors.Is(err, discussions.ErrNotFound) {
@@ -240,26 +281,32 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 		if err != nil {
 			return fmt.Errorf("search: read discussion %s: %w", id, err)
 		}
-		if d.Status != discussions.StatusAnswered {
+		replies, status := indexedState(x.rec, id)
+		if replies == d.ReplyCount && status == string(d.Status) {
 			continue
 		}
-		if indexedReplies(x.disc, id) < 0 {
-			added++
+		if replies < 0 {
+			n.all++
+		}
+		if status != string(discussions.StatusAnswered) && d.Status == discussions.StatusAnswered {
+			n.answered++
 		}
 		if err := x.addDiscussion(ctx, b, d); err != nil {
 			return err
 		}
 	}
 	if b.Size() > 0 {
-		if err := x.disc.Batch(b); err != nil {
+		if err := x.rec.Batch(b); err != nil {
 			return fmt.Errorf("search: index discussions: %w", err)
 		}
 	}
-	x.discCount += added
+	x.setDiscs(n)
 	return nil
 }
 
-// flushDiscussions waits until the discussions index is on disk.
-func flushDiscussions(idx bleve.Index) error {
-	return flush(idx, keyFlush, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+// setDiscs records the indexed discussion counts. The caller holds
+// writeMu.
+func (x *Index) setDiscs(n discCounts) {
+	x.discs = n
+	x.discCount.Store(int64(n.all))
 }

@@ -2,9 +2,13 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 
@@ -14,26 +18,41 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// community asks and answers through the domain services, replies going
-// through the watch as they do in the server.
+// community asks and answers through the domain services, asks and
+// replies going through the watch as they do in the server.
 type community struct {
-	tasks *tasks.Service
-	discs *discussions.Service
-	asker tasks.Asker
-	other discussions.Author
+	tasks  *tasks.Service
+	discs  *discussions.Service
+	asker  tasks.Asker
+	author discussions.Author // the asker, replying
+	other  discussions.Author
 }
 
 func newCommunity(f *fixture, w *DiscussionWatch) *community {
+	asker := tasks.Asker{ID: ulid.Make().String(), Name: "asker"}
+	// Each write a millisecond after the one before, so replies (ULIDs)
+	// sort in the order they were made.
+	var ms atomic.Int64
+	tick := func() time.Time { return now().Add(time.Duration(ms.Add(1)) * time.Millisecond) }
 	return &community{
-		tasks: tasks.NewService(f.db, tasks.Limits{}, f.db.Secret(), now),
-		discs: discussions.NewService(w.Wrap(f.db), discussions.Limits{}, f.db.Secret(), now),
-		asker: tasks.Asker{ID: ulid.Make().String(), Name: "asker"},
-		other: discussions.Author{ID: ulid.Make().String(), Name: "helper"},
+		tasks:  tasks.NewService(w.WrapTasks(f.db), tasks.Limits{}, f.db.Secret(), tick),
+		discs:  discussions.NewService(w.Wrap(f.db), discussions.Limits{}, f.db.Secret(), tick),
+		asker:  asker,
+		author: discussions.Author{ID: asker.ID, Name: asker.Name},
+		other:  discussions.Author{ID: ulid.Make().String(), Name: "helper"},
 	}
 }
 
+// watched gives f's index a watch (as if opened with one) and a community
+// writing through it.
+func watched(f *fixture) *community {
+	w := NewDiscussionWatch()
+	f.idx.o.Watch = w
+	return newCommunity(f, w)
+}
+
 // ask opens a discussion and returns its id.
-func (c *community) ask(t *testing.T, question, details string) string {
+func (c *community) ask(t testing.TB, question, details string) string {
 	t.Helper()
 	task, _, err := c.tasks.Ask(context.Background(), tasks.AskInput{
 		Asker:    c.asker,
@@ -46,64 +65,111 @@ func (c *community) ask(t *testing.T, question, details string) string {
 	return task.DiscussionID
 }
 
-func (c *community) reply(t *testing.T, by discussions.Author, id, body string) {
+func (c *community) reply(t testing.TB, by discussions.Author, id, body string) {
 	t.Helper()
 	if _, err := c.discs.Reply(context.Background(), by, id, body); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func research(t *testing.T, x *Index, text string) knowledge.Result {
+// loadDiscussions asks and answers the discussions of
+// testdata/discussions.json and returns their ids by key.
+func loadDiscussions(t testing.TB, f *fixture) map[string]string {
 	t.Helper()
-	res, err := x.Search(context.Background(), knowledge.Query{Text: text, Research: true})
+	b, err := os.ReadFile("testdata/discussions.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []struct {
+		Key, Question, Details string
+		Replies                []struct{ By, Body string }
+	}
+	if err := json.Unmarshal(b, &ds); err != nil {
+		t.Fatal(err)
+	}
+	c := watched(f)
+	out := map[string]string{}
+	for _, d := range ds {
+		id := c.ask(t, d.Question, d.Details)
+		for _, r := range d.Replies {
+			by := c.other
+			if r.By == "asker" {
+				by = c.author
+			}
+			c.reply(t, by, id, r.Body)
+		}
+		out[d.Key] = id
+	}
+	if err := f.idx.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func searchQ(t testing.TB, x *Index, q knowledge.Query) knowledge.Result {
+	t.Helper()
+	res, err := x.Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func discIDs(res knowledge.Result) []string {
-	out := []string{}
-	for _, d := range res.Discussions {
-		out = append(out, d.ID)
-	}
-	return out
-}
-
-func TestResearchFindsAnsweredDiscussions(t *testing.T) {
+func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, samples(t))
-	w := NewDiscussionWatch()
-	f.idx.o.Watch = w // as if opened with it
-	c := newCommunity(f, w)
+	c := watched(f)
 
 	answered := c.ask(t, "Why does my bbolt database file keep growing after deletes?", "Deleting keys does not shrink kfa.db.")
+	c.reply(t, c.author, answered, "Adding: it is 2 GB now.")
 	c.reply(t, c.other, answered, "Freed pages go to the freelist; run bbolt compact to shrink the file.")
-	open := c.ask(t, "How do I shrink a bbolt database file?", "")
-	ownOnly := c.ask(t, "Can bbolt compact run while the database file is open?", "")
-	c.reply(t, discussions.Author{ID: c.asker.ID, Name: c.asker.Name}, ownOnly, "Answering myself: the database file stays open.")
+	selfAnswered := c.ask(t, "Can a zorilla compact run while the database file is open?", "")
+	c.reply(t, c.author, selfAnswered, "Answering myself: the zorilla file stays open.")
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 
-	res := research(t, f.idx, "bbolt database file grows, how to compact")
-	if got := discIDs(res); len(got) != 1 || got[0] != answered {
-		t.Fatalf("discussions %v, want only the answered one %s (open %s, self-answered %s)", got, answered, open, ownOnly)
+	res := searchQ(t, f.idx, knowledge.Query{Text: "bbolt database file keeps growing after deletes", Limit: 5})
+	var d *knowledge.Hit
+	for i, h := range res.Hits {
+		if h.ID == answered {
+			d = &res.Hits[i]
+		}
 	}
-	d := res.Discussions[0]
-	if d.ReplyCount != 1 || d.URL != "http://kfa.test/api/v1/discussions/"+answered ||
-		!strings.Contains(d.Title, "keep growing") || !strings.Contains(d.Snippet, "compact") {
-		t.Fatalf("discussion %+v", d)
+	if d == nil {
+		t.Fatalf("hits %v, want the answered discussion %s among them", ids(res.Hits), answered)
 	}
-	if len(res.Hits) == 0 || res.Hits[0].Body == "" {
-		t.Fatalf("research hits %+v should carry bodies", res.Hits)
+	if d.Source != knowledge.SourceDiscussion || d.Status != knowledge.StatusAnswered || d.ReplyCount != 2 ||
+		d.PageURL != "http://kfa.test/discussions/"+answered || !strings.Contains(d.Title, "keep growing") ||
+		!strings.HasPrefix(d.Snippet, "Freed pages go to the freelist") || d.CreatedAt.IsZero() || d.AnsweredAt.IsZero() ||
+		d.Body != "" || d.Replies != nil {
+		t.Fatalf("discussion hit %+v", d)
 	}
-	if plain := find(t, f.idx, knowledge.Query{Text: "bbolt database file grows, how to compact"}); len(plain) == 0 {
-		t.Fatal("no record hits")
+	for _, h := range res.Hits {
+		if h.Source == knowledge.SourceRecord && (h.PageURL != "http://kfa.test/records/"+h.ID || h.Status != "") {
+			t.Fatalf("record hit %+v", h)
+		}
 	}
-	plainRes, _ := f.idx.Search(ctx, knowledge.Query{Text: "bbolt database file grows, how to compact"})
-	if plainRes.Discussions != nil {
-		t.Fatal("a plain search returned discussions")
+
+	// research: the question's details and the replies in full.
+	res = searchQ(t, f.idx, knowledge.Query{Text: "bbolt database file keeps growing after deletes", Limit: 5, Research: true})
+	for _, h := range res.Hits {
+		if h.ID != answered {
+			continue
+		}
+		if h.Body != "Deleting keys does not shrink kfa.db." || len(h.Replies) != 2 ||
+			h.Replies[1].AuthorName != "helper" || !strings.HasPrefix(h.Replies[1].Body, "Freed pages") || h.Replies[0].CreatedAt.IsZero() {
+			t.Fatalf("research hit %+v", h)
+		}
+	}
+
+	// Replied to only by its author, a discussion is still open.
+	res = searchQ(t, f.idx, knowledge.Query{Text: "can a zorilla compact run while the file is open", Limit: 5})
+	if len(res.Hits) == 0 || res.Hits[0].ID != selfAnswered {
+		t.Fatalf("hits %v, want the self-answered discussion %s first", ids(res.Hits), selfAnswered)
+	}
+	if h := res.Hits[0]; h.Status != knowledge.StatusOpen || h.ReplyCount != 1 || !h.AnsweredAt.IsZero() {
+		t.Fatalf("self-answered discussion %+v, want it open", h)
 	}
 
 	// A later reply is re-indexed through the watch.
@@ -111,36 +177,65 @@ func TestResearchFindsAnsweredDiscussions(t *testing.T) {
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res = research(t, f.idx, "zanzibarian freelist")
-	if got := discIDs(res); len(got) != 1 || res.Discussions[0].ReplyCount != 2 {
-		t.Fatalf("after a second reply: %+v", res.Discussions)
+	res = searchQ(t, f.idx, knowledge.Query{Text: "zanzibarian freelist"})
+	if got := ids(res.Hits); len(got) == 0 || got[0] != answered || res.Hits[0].ReplyCount != 3 {
+		t.Fatalf("after a third reply: %+v", res.Hits)
 	}
-	// Off-topic research finds neither records nor discussions.
-	if res := research(t, f.idx, "sourdough starter"); len(res.Hits)+len(res.Discussions) != 0 {
-		t.Fatalf("off-topic research: %v %v", ids(res.Hits), discIDs(res))
+	// Off-topic searches find neither records nor discussions.
+	if res := searchQ(t, f.idx, knowledge.Query{Text: "sourdough starter", Research: true}); len(res.Hits) != 0 {
+		t.Fatalf("off-topic search: %v", ids(res.Hits))
 	}
 }
 
-func TestResearchAtMostThreeDiscussions(t *testing.T) {
-	ctx := context.Background()
+// TestOpenDiscussionsAskedClosely decides "closely": an open discussion
+// is a hit only for a query that asks its question.
+func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	f := setup(t, samples(t))
-	w := NewDiscussionWatch()
-	f.idx.o.Watch = w
-	c := newCommunity(f, w)
-	for i := range 5 {
-		id := c.ask(t, fmt.Sprintf("Walrus question number %d about nginx buffering", i), "")
-		c.reply(t, c.other, id, "walrus answer")
-	}
-	if err := f.idx.Sync(ctx); err != nil {
+	c := watched(f)
+	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
+	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
+	if err := f.idx.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if res := research(t, f.idx, "walrus nginx buffering"); len(res.Discussions) != knowledge.MaxRelatedDisc {
-		t.Fatalf("%d discussions, want %d", len(res.Discussions), knowledge.MaxRelatedDisc)
+	tests := []struct {
+		query string
+		want  string // the open discussion expected among the hits, or ""
+	}{
+		{"How do I take a hot backup of a bbolt file?", id},
+		{"hot backup of a bbolt file", id},
+		{"bbolt hot backup", id},
+		{"backup a bbolt file while it is open, hot", id},
+		{"take a hot backup of bbolt", id},
+		{"migrate kfa from bbolt to postgresql", other},
+		{"bbolt file", ""},
+		{"backup", ""},
+		{"bbolt", ""},
+		{"hot reload of an nginx config file", ""},
+		{"postgresql database", ""},
+		{"bbolt database file keeps growing after deletes", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			res := searchQ(t, f.idx, knowledge.Query{Text: tt.query, Limit: 5})
+			var open []string
+			for _, h := range res.Hits {
+				if h.Status == knowledge.StatusOpen {
+					open = append(open, h.ID)
+				}
+			}
+			switch {
+			case tt.want == "" && len(open) > 0:
+				t.Fatalf("open discussions %v found; want none", open)
+			case tt.want != "" && (len(open) != 1 || open[0] != tt.want):
+				t.Fatalf("open discussions %v; want %s", open, tt.want)
+			}
+		})
 	}
 }
 
-// TestDiscussionsReconcileOnOpen: replies written while no index ran (the
-// CLI in direct mode), and replies the watch did not see, are indexed.
+// TestDiscussionsReconcileOnOpen: asks and replies written while no index
+// ran (the CLI in direct mode), and those the watch did not see, are
+// indexed.
 func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, "")
@@ -151,18 +246,29 @@ func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	first := c.ask(t, "How do I rotate a capybara token?", "")
 	c.reply(t, c.other, first, "Use kfa agent rotate.")
 	f.open(t)
-	if got := discIDs(research(t, f.idx, "rotate capybara token")); len(got) != 1 || got[0] != first {
+	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "rotate capybara token"}).Hits); len(got) != 1 || got[0] != first {
 		t.Fatalf("after reopening: %v", got)
 	}
-	// Answered while running but unseen by the index's watch: the answered
-	// count moves, and the next sync reconciles.
+	// Asked and answered while running but unseen by the index's watch:
+	// the counts move, and the next sync reconciles.
 	second := c.ask(t, "Where do capybara logs go?", "")
+	if err := f.idx.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "where do capybara logs go"}).Hits); len(got) != 1 || got[0] != second {
+		t.Fatalf("an open discussion after a sync: %v", got)
+	}
 	c.reply(t, c.other, second, "To stderr.")
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := discIDs(research(t, f.idx, "capybara logs")); len(got) != 1 || got[0] != second {
-		t.Fatalf("after a sync: %v", got)
+	res := searchQ(t, f.idx, knowledge.Query{Text: "capybara logs"})
+	if got := ids(res.Hits); len(got) != 1 || got[0] != second || res.Hits[0].Status != knowledge.StatusAnswered {
+		t.Fatalf("answered after a sync: %+v", res.Hits)
+	}
+	st, err := f.idx.Status(ctx)
+	if err != nil || st.Discussions != 2 || st.Records != 0 {
+		t.Fatalf("status %+v, %v", st, err)
 	}
 }
 
@@ -194,4 +300,50 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	if src.read == 0 || src.read > maxIndexedReplies {
 		t.Fatalf("the index read %d replies to keep at most %d", src.read, maxIndexedReplies)
 	}
+}
+
+// TestReplySearchableAtOnce: the follower indexes an ask and a reply as
+// soon as they commit, woken by the watch, not by its tick (an hour
+// here): a reply is searchable within the time one index batch takes.
+func TestReplySearchableAtOnce(t *testing.T) {
+	f := setup(t, samples(t))
+	c := watched(f)
+	f.idx.o.Tick = time.Hour
+	passes := make(chan struct{}, 64)
+	f.idx.synced = func() {
+		select {
+		case passes <- struct{}{}:
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
+	defer cancel()
+	f.idx.Start(ctx)
+	defer f.idx.Stop()
+	// waitFor waits for follower passes until ok holds.
+	waitFor := func(what string, ok func() bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !ok() {
+			select {
+			case <-passes:
+			case <-ctx.Done():
+				t.Fatalf("%s: not indexed", what)
+			}
+		}
+		return time.Since(start)
+	}
+	q := knowledge.Query{Text: "how do I take a hot backup of a bbolt file", Limit: 5}
+	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
+	waitFor("the ask", func() bool {
+		hits := searchQ(t, f.idx, q).Hits
+		return len(hits) > 0 && hits[0].ID == id && hits[0].Status == knowledge.StatusOpen
+	})
+	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
+	took := waitFor("the reply", func() bool {
+		hits := searchQ(t, f.idx, q).Hits
+		return len(hits) > 0 && hits[0].ID == id && hits[0].Status == knowledge.StatusAnswered &&
+			hits[0].Snippet == "Use tx.WriteTo inside db.View."
+	})
+	t.Logf("the reply was searchable %s after its commit", took)
 }

@@ -54,6 +54,9 @@ func (x *Index) follow(ctx context.Context, done chan<- struct{}) {
 		if err := x.Sync(ctx); err != nil && ctx.Err() == nil {
 			x.o.Log.Error("search index update failed; retrying on the next change or tick", "err", err.Error())
 		}
+		if x.synced != nil {
+			x.synced()
+		}
 	}
 }
 

@@ -25,8 +25,8 @@ func FuzzSearch(f *testing.F) {
 		if err != nil {
 			t.Fatalf("search %q: %v", text, err)
 		}
-		if len(res.Hits) > 5 || len(res.Discussions) > knowledge.MaxRelatedDisc {
-			t.Fatalf("%d hits, %d discussions", len(res.Hits), len(res.Discussions))
+		if len(res.Hits) > 5 {
+			t.Fatalf("%d hits", len(res.Hits))
 		}
 		for _, h := range res.Hits {
 			for _, r := range h.Snippet {

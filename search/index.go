@@ -42,13 +42,19 @@ type Options struct {
 	// knowledge.Service.Written). Optional: the follower also checks the
 	// feed every Tick.
 	Written <-chan struct{}
-	// Discussions, when set, has its answered discussions indexed for
-	// research queries.
+	// Discussions, when set, has its discussions indexed beside the
+	// records: answered ones rank with them, open ones are found by a
+	// query that asks the same question.
 	Discussions DiscussionSource
-	// Watch names the discussions that got replies, so they are re-indexed
-	// at once. Optional (see DiscussionWatch).
+	// Watch names the discussions that were asked or got replies, so they
+	// are re-indexed at once. Optional (see DiscussionWatch).
 	Watch *DiscussionWatch
-	// PublicURL is the server's base URL; discussion links start with it.
+	// SynonymsFile is the operator's synonyms file (see Synonyms), read
+	// by Open and again by Rebuild; a missing file means no synonyms, ""
+	// none at all.
+	SynonymsFile string
+	// PublicURL is the server's base URL; the results' page links start
+	// with it.
 	PublicURL string
 	// Tick is how often the follower looks at the feed without a wake-up.
 	// Default DefaultTick.
@@ -60,34 +66,34 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Index is the search index: records and answered discussions. Search is
-// safe for concurrent use with everything else; writes (catch-up,
-// discussion sync, rebuild) are serialised.
+// Index is the search index: records and discussions, in one bleve
+// index. Search is safe for concurrent use with everything else; writes
+// (catch-up, discussion sync, rebuild) are serialised.
 type Index struct {
 	o Options
 
-	recMapping  *mapping.IndexMappingImpl
-	discMapping *mapping.IndexMappingImpl
-
-	mu   sync.RWMutex // guards rec and disc, which Rebuild swaps
-	rec  bleve.Index
-	disc bleve.Index
+	mu  sync.RWMutex // guards rec, an and syn, which Rebuild swaps
+	rec bleve.Index
+	an  analyser  // how queries are analysed: as rec's documents were
+	syn *Synonyms // the synonyms rec was built with
 
 	writeMu   sync.Mutex   // one writer at a time
 	applied   appliedState // last applied feed entry; guarded by writeMu
 	seq       atomic.Uint64
-	discCount int // answered discussions indexed; guarded by writeMu
+	discs     discCounts   // discussions indexed; guarded by writeMu
+	discCount atomic.Int64 // discs.all, for Status
 
 	runMu  sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+	synced func() // tests: called after each pass of the follower
 }
 
 // Sub-directories of Options.Dir.
 const (
-	recordsDir     = "records"
-	discussionsDir = "discussions"
-	rebuildSuffix  = ".rebuild"
+	recordsDir           = "records" // records and discussions
+	legacyDiscussionsDir = "discussions"
+	rebuildSuffix        = ".rebuild"
 )
 
 // ErrClosed is returned by an Index after Close.
@@ -111,43 +117,66 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	x := &Index{o: o}
-	var err error
-	if x.recMapping, err = recordMapping(); err != nil {
-		return nil, fmt.Errorf("search: record mapping: %w", err)
+	syn, m, err := x.loadMapping()
+	if err != nil {
+		return nil, err
 	}
-	if x.discMapping, err = discussionMapping(); err != nil {
-		return nil, fmt.Errorf("search: discussion mapping: %w", err)
-	}
+	x.syn, x.an = syn, newAnalysis(m)
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("search: create %s: %w", o.Dir, err)
 	}
-	// A rebuild that a crash interrupted leaves its work behind.
-	for _, d := range []string{recordsDir, discussionsDir} {
-		_ = os.RemoveAll(filepath.Join(o.Dir, d+rebuildSuffix))
+	// A rebuild that a crash interrupted leaves its work behind; before
+	// schema kfa-search-2, discussions had an index of their own.
+	for _, d := range []string{recordsDir + rebuildSuffix, legacyDiscussionsDir, legacyDiscussionsDir + rebuildSuffix} {
+		_ = os.RemoveAll(filepath.Join(o.Dir, d))
 	}
 	start := time.Now()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
-	rebuilt, err := x.openRecords(ctx)
+	rebuilt, err := x.openRecords(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if err := x.openDiscussions(ctx, rebuilt); err != nil {
-		_ = x.rec.Close()
-		return nil, err
+	if o.Discussions != nil {
+		n, err := x.reconcileDiscussions(ctx, x.rec)
+		if err != nil {
+			_ = x.rec.Close()
+			return nil, err
+		}
+		x.setDiscs(n)
+		if o.Watch != nil {
+			o.Watch.take() // the reconcile covered them
+		}
 	}
 	n, _ := x.rec.DocCount()
-	o.Log.Info("search index ready", "dir", o.Dir, "records", n, "feed_seq", x.applied.Seq,
-		"discussions", x.discCount, "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+	o.Log.Info("search index ready", "dir", o.Dir, "records", int64(n)-x.discCount.Load(), "feed_seq", x.applied.Seq,
+		"discussions", x.discs.all, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
 	return x, nil
+}
+
+// loadMapping reads the synonyms file and makes the index mapping that
+// folds them.
+func (x *Index) loadMapping() (*Synonyms, *mapping.IndexMappingImpl, error) {
+	var syn *Synonyms
+	if x.o.SynonymsFile != "" {
+		var err error
+		if syn, err = LoadSynonyms(x.o.SynonymsFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	m, err := indexMapping(syn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: index mapping: %w", err)
+	}
+	return syn, m, nil
 }
 
 // openRecords opens the records index and brings it level with the feed:
 // by catching up when its state still matches the feed, otherwise by
 // building it from the records. rebuilt reports the latter.
-func (x *Index) openRecords(ctx context.Context) (rebuilt bool, err error) {
+func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (rebuilt bool, err error) {
 	dir := filepath.Join(x.o.Dir, recordsDir)
-	idx, fresh, err := openIndex(dir, x.recMapping, x.o.Log)
+	idx, fresh, err := openIndex(dir, m, x.syn.Digest(), x.o.Log)
 	if err != nil {
 		return false, err
 	}
@@ -158,6 +187,9 @@ func (x *Index) openRecords(ctx context.Context) (rebuilt bool, err error) {
 			return false, fmt.Errorf("search: read index state: %w", err)
 		}
 		reason := "it holds no feed position (an earlier build did not finish)"
+		if d, err := idx.GetInternal(keySynonyms); err != nil || string(d) != x.syn.Digest() {
+			ok, reason = false, "the synonyms file changed since it was built"
+		}
 		if ok {
 			reason, err = x.checkState(ctx, st)
 			if err != nil {
@@ -183,7 +215,7 @@ func (x *Index) openRecords(ctx context.Context) (rebuilt bool, err error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return false, fmt.Errorf("search: remove stale index: %w", err)
 		}
-		if idx, err = createIndex(dir, x.recMapping); err != nil {
+		if idx, err = createIndex(dir, m, x.syn.Digest()); err != nil {
 			return false, err
 		}
 	}
@@ -214,8 +246,8 @@ func (x *Index) checkState(ctx context.Context, st appliedState) (string, error)
 	if st.Seq > fs.Last {
 		return fmt.Sprintf("it applied feed entry %d but the feed ends at %d (was the database restored from a backup?)", st.Seq, fs.Last), nil
 	}
-	if fs.First > st.Seq+1 {
-		return fmt.Sprintf("the feed no longer holds the entries after %d", st.Seq), nil
+	if st.Seq < fs.Trimmed {
+		return fmt.Sprintf("the feed no longer holds the entries after %d (trimmed up to %d)", st.Seq, fs.Trimmed), nil
 	}
 	if st.Seq == 0 {
 		return "", nil
@@ -241,19 +273,13 @@ func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
 	if x.rec == nil {
 		return knowledge.IndexStatus{}, ErrClosed
 	}
-	st := knowledge.IndexStatus{Dir: x.o.Dir, AppliedSeq: x.seq.Load()}
+	st := knowledge.IndexStatus{Dir: x.o.Dir, AppliedSeq: x.seq.Load(), SynonymGroups: x.syn.Len()}
 	n, err := x.rec.DocCount()
 	if err != nil {
 		return st, err
 	}
-	st.Records = int(n)
-	if x.disc != nil {
-		n, err := x.disc.DocCount()
-		if err != nil {
-			return st, err
-		}
-		st.Discussions = int(n)
-	}
+	st.Discussions = int(x.discCount.Load())
+	st.Records = int(n) - st.Discussions
 	fs, err := x.o.Records.Feed(ctx)
 	if err != nil {
 		return st, err
@@ -290,13 +316,6 @@ func (x *Index) Close() error {
 		}
 		errs = append(errs, x.rec.Close())
 		x.rec = nil
-	}
-	if x.disc != nil {
-		if err := flushDiscussions(x.disc); err != nil {
-			x.o.Log.Warn("discussions index not flushed; the next start re-indexes what it lost", "err", err.Error())
-		}
-		errs = append(errs, x.disc.Close())
-		x.disc = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("search: close index: %w", err)

@@ -5,7 +5,9 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -13,12 +15,14 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-1"
+const schemaVersion = "kfa-search-2"
 
-// Field names of record documents.
+// Field names. Records and discussions share one index, so that one
+// query ranks both by the same term statistics; the text fields and the
+// filters are common, the rest belongs to one kind of document.
 const (
-	fTitle   = "title"
-	fBody    = "body"
+	fTitle   = "title" // a record's title; a discussion's question
+	fBody    = "body"  // a record's body; a discussion's details and replies
 	fTags    = "tags"
 	fKind    = "kind"
 	fProduct = "product"
@@ -27,15 +31,28 @@ const (
 	fUpdated = "updated"
 )
 
-// Field names of discussion documents.
+// Fields of discussion documents only, stored and not searched.
 const (
-	fAnswers = "answers"
-	fReplies = "replies"
+	fStatus   = "status"   // open or answered
+	fReplies  = "replies"  // reply count, to notice new replies
+	fCreated  = "created"  // RFC 3339
+	fAnswered = "answered" // RFC 3339; "" while open
+	fAnswer   = "answer"   // the first qualifying reply: the snippet
+	fDetails  = "details"  // the question's details (research)
+	fThread   = "thread"   // the indexed replies as JSON (research)
 )
 
-// keywordAnalyzer indexes a whole value as one lower-cased term, so the
-// filters match exactly, ignoring case.
-const keywordAnalyzer = "kfa_keyword"
+// Analysers: text is English (as bleve's "en": possessives removed, lower
+// case, stop words removed, Porter stemming) followed, when the operator
+// defined synonyms, by the filter that folds each synonym into its
+// group's first word. keywordAnalyzer indexes a whole value as one
+// lower-cased term, so the filters match exactly, ignoring case.
+const (
+	textAnalyzer    = "kfa_text"
+	keywordAnalyzer = "kfa_keyword"
+	synonymFilter   = "kfa_synonym_groups" // the filter of one index, of type synonymType
+	synonymType     = "kfa_synonyms"
+)
 
 // recordDoc is what the index holds for a record.
 type recordDoc struct {
@@ -49,19 +66,27 @@ type recordDoc struct {
 	Updated     string   `json:"updated"`
 }
 
-// discussionDoc is what the index holds for an answered discussion.
+// discussionDoc is what the index holds for a discussion.
 type discussionDoc struct {
-	Title   string `json:"title"`
-	Body    string `json:"body"`
-	Answers string `json:"answers"`
-	Replies string `json:"replies"` // reply count, to notice new replies
+	Title       string `json:"title"`
+	Body        string `json:"body"`
+	Kind        string `json:"kind"`
+	Product     string `json:"product"`
+	Environment string `json:"environment"`
+	Status      string `json:"status"`
+	Replies     string `json:"replies"`
+	Created     string `json:"created"`
+	Answered    string `json:"answered"`
+	Answer      string `json:"answer"`
+	Details     string `json:"details"`
+	Thread      string `json:"thread"`
 }
 
-func text(store, vectors bool) *mapping.FieldMapping {
+func text(store bool) *mapping.FieldMapping {
 	f := bleve.NewTextFieldMapping()
-	f.Analyzer = en.AnalyzerName
+	f.Analyzer = textAnalyzer
 	f.Store = store
-	f.IncludeTermVectors = vectors
+	f.IncludeTermVectors = true // which query terms matched (coverage), and where (snippets)
 	f.IncludeInAll = false
 	f.DocValues = false
 	return f
@@ -87,7 +112,11 @@ func storedOnly() *mapping.FieldMapping {
 	return f
 }
 
-func newMapping(fields map[string]*mapping.FieldMapping) (*mapping.IndexMappingImpl, error) {
+// indexMapping is the mapping of the index: title, body and tags are
+// analysed text; kind, product and environment keywords (the filters);
+// the rest is only stored, to answer from the index. syn folds synonyms
+// (nil: none).
+func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 	m := bleve.NewIndexMapping()
 	m.ScoringModel = index.BM25Scoring
 	if err := m.AddCustomAnalyzer(keywordAnalyzer, map[string]any{
@@ -97,9 +126,29 @@ func newMapping(fields map[string]*mapping.FieldMapping) (*mapping.IndexMappingI
 	}); err != nil {
 		return nil, err
 	}
-	m.DefaultAnalyzer = en.AnalyzerName
+	filters := []any{en.PossessiveName, lowercase.Name, en.StopName, porter.Name}
+	if syn.Len() > 0 {
+		if err := m.AddCustomTokenFilter(synonymFilter, syn.filterConfig()); err != nil {
+			return nil, err
+		}
+		filters = append(filters, synonymFilter)
+	}
+	if err := m.AddCustomAnalyzer(textAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": filters,
+	}); err != nil {
+		return nil, err
+	}
+	m.DefaultAnalyzer = textAnalyzer
 	doc := bleve.NewDocumentStaticMapping()
-	for name, f := range fields {
+	for name, f := range map[string]*mapping.FieldMapping{
+		fTitle: text(true), fBody: text(true), fTags: text(false),
+		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
+		fURL: storedOnly(), fUpdated: storedOnly(),
+		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
+		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(),
+	} {
 		doc.AddFieldMappingsAt(name, f)
 	}
 	m.DefaultMapping = doc
@@ -107,29 +156,4 @@ func newMapping(fields map[string]*mapping.FieldMapping) (*mapping.IndexMappingI
 	m.IndexDynamic = false
 	m.DocValuesDynamic = false
 	return m, nil
-}
-
-// recordMapping: title, body and tags are analysed English text with term
-// vectors (which query terms matched: coverage; where: snippets); kind, product and environment
-// are keywords; url and updated are only stored, to answer from the index.
-func recordMapping() (*mapping.IndexMappingImpl, error) {
-	return newMapping(map[string]*mapping.FieldMapping{
-		fTitle:   text(true, true),
-		fBody:    text(true, true),
-		fTags:    text(false, true),
-		fKind:    keyword(),
-		fProduct: keyword(),
-		fEnv:     keyword(),
-		fURL:     storedOnly(),
-		fUpdated: storedOnly(),
-	})
-}
-
-func discussionMapping() (*mapping.IndexMappingImpl, error) {
-	return newMapping(map[string]*mapping.FieldMapping{
-		fTitle:   text(true, true),
-		fBody:    text(true, true),
-		fAnswers: text(true, true),
-		fReplies: storedOnly(),
-	})
 }

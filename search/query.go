@@ -3,9 +3,9 @@ package search
 import (
 	"context"
 	"math"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -16,63 +16,106 @@ import (
 // costs a bounded number of term lookups.
 const maxTerms = 32
 
-// minRelevance is the floor under which a match is not an answer: the
-// honest miss. A match's relevance is its BM25 score times its coverage
-// (the share of the query's information it holds, see coverage). bleve
-// normalises every query's term weights (queryNorm), so scores are on one
-// scale across queries, and a score reflects the rarity of the terms
-// (idf), not the size of the index. Tuned on samples/relevance.json and
-// the off-topic table in the tests: the expected answers score 0.07 and
-// more, off-topic questions that share a common word with some record
-// (how MANY calories..., best pizza places OPEN late) 0.03 and less.
-const minRelevance = 0.05
-
-// fullCoverage is the coverage at which a match is an answer whatever its
-// score: it holds nearly all of the query's information. BM25 scores are
-// small in a small index (every term is common among few documents), so
-// the score floor alone would hide exact answers there, for instance among
-// the first answered discussions.
-const fullCoverage = 0.75
-
-// relevant applies the two rules above to a match covering cov.
-func relevant(score, cov float64) bool {
-	return cov >= fullCoverage || score*cov >= minRelevance
-}
-
 // field is a searched field and its weight.
 type field struct {
 	name  string
 	boost float64
 }
 
-// Weights. A query term in a record's title says more than in its body;
-// tags are the curator's own summary.
-var (
-	recordFields     = []field{{fTitle, 3}, {fTags, 1.5}, {fBody, 1}}
-	discussionFields = []field{{fTitle, 2}, {fBody, 1}, {fAnswers, 1}}
-)
+// Weights. A query term in a title (a record's, or a discussion's
+// question) says more than in a body; tags are the curator's own summary.
+var textFields = []field{{fTitle, 3}, {fTags, 1.5}, {fBody, 1}}
 
-// terms analyses text as the index did (English: lower case, stop words
-// out, stemmed) and returns its distinct terms, in order, at most maxTerms.
-func terms(m *mapping.IndexMappingImpl, text string) []string {
-	a := m.AnalyzerNamed(en.AnalyzerName)
-	if a == nil {
+// fillerWords are words questions use to describe rather than to name
+// their subject ("looks like a goroutine leak", "how do I keep my
+// commits"). Rare in a small knowledge base, they would weigh as much as
+// a product name; they are dropped from queries, like stop words.
+const fillerWords = "like looks looking seem seems seemed want wants need needs try trying tried " +
+	"way ways get gets getting got use using make makes making thing things something anything " +
+	"help anyone someone please thanks thank know tell happen happens happened keep keeps kept " +
+	"still always never sometimes also just really even able possible best good proper properly"
+
+// analyser is how text becomes query terms, for one mapping (its
+// synonyms).
+type analyser struct {
+	m       *mapping.IndexMappingImpl
+	fillers map[string]bool
+}
+
+func newAnalysis(m *mapping.IndexMappingImpl) analyser {
+	a := analyser{m: m, fillers: map[string]bool{}}
+	for _, t := range a.analyse(fillerWords, 0) {
+		a.fillers[t] = true
+	}
+	return a
+}
+
+// analyse returns the distinct terms of text as the index analyses it
+// (lower case, stop words out, stemmed, synonyms folded), in order, at
+// most limit (0: no limit).
+func (a analyser) analyse(text string, limit int) []string {
+	an := a.m.AnalyzerNamed(textAnalyzer)
+	if an == nil {
 		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, tok := range a.Analyze([]byte(text)) {
+	for _, tok := range an.Analyze([]byte(text)) {
 		t := string(tok.Term)
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
 		out = append(out, t)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// terms are the query terms of text: analysed, without filler words, at
+// most maxTerms.
+func (a analyser) terms(text string) []string {
+	var out []string
+	for _, t := range a.analyse(text, 0) {
+		if a.fillers[t] {
+			continue
+		}
+		out = append(out, t)
 		if len(out) == maxTerms {
 			break
 		}
 	}
 	return out
+}
+
+// keywordTerm normalises a filter value as the keyword fields were.
+func (a analyser) keywordTerm(v string) string {
+	an := a.m.AnalyzerNamed(keywordAnalyzer)
+	if an == nil {
+		return v
+	}
+	toks := an.Analyze([]byte(v))
+	if len(toks) != 1 {
+		return v
+	}
+	return string(toks[0].Term)
+}
+
+// filtered adds exact keyword filters to q. They score nothing (boost 0),
+// so filtering never reorders the hits.
+func (a analyser) filtered(q query.Query, filters map[string]string) query.Query {
+	must := []query.Query{q}
+	for _, f := range []string{fKind, fProduct, fEnv} {
+		if v := filters[f]; v != "" {
+			must = append(must, termQuery(a.keywordTerm(v), f, 0))
+		}
+	}
+	if len(must) == 1 {
+		return q
+	}
+	return bleve.NewConjunctionQuery(must...)
 }
 
 func termQuery(term, field string, boost float64) query.Query {
@@ -99,103 +142,85 @@ const commonShare = 0.3
 // then probed at those documents instead of walked in full, which keeps
 // a large index fast. The candidate clause scores nothing, so scores are
 // those of the plain query.
-func textQuery(ts []string, fields []field, common map[string]bool) query.Query {
+func textQuery(ts []string, common map[string]bool) query.Query {
 	var rare []string
 	for _, t := range ts {
 		if !common[t] {
 			rare = append(rare, t)
 		}
 	}
-	all := pairs(ts, fields, 1)
+	all := pairs(ts, 1)
 	if len(rare) == 0 || len(rare) == len(ts) {
 		return all
 	}
-	return bleve.NewConjunctionQuery(pairs(rare, fields, 0), all)
+	return bleve.NewConjunctionQuery(pairs(rare, 0), all)
 }
 
 // pairs is the disjunction of every (term, field) pair, with the fields'
 // boosts scaled by scale (0: match without scoring).
-func pairs(ts []string, fields []field, scale float64) query.Query {
-	qs := make([]query.Query, 0, len(ts)*len(fields))
+func pairs(ts []string, scale float64) query.Query {
+	qs := make([]query.Query, 0, len(ts)*len(textFields))
 	for _, t := range ts {
-		for _, f := range fields {
+		for _, f := range textFields {
 			qs = append(qs, termQuery(t, f.name, f.boost*scale))
 		}
 	}
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// filtered adds exact keyword filters to q. They score nothing (boost 0),
-// so filtering never reorders the hits.
-func filtered(m *mapping.IndexMappingImpl, q query.Query, filters map[string]string) query.Query {
-	must := []query.Query{q}
-	for _, f := range []string{fKind, fProduct, fEnv} {
-		if v := filters[f]; v != "" {
-			must = append(must, termQuery(keywordTerm(m, v), f, 0))
-		}
-	}
-	if len(must) == 1 {
-		return q
-	}
-	return bleve.NewConjunctionQuery(must...)
-}
-
-// keywordTerm normalises a filter value as the keyword fields were.
-func keywordTerm(m *mapping.IndexMappingImpl, v string) string {
-	a := m.AnalyzerNamed(keywordAnalyzer)
-	if a == nil {
-		return v
-	}
-	toks := a.Analyze([]byte(v))
-	if len(toks) != 1 {
-		return v
-	}
-	return string(toks[0].Term)
-}
-
-// termStats are the query terms' weights in an index.
+// termStats are the query terms' weights in the index.
 type termStats struct {
 	// weight is each term's inverse document frequency (the BM25 idf,
 	// over the fields searched): rare terms carry more of a query's
 	// meaning. A term no document holds gets the highest weight, because
 	// a query about it is a query the index cannot answer.
 	weight map[string]float64
+	// unknown holds the terms no document holds.
+	unknown map[string]bool
 	// common holds the terms in more than commonShare of the documents.
 	common map[string]bool
 }
 
-// stats reads the terms' document frequencies in idx.
-func stats(ctx context.Context, idx bleve.Index, ts []string, fields []field) (termStats, error) {
-	st := termStats{weight: make(map[string]float64, len(ts)), common: map[string]bool{}}
-	adv, err := idx.Advanced()
-	if err != nil {
-		return st, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return st, err
-	}
-	defer r.Close()
+// stats reads the terms' document frequencies through r.
+func stats(ctx context.Context, r index.IndexReader, ts []string) (termStats, error) {
+	st := termStats{weight: make(map[string]float64, len(ts)), unknown: map[string]bool{}, common: map[string]bool{}}
 	n, err := r.DocCount()
 	if err != nil {
 		return st, err
 	}
 	for _, t := range ts {
-		df := uint64(0)
-		for _, f := range fields {
-			c, err := termCount(ctx, r, t, f.name)
-			if err != nil {
-				return st, err
-			}
-			df = max(df, c)
+		df, err := docFreq(ctx, r, t)
+		if err != nil {
+			return st, err
 		}
 		df = min(df, n)
-		st.weight[t] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		st.weight[t] = idf(n, df)
+		if df == 0 {
+			st.unknown[t] = true
+		}
 		if float64(df) > commonShare*float64(n) {
 			st.common[t] = true
 		}
 	}
 	return st, nil
+}
+
+// docFreq is the number of documents holding t in the searched field
+// that has it most (an approximation of the union, read in O(1)).
+func docFreq(ctx context.Context, r index.IndexReader, t string) (uint64, error) {
+	df := uint64(0)
+	for _, f := range textFields {
+		c, err := termCount(ctx, r, t, f.name)
+		if err != nil {
+			return 0, err
+		}
+		df = max(df, c)
+	}
+	return df, nil
+}
+
+func idf(n, df uint64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 func termCount(ctx context.Context, r index.IndexReader, term, field string) (uint64, error) {
@@ -225,4 +250,44 @@ func coverage(dm *search.DocumentMatch, w map[string]float64) float64 {
 		return 0
 	}
 	return got / total
+}
+
+// questionCoverage is the share of a question's own weight (its analysed
+// terms, weighted as the query's are) that the query terms hold: how much
+// of an open discussion's question the query asks.
+func questionCoverage(ctx context.Context, r index.IndexReader, a analyser, question string, query []string) (float64, error) {
+	n, err := r.DocCount()
+	if err != nil {
+		return 0, err
+	}
+	asked := make(map[string]bool, len(query))
+	for _, t := range query {
+		asked[t] = true
+	}
+	var total, got float64
+	for _, t := range a.terms(question) {
+		df, err := docFreq(ctx, r, t)
+		if err != nil {
+			return 0, err
+		}
+		w := idf(n, min(df, n))
+		total += w
+		if asked[t] {
+			got += w
+		}
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	return got / total, nil
+}
+
+// hasFilter reports whether any filter is set.
+func hasFilter(filters map[string]string) bool {
+	for _, v := range filters {
+		if strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
 }

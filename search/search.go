@@ -1,16 +1,14 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/url"
-	"strconv"
-	"time"
+	"slices"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/highlight"
-	htmlhl "github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -21,10 +19,14 @@ import (
 // to fill a page of at most knowledge.MaxLimit hits.
 const candidates = 4 * knowledge.MaxLimit
 
-// Search answers q from the index. It reads only the index, never the
-// store. A query whose text has no searchable term (only stop words or
-// punctuation), or that no document covers well enough, answers no hits:
-// the honest miss.
+// Search answers q from the index: records, answered discussions, and
+// open discussions that ask the same question, best first. It reads only
+// the index, never the store. A query whose text has no searchable term
+// (only stop words or punctuation), or that nothing answers (see
+// relevance.go), answers no hits: the honest miss. When nothing holds the
+// query as typed, its terms that no document holds are also searched as
+// the closest indexed spelling (one edit away), and the corrected query's
+// hits are the answer when they hold more of it.
 func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result, error) {
 	limit := q.Limit
 	if limit < 1 {
@@ -32,54 +34,156 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 	}
 	limit = min(limit, knowledge.MaxLimit)
 	res := knowledge.Result{Hits: []knowledge.Hit{}}
-	ts := terms(x.recMapping, q.Text)
-	if len(ts) == 0 {
-		return res, nil
-	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.rec == nil {
 		return res, ErrClosed
 	}
-	// Term weights come from the records, the larger body of text: they
-	// judge the discussions too.
-	st, err := stats(ctx, x.rec, ts, recordFields)
-	if err != nil {
-		return res, fmt.Errorf("search: term weights: %w", err)
+	ts := x.an.terms(q.Text)
+	if len(ts) == 0 {
+		return res, nil
 	}
-	bq := filtered(x.recMapping, textQuery(ts, recordFields, st.common), map[string]string{
-		fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment,
-	})
-	dms, err := ranked(ctx, x.rec, bq, st.weight, limit)
+	r, err := reader(x.rec)
 	if err != nil {
-		return res, fmt.Errorf("search: records: %w", err)
+		return res, fmt.Errorf("search: open a reader: %w", err)
 	}
-	for _, dm := range dms {
-		h, err := x.hitOf(dm, q.Research)
+	defer r.Close()
+	s := &run{x: x, r: r, filters: map[string]string{fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment}}
+	hits, st, err := s.find(ctx, ts, limit)
+	if err != nil {
+		return res, err
+	}
+	if best := bestCoverage(hits); best < fullCoverage && len(st.unknown) > 0 {
+		// Nothing holds the whole query: a term no document holds may be
+		// misspelt. The corrected query wins when it finds more of itself.
+		fixed, corr, err := corrections(ctx, r, ts, st.unknown)
+		if err != nil {
+			return res, fmt.Errorf("search: spelling: %w", err)
+		}
+		if len(corr) > 0 {
+			alt, _, err := s.find(ctx, fixed, limit)
+			if err != nil {
+				return res, err
+			}
+			if len(alt) > 0 && bestCoverage(alt) > best {
+				hits, res.Corrections = alt, x.spelt(q.Text, corr, alt)
+			}
+		}
+	}
+	for _, c := range hits {
+		h, err := x.hitOf(c, q.Research)
 		if err != nil {
 			return res, err
 		}
 		res.Hits = append(res.Hits, h)
 	}
-	if q.Research && x.disc != nil {
-		if res.Discussions, err = x.searchDiscussions(ctx, ts, st.weight); err != nil {
-			return res, err
-		}
-	}
 	return res, nil
 }
 
-// ranked runs q and returns up to limit of its best matches that are
-// relevant under the term weights w, best first, each with the locations
-// of the terms it matched.
+func reader(idx bleve.Index) (index.IndexReader, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	return adv.Reader()
+}
+
+// run is one search's state: the index, a reader for term statistics and
+// the filters.
+type run struct {
+	x       *Index
+	r       index.IndexReader
+	filters map[string]string
+}
+
+// candidate is a document the query matched, with what decides whether
+// it is a hit.
+type candidate struct {
+	dm   *search.DocumentMatch // first-pass score, term locations
+	cov  float64
+	doc  stored // loaded for discussions only, here (records at hit time)
+	disc bool
+	open bool
+}
+
+// find returns up to limit hits for the terms ts, best first (see
+// relevance.go), and the terms' statistics.
+func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, termStats, error) {
+	st, err := stats(ctx, s.r, ts)
+	if err != nil {
+		return nil, st, fmt.Errorf("search: term weights: %w", err)
+	}
+	base := textQuery(ts, st.common)
+	cands, err := s.candidates(ctx, s.x.an.filtered(base, s.filters), st.weight)
+	if err != nil {
+		return nil, st, err
+	}
+	answerable, partials := false, false
+	for _, c := range cands {
+		if !c.open {
+			answerable = answerable || strict(c.dm.Score, c.cov)
+			partials = partials || partial(c.cov)
+		}
+	}
+	if !answerable && partials && hasFilter(s.filters) {
+		// Nothing within the filters answers on its own: the query is
+		// answerable if something outside them does.
+		all, err := s.candidates(ctx, base, st.weight)
+		if err != nil {
+			return nil, st, err
+		}
+		for _, c := range all {
+			answerable = answerable || !c.open && strict(c.dm.Score, c.cov)
+		}
+	}
+	var out []candidate
+	for _, c := range cands {
+		ok := answerable && (strict(c.dm.Score, c.cov) || partial(c.cov))
+		if c.open {
+			ok = false
+			if c.cov >= fullCoverage {
+				qcov, err := questionCoverage(ctx, s.r, s.x.an, c.doc.fields[fTitle], ts)
+				if err != nil {
+					return nil, st, err
+				}
+				ok = asksClosely(c.cov, qcov)
+			}
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	// The hits are ranked by score times coverage: of two matches, the
+	// one that holds more of the question ranks first, even when the
+	// other holds its few words in a title.
+	slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(b.relevance(), a.relevance()) })
+	return out[:min(len(out), limit)], st, nil
+}
+
+// bestCoverage is the highest coverage among hits (0 for none).
+func bestCoverage(hits []candidate) float64 {
+	best := 0.0
+	for _, c := range hits {
+		best = max(best, c.cov)
+	}
+	return best
+}
+
+// relevance is what hits are ranked by, and the score they show.
+func (c candidate) relevance() float64 { return c.dm.Score * c.cov }
+
+// candidates runs q and returns its best matches, best first, each with
+// the locations of the terms it matched and its coverage under the term
+// weights w.
 //
 // Term locations are costly to read, so the first pass only scores; the
 // second reads locations for the few best candidates alone. The first
 // pass's order and scores are kept.
-func ranked(ctx context.Context, idx bleve.Index, q query.Query, w map[string]float64, limit int) ([]*search.DocumentMatch, error) {
+func (s *run) candidates(ctx context.Context, q query.Query, w map[string]float64) ([]candidate, error) {
+	idx := s.x.rec
 	sr, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, candidates, 0, false))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	if len(sr.Hits) == 0 {
 		return nil, nil
@@ -92,116 +196,35 @@ func ranked(ctx context.Context, idx bleve.Index, q query.Query, w map[string]fl
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), q), len(ids), 0, false)
 	req.IncludeLocations = true
 	if sr, err = idx.SearchInContext(ctx, req); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	located := make(map[string]*search.DocumentMatch, len(sr.Hits))
 	for _, dm := range sr.Hits {
 		located[dm.ID] = dm
 	}
-	var out []*search.DocumentMatch
+	out := make([]candidate, 0, len(first))
 	for _, dm := range first {
 		loc, ok := located[dm.ID]
 		if !ok { // deleted between the passes
 			continue
 		}
-		if !relevant(dm.Score, coverage(loc, w)) {
-			continue
-		}
 		loc.Score = dm.Score
-		out = append(out, loc)
-		if len(out) == limit {
-			break
+		c := candidate{dm: loc, cov: coverage(loc, w), disc: isDiscussionDoc(dm.ID)}
+		if c.disc {
+			if c.doc, err = load(idx, dm.ID); err != nil {
+				return nil, err
+			}
+			c.open = c.doc.fields[fStatus] != knowledge.StatusAnswered
 		}
+		out = append(out, c)
 	}
 	return out, nil
 }
 
-// stored reads the stored fields of a document and a highlighter for its
-// matches.
-type stored struct {
-	doc    index.Document
-	fields map[string]string
-}
+// discPrefix starts the index id of a discussion: record ids cannot hold
+// a colon, so the two never collide.
+const discPrefix = "d:"
 
-func load(idx bleve.Index, id string) (stored, error) {
-	doc, err := idx.Document(id)
-	if err != nil {
-		return stored{}, fmt.Errorf("search: load document %s: %w", id, err)
-	}
-	s := stored{doc: doc, fields: map[string]string{}}
-	if doc == nil {
-		return s, nil
-	}
-	doc.VisitFields(func(f index.Field) {
-		if _, seen := s.fields[f.Name()]; !seen { // tags repeat; only single values are read
-			s.fields[f.Name()] = string(f.Value())
-		}
-	})
-	return s, nil
-}
+func discussionDocID(id string) string { return discPrefix + id }
 
-// snippet is the best passage of the first field that matched, as plain
-// text, or the start of the fallback field.
-func (s stored) snippet(dm *search.DocumentMatch, fields []string, fallback string) string {
-	hl, err := bleve.Config.Cache.HighlighterNamed(htmlhl.Name)
-	if err == nil && s.doc != nil {
-		for _, f := range fields {
-			if len(dm.Locations[f]) == 0 {
-				continue
-			}
-			if frag := bestFragment(hl, dm, s.doc, f); frag != "" {
-				return plainSnippet(frag)
-			}
-		}
-	}
-	return leadSnippet(s.fields[fallback])
-}
-
-func bestFragment(hl highlight.Highlighter, dm *search.DocumentMatch, doc index.Document, f string) string {
-	frags := hl.BestFragmentsInField(dm, doc, f, 1)
-	if len(frags) == 0 {
-		return ""
-	}
-	return frags[0]
-}
-
-func (x *Index) hitOf(dm *search.DocumentMatch, research bool) (knowledge.Hit, error) {
-	s, err := load(x.rec, dm.ID)
-	if err != nil {
-		return knowledge.Hit{}, err
-	}
-	f := s.fields
-	h := knowledge.Hit{
-		ID: dm.ID, Title: f[fTitle], Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv],
-		Score: dm.Score, URL: f[fURL], Snippet: s.snippet(dm, []string{fBody}, fBody),
-	}
-	h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, f[fUpdated])
-	if research {
-		h.Body = f[fBody]
-	}
-	return h, nil
-}
-
-// searchDiscussions finds up to MaxRelatedDisc answered discussions for
-// the query terms, under the same coverage rule as records. The caller
-// holds mu for reading.
-func (x *Index) searchDiscussions(ctx context.Context, ts []string, w map[string]float64) ([]knowledge.RelatedDiscussion, error) {
-	dms, err := ranked(ctx, x.disc, textQuery(ts, discussionFields, nil), w, knowledge.MaxRelatedDisc)
-	if err != nil {
-		return nil, fmt.Errorf("search: discussions: %w", err)
-	}
-	out := []knowledge.RelatedDiscussion{}
-	for _, dm := range dms {
-		s, err := load(x.disc, dm.ID)
-		if err != nil {
-			return nil, err
-		}
-		n, _ := strconv.Atoi(s.fields[fReplies])
-		out = append(out, knowledge.RelatedDiscussion{
-			ID: dm.ID, Title: s.fields[fTitle], ReplyCount: n,
-			URL:     x.o.PublicURL + "/api/v1/discussions/" + url.PathEscape(dm.ID),
-			Snippet: s.snippet(dm, []string{fAnswers, fBody}, fAnswers),
-		})
-	}
-	return out, nil
-}
+func isDiscussionDoc(docID string) bool { return strings.HasPrefix(docID, discPrefix) }

@@ -239,7 +239,7 @@ func TestQueryTermsAreBounded(t *testing.T) {
 		words = append(words, fmt.Sprintf("w%dx", i))
 	}
 	f := setup(t, samples(t))
-	if ts := terms(f.idx.recMapping, strings.Join(words, " ")); len(ts) != maxTerms {
+	if ts := f.idx.an.terms(strings.Join(words, " ")); len(ts) != maxTerms {
 		t.Fatalf("%d terms, want %d", len(ts), maxTerms)
 	}
 }
@@ -283,7 +283,7 @@ func TestConcurrentSearchesAndWrites(t *testing.T) {
 
 func TestIndexDirLayout(t *testing.T) {
 	f := setup(t, samples(t))
-	for _, d := range []string{recordsDir, discussionsDir} {
+	for _, d := range []string{recordsDir} {
 		if _, err := os.Stat(filepath.Join(f.dir, "index", d)); err != nil {
 			t.Fatalf("index dir %s: %v", d, err)
 		}

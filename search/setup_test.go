@@ -61,7 +61,7 @@ func (f *fixture) open(t testing.TB) {
 	t.Helper()
 	idx, err := Open(context.Background(), Options{
 		Dir: filepath.Join(f.dir, "index"), Records: f.db, Written: f.svc.Written(),
-		Discussions: f.db, PublicURL: "http://kfa.test",
+		Discussions: f.db, PublicURL: "http://kfa.test", SynonymsFile: filepath.Join(f.dir, SynonymsFile),
 	})
 	if err != nil {
 		t.Fatal(err)

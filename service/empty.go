@@ -24,7 +24,7 @@ const emptyBaseSummary = "The knowledge base is empty: no records have been impo
 // nothing because the knowledge base is empty. A failure to read the
 // index's status leaves the ordinary answer.
 func (s *Service) noteEmptyBase(ctx context.Context, msg *a2a.Message, res knowledge.Result) {
-	if len(res.Hits) > 0 || len(res.Discussions) > 0 || len(msg.Parts) == 0 {
+	if len(res.Hits) > 0 || len(msg.Parts) == 0 {
 		return
 	}
 	ix, ok := s.deps.Search.(indexStatus)

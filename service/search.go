@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/oklog/ulid/v2"
 
@@ -69,33 +67,17 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 // searchAnswer is the direct Message: a one-line summary and the hits.
 func (s *Service) searchAnswer(m *a2a.Message, q knowledge.Query, res knowledge.Result) (*a2a.Message, error) {
 	type result struct {
-		Query       string                        `json:"query"`
-		Results     []knowledge.Hit               `json:"results"`
-		Discussions []knowledge.RelatedDiscussion `json:"discussions,omitempty"`
+		Query       string                 `json:"query"`
+		Results     []knowledge.Hit        `json:"results"`
+		Corrections []knowledge.Correction `json:"corrections,omitempty"`
 	}
 	hits := res.Hits
 	if hits == nil {
 		hits = []knowledge.Hit{}
 	}
-	data, err := json.Marshal(result{Query: q.Text, Results: hits, Discussions: res.Discussions})
+	data, err := json.Marshal(result{Query: q.Text, Results: hits, Corrections: res.Corrections})
 	if err != nil {
 		return nil, err
-	}
-	var summary string
-	switch len(hits) {
-	case 0:
-		summary = fmt.Sprintf("No knowledge records match %q.", q.Text)
-		if s.cfg.ContributorWrites {
-			summary += " Nothing found; to ask the community, use the ask-network skill."
-		}
-	case 1:
-		summary = fmt.Sprintf("Found 1 record for %q: %s.", q.Text, hits[0].Title)
-	default:
-		titles := make([]string, len(hits))
-		for i, h := range hits {
-			titles[i] = h.Title
-		}
-		summary = fmt.Sprintf("Found %d records for %q: %s.", len(hits), q.Text, strings.Join(titles, "; "))
 	}
 	contextID := m.ContextID
 	if contextID == "" {
@@ -105,6 +87,6 @@ func (s *Service) searchAnswer(m *a2a.Message, q knowledge.Query, res knowledge.
 		MessageID: ulid.Make().String(),
 		ContextID: contextID,
 		Role:      a2a.RoleAgent,
-		Parts:     []a2a.Part{a2a.TextPart(summary), a2a.DataPart(data)},
+		Parts:     []a2a.Part{a2a.TextPart(s.summary(q.Text, res)), a2a.DataPart(data)},
 	}, nil
 }

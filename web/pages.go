@@ -76,6 +76,7 @@ type result struct {
 	UpdatedAt   time.Time
 	Status      discussions.Status
 	ReplyCount  int
+	AnsweredAt  time.Time
 }
 
 // Search result sources.
@@ -84,18 +85,19 @@ const (
 	sourceDiscussion = "discussion"
 )
 
-// results lists what a search returned: the records, then the answered
-// discussions that match.
+// results lists what a search returned, best first: records, answered
+// discussions, and open discussions that ask the same question.
 func results(res knowledge.Result) []result {
-	out := make([]result, 0, len(res.Hits)+len(res.Discussions))
+	out := make([]result, 0, len(res.Hits))
 	for _, hit := range res.Hits {
-		out = append(out, result{Source: sourceRecord, ID: hit.ID, Title: hit.Title, Snippet: hit.Snippet,
+		r := result{Source: sourceRecord, ID: hit.ID, Title: hit.Title, Snippet: hit.Snippet,
 			Page: "/records/" + url.PathEscape(hit.ID), Kind: hit.Kind, Product: hit.Product,
-			Environment: hit.Environment, SourceURL: hit.URL, UpdatedAt: hit.UpdatedAt})
-	}
-	for _, d := range res.Discussions {
-		out = append(out, result{Source: sourceDiscussion, ID: d.ID, Title: d.Title, Snippet: d.Snippet,
-			Page: "/discussions/" + url.PathEscape(d.ID), Status: discussions.StatusAnswered, ReplyCount: d.ReplyCount})
+			Environment: hit.Environment, SourceURL: hit.URL, UpdatedAt: hit.UpdatedAt}
+		if hit.Source == knowledge.SourceDiscussion {
+			r.Source, r.Page = sourceDiscussion, "/discussions/"+url.PathEscape(hit.ID)
+			r.Status, r.ReplyCount, r.AnsweredAt = discussions.Status(hit.Status), hit.ReplyCount, hit.AnsweredAt
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -115,7 +117,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	p.title = "Search: " + c.Form.Query
 	caller := service.Caller{Agent: v.Agent, Addr: clientAddr(r)}
 	res, err := h.deps.Service.Search(r.Context(), caller, knowledge.Query{
-		Text: c.Form.Query, Kind: c.Form.Kind, Limit: knowledge.MaxLimit, Research: true,
+		Text: c.Form.Query, Kind: c.Form.Kind, Limit: knowledge.MaxLimit,
 	})
 	if err != nil {
 		e := service.ToError(err)
