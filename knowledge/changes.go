@@ -16,8 +16,10 @@ const (
 
 // Errors of Changes: a position the feed cannot resume from.
 var (
-	// ErrCursorTooOld means the feed no longer holds the entries right
-	// after the position: a reader must start again from the beginning.
+	// ErrCursorTooOld means the position is older than the feed's
+	// retention horizon: changes after it were trimmed away, so a reader
+	// must start again from the beginning (an empty cursor), which still
+	// lists every record.
 	ErrCursorTooOld = errors.New("the change feed no longer holds the changes after this position")
 	// ErrCursorAhead means the position is past the newest entry the feed
 	// ever had: it comes from another database file (a restored backup, a
@@ -38,7 +40,9 @@ type ChangesPage struct {
 
 // Changes returns up to limit change-feed entries after the sequence
 // number after (0: from the beginning), oldest first. limit 0 means
-// DefaultChangesLimit.
+// DefaultChangesLimit. A position before the feed's trimmed sequence is
+// ErrCursorTooOld; from the beginning, the feed still holds the latest
+// entry of every record (see Store.TrimFeed).
 func (s *Service) Changes(ctx context.Context, after uint64, limit int) (ChangesPage, error) {
 	if limit == 0 {
 		limit = DefaultChangesLimit
@@ -53,7 +57,7 @@ func (s *Service) Changes(ctx context.Context, after uint64, limit int) (Changes
 	if after > st.Last {
 		return ChangesPage{}, ErrCursorAhead
 	}
-	if after < st.Last && (st.First == 0 || after+1 < st.First) {
+	if after > 0 && after < st.Trimmed {
 		return ChangesPage{}, ErrCursorTooOld
 	}
 	chs, err := s.store.Changes(ctx, after, limit+1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
@@ -79,43 +80,50 @@ func TestChangesPages(t *testing.T) {
 	}
 }
 
-// trimmedFeed is a feed whose oldest entries are gone, as a feed with
-// retention has; no store trims its feed yet.
-type trimmedFeed struct {
-	knowledge.Store
-	first, last uint64
-}
-
-func (f trimmedFeed) Feed(context.Context) (knowledge.FeedState, error) {
-	return knowledge.FeedState{First: f.first, Last: f.last}, nil
-}
-
-func (f trimmedFeed) Changes(_ context.Context, after uint64, limit int) ([]knowledge.Change, error) {
-	var out []knowledge.Change
-	for seq := max(after+1, f.first); seq <= f.last && len(out) < limit && f.first > 0; seq++ {
-		out = append(out, knowledge.Change{Seq: seq, ID: fmt.Sprintf("r%d", seq), Op: knowledge.OpUpsert})
-	}
-	return out, nil
-}
-
+// TestChangesCursorTooOld: a position before the trimmed sequence is too
+// old; the beginning never is.
 func TestChangesCursorTooOld(t *testing.T) {
 	ctx := context.Background()
+	svc, db, clock := retentionSetup(t)
+	// a, b, c written 40 days ago; a updated and b deleted then; d added
+	// and c updated now.
+	clock.set(day0)
+	mustImport(t, svc, line("a", "A"), line("b", "B"), line("c", "C")) // 1, 2, 3
+	mustImport(t, svc, line("a", "A2"))                                // 4
+	if err := svc.Delete(ctx, "b"); err != nil {                       // 5
+		t.Fatal(err)
+	}
+	clock.set(day0.Add(40 * 24 * time.Hour))
+	mustImport(t, svc, line("d", "D"), line("c", "C2")) // 6, 7
+	n, err := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Retention: 30 * 24 * time.Hour, Now: clock.now}).Trim(ctx)
+	if err != nil || n != 4 {
+		t.Fatalf("trimmed %d, %v; want 4 (a's and c's first versions, b's upsert and delete)", n, err)
+	}
 	tests := []struct {
 		name    string
-		feed    trimmedFeed
 		after   uint64
+		wantIDs string
 		wantErr error
 	}{
-		{name: "entries right after the position are gone", feed: trimmedFeed{first: 10, last: 20}, after: 5, wantErr: knowledge.ErrCursorTooOld},
-		{name: "the position is just before the oldest entry", feed: trimmedFeed{first: 10, last: 20}, after: 9},
-		{name: "everything is gone", feed: trimmedFeed{first: 0, last: 20}, after: 5, wantErr: knowledge.ErrCursorTooOld},
-		{name: "at the end of an emptied feed", feed: trimmedFeed{first: 0, last: 20}, after: 20},
+		{name: "the beginning lists every record once", after: 0, wantIDs: "a,d,c"},
+		{name: "a position before a trimmed delete", after: 4, wantErr: knowledge.ErrCursorTooOld},
+		{name: "the oldest position", after: 1, wantErr: knowledge.ErrCursorTooOld},
+		{name: "at the trimmed sequence", after: 5, wantIDs: "d,c"},
+		{name: "after it", after: 6, wantIDs: "c"},
+		{name: "at the end", after: 7, wantIDs: ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := knowledge.NewService(tc.feed, nil).Changes(ctx, tc.after, 3)
+			p, err := svc.Changes(ctx, tc.after, 10)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			var got []string
+			for _, c := range p.Changes {
+				got = append(got, c.ID)
+			}
+			if strings.Join(got, ",") != tc.wantIDs {
+				t.Fatalf("changes %v, want %s", got, tc.wantIDs)
 			}
 		})
 	}

@@ -65,6 +65,12 @@ type Store interface {
 	Changes(ctx context.Context, after uint64, limit int) ([]Change, error)
 	// Feed reports the feed's first and last sequence numbers.
 	Feed(ctx context.Context) (FeedState, error)
+	// TrimFeed removes the entries written before before that a reader
+	// starting from the beginning does not need (an entry with a later
+	// one for the same record, a delete), never the newest entry of the
+	// feed, and moves FeedState.Trimmed on. It returns how many it
+	// removed.
+	TrimFeed(ctx context.Context, before time.Time) (int, error)
 }
 
 // IndexStatus describes the search index built from the records.

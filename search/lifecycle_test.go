@@ -317,3 +317,32 @@ func TestCatchUpInSmallBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildWhenTheFeedWasTrimmedPastIt: an index that was not running
+// while retention trimmed entries after its position (here the delete of
+// gen-2) cannot catch up from the feed; it is rebuilt from the records.
+func TestRebuildWhenTheFeedWasTrimmedPastIt(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, gen(0, 5))
+	if err := f.idx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.importString(t, strings.ReplaceAll(gen(1, 2), "quokka", "changed"))
+	if err := f.svc.Delete(ctx, "gen-2"); err != nil {
+		t.Fatal(err)
+	}
+	f.importString(t, gen(5, 6))
+	if n, err := f.db.TrimFeed(ctx, now().Add(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("trimmed %d, %v; want 3", n, err)
+	}
+	f.open(t)
+	if hits := find(t, f.idx, knowledge.Query{Text: "quokka2"}); len(hits) != 0 {
+		t.Fatalf("a record deleted while the index was closed is still found: %v", ids(hits))
+	}
+	if hits := find(t, f.idx, knowledge.Query{Text: "changed1"}); len(hits) != 1 {
+		t.Fatalf("a record changed while the index was closed: %v", ids(hits))
+	}
+	if n := f.count(t); n != 5 {
+		t.Fatalf("%d records indexed, want 5", n)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kfa-project/kfa/knowledge"
 )
 
 // Config is everything kfa serve can be told. Zero durations and sizes are
@@ -72,6 +74,12 @@ type Config struct {
 	// allowed to call /mcp; a request with another Origin header is
 	// refused. Default none: no web page can drive the server.
 	MCPAllowedOrigins []string
+
+	// FeedRetention is how long the records' change feed keeps entries
+	// that a reader starting from the beginning does not need (earlier
+	// versions of a record, deletes); default 30 days, 0 keeps
+	// everything. A get_changes cursor older than it must start over.
+	FeedRetention time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -105,6 +113,7 @@ func DefaultConfig() Config {
 		Web:                true,
 		WebSessionTTL:      30 * 24 * time.Hour,
 		MCP:                true,
+		FeedRetention:      knowledge.DefaultFeedRetention,
 	}
 }
 
@@ -178,6 +187,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)
 		}
+	}
+	if c.FeedRetention < 0 {
+		return fmt.Errorf("feed-retention: %s must not be negative (0 keeps every entry)", c.FeedRetention)
 	}
 	for _, o := range c.MCPAllowedOrigins {
 		if err := checkOrigin(o); err != nil {

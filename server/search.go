@@ -31,13 +31,14 @@ func (s *Server) openSearch(watch *search.DiscussionWatch) error {
 		}
 	}
 	idx, err := search.Open(ctx, search.Options{
-		Dir:         filepath.Join(s.cfg.DataDir, IndexDir),
-		Records:     s.core.DB,
-		Written:     s.core.Records.Written(),
-		Discussions: s.core.DB,
-		Watch:       watch,
-		PublicURL:   s.cfg.PublicURL,
-		Log:         s.log,
+		Dir:          filepath.Join(s.cfg.DataDir, IndexDir),
+		Records:      s.core.DB,
+		Written:      s.core.Records.Written(),
+		Discussions:  s.core.DB,
+		Watch:        watch,
+		SynonymsFile: filepath.Join(s.cfg.DataDir, search.SynonymsFile),
+		PublicURL:    s.cfg.PublicURL,
+		Log:          s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("open search index: %w", err)
@@ -109,11 +110,12 @@ func (o offlineIndex) Rebuild(context.Context) (knowledge.IndexStatus, error) {
 // read-only; only the index (derived data) is written.
 func OpenIndex(ctx context.Context, core *Core, dataDir, publicURL string, log *slog.Logger) (*search.Index, error) {
 	idx, err := search.Open(ctx, search.Options{
-		Dir:         filepath.Join(dataDir, IndexDir),
-		Records:     core.DB,
-		Discussions: core.DB,
-		PublicURL:   strings.TrimRight(publicURL, "/"),
-		Log:         log,
+		Dir:          filepath.Join(dataDir, IndexDir),
+		Records:      core.DB,
+		Discussions:  core.DB,
+		SynonymsFile: filepath.Join(dataDir, search.SynonymsFile),
+		PublicURL:    strings.TrimRight(publicURL, "/"),
+		Log:          log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open search index: %w", err)

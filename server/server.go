@@ -17,9 +17,11 @@ import (
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // Server is a running kfa: public listener, admin socket, store.
@@ -39,7 +41,8 @@ type Server struct {
 	ready    atomic.Bool
 	serveErr chan error
 
-	index *search.Index
+	index   *search.Index
+	trimmer *knowledge.Trimmer // nil when the feed is kept whole
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -57,8 +60,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		OnTaskChange: broker.Publish,
 	}
 	obs.countEvents(&co)
-	// The search index watches replies beneath the metrics' counting.
-	countDiscussions := co.WrapDiscussions
+	// The search index watches asks and replies beneath the metrics'
+	// counting.
+	countTasks, countDiscussions := co.WrapTasks, co.WrapDiscussions
+	co.WrapTasks = func(ts tasks.Store) tasks.Store { return countTasks(watch.WrapTasks(ts)) }
 	co.WrapDiscussions = func(ds discussions.Store) discussions.Store { return countDiscussions(watch.Wrap(ds)) }
 	core, err := OpenCore(co)
 	if err != nil {
@@ -66,6 +71,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	obs.watch(core)
 	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	if cfg.FeedRetention > 0 {
+		s.trimmer = knowledge.NewTrimmer(core.DB, knowledge.TrimmerOptions{Retention: cfg.FeedRetention, Log: log})
+	}
 	if err := s.openSearch(watch); err != nil {
 		_ = core.Close()
 		return nil, err
@@ -209,6 +217,9 @@ func (s *Server) startOn(ln net.Listener) error {
 	}
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
 	s.index.Start(context.Background())
+	if s.trimmer != nil {
+		s.trimmer.Start(context.Background())
+	}
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
@@ -269,6 +280,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.obs.shutdown(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if s.trimmer != nil {
+		s.trimmer.Stop()
 	}
 	if err := s.closeSearch(); err != nil {
 		errs = append(errs, err)

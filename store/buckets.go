@@ -42,6 +42,9 @@ var (
 var (
 	metaSchema = []byte("schema")
 	metaSecret = []byte("secret")
+	// metaFeedTrimmed is the newest feed sequence retention removed
+	// (8 bytes, big-endian; absent: none).
+	metaFeedTrimmed = []byte("feed_trimmed")
 )
 
 // appendBuckets are the buckets whose keys arrive mostly in order (ULIDs,

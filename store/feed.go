@@ -21,18 +21,30 @@ import (
 type feedRecord struct {
 	ID string       `json:"id"`
 	Op knowledge.Op `json:"op"`
-	At int64        `json:"at"` // Unix milliseconds
+	At int64        `json:"at"` // Unix milliseconds: the record's updatedAt, or the delete's time
+	// Written is when the entry was written, in Unix milliseconds (what
+	// retention goes by: an import may give a record an old updatedAt).
+	// Entries written before it was kept have 0, and go by At.
+	Written int64 `json:"w,omitempty"`
 }
 
-// appendChange writes the next feed entry; it must run in the transaction
-// that writes the record.
-func appendChange(tx *bolt.Tx, id string, op knowledge.Op, at time.Time) error {
+// written is when f was written, as well as it is known.
+func (f feedRecord) written() int64 {
+	if f.Written != 0 {
+		return f.Written
+	}
+	return f.At
+}
+
+// appendChange writes the next feed entry, written at now; it must run in
+// the transaction that writes the record.
+func appendChange(tx *bolt.Tx, id string, op knowledge.Op, at, now time.Time) error {
 	b := tx.Bucket(bucketFeed)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
 	}
-	v, err := json.Marshal(feedRecord{ID: id, Op: op, At: at.UnixMilli()})
+	v, err := json.Marshal(feedRecord{ID: id, Op: op, At: at.UnixMilli(), Written: now.UnixMilli()})
 	if err != nil {
 		return err
 	}
@@ -79,6 +91,9 @@ func (s *DB) Feed(_ context.Context) (knowledge.FeedState, error) {
 		st.Last = b.Sequence()
 		if k, _ := b.Cursor().First(); len(k) == 8 {
 			st.First = binary.BigEndian.Uint64(k)
+		}
+		if v := tx.Bucket(bucketMeta).Get(metaFeedTrimmed); len(v) == 8 {
+			st.Trimmed = binary.BigEndian.Uint64(v)
 		}
 		return nil
 	})

@@ -72,7 +72,7 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 					return err
 				}
 			}
-			if err := appendChange(tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt); err != nil {
+			if err := appendChange(tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt, now); err != nil {
 				return err
 			}
 		}
@@ -97,7 +97,7 @@ func (s *DB) DeleteRecord(_ context.Context, id string, at time.Time) error {
 		if err := counter(tx.Bucket(bucketCounts), keyRecordCount, -1); err != nil {
 			return err
 		}
-		return appendChange(tx, id, knowledge.OpDelete, at)
+		return appendChange(tx, id, knowledge.OpDelete, at, at)
 	})
 }
 

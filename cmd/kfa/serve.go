@@ -121,6 +121,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		}
 		return nil
 	})
+	fs.DurationVar(&cfg.FeedRetention, "feed-retention", cfg.FeedRetention,
+		"keep the records' change feed this long before trimming what a reader starting over does not need (0: keep everything)")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
 }
 

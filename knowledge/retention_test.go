@@ -1,0 +1,129 @@
+package knowledge_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/store"
+)
+
+var day0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func retentionSetup(t *testing.T) (*knowledge.Service, *store.DB, *clock) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	c := &clock{t: day0}
+	return knowledge.NewService(db, c.now), db, c
+}
+
+func mustImport(t *testing.T, svc *knowledge.Service, ls ...string) {
+	t.Helper()
+	if _, err := svc.Import(context.Background(), strings.NewReader(lines(ls...)), knowledge.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func feedIDs(t *testing.T, db *store.DB) string {
+	t.Helper()
+	chs, err := db.Changes(context.Background(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range chs {
+		ids = append(ids, c.ID+":"+string(c.Op))
+	}
+	return strings.Join(ids, ",")
+}
+
+func TestTrimKeepsWhatAReaderStartingOverNeeds(t *testing.T) {
+	ctx := context.Background()
+	horizon := 30 * 24 * time.Hour
+	tests := []struct {
+		name    string
+		write   func(t *testing.T, svc *knowledge.Service, c *clock)
+		want    string // the feed afterwards
+		trimmed uint64
+	}{
+		{name: "nothing is old", write: func(t *testing.T, svc *knowledge.Service, c *clock) {
+			c.set(day0.Add(29 * 24 * time.Hour))
+			mustImport(t, svc, line("a", "A"), line("a", "A2"))
+		}, want: "a:upsert,a:upsert"},
+		{name: "the latest entry of each record stays, however old", write: func(t *testing.T, svc *knowledge.Service, c *clock) {
+			mustImport(t, svc, line("a", "A"), line("b", "B"))
+			mustImport(t, svc, line("a", "A2"))
+		}, want: "b:upsert,a:upsert", trimmed: 1},
+		{name: "old deletes go, the newest entry of the feed stays", write: func(t *testing.T, svc *knowledge.Service, c *clock) {
+			mustImport(t, svc, line("a", "A"), line("b", "B"), line("c", "C"))
+			_ = svc.Delete(context.Background(), "a")
+			_ = svc.Delete(context.Background(), "b")
+		}, want: "c:upsert,b:delete", trimmed: 4},
+		{name: "retention goes by when an entry was written, not the record's updatedAt", write: func(t *testing.T, svc *knowledge.Service, c *clock) {
+			c.set(day0.Add(35 * 24 * time.Hour))
+			mustImport(t, svc, `{"id":"a","kind":"fix","title":"A","body":"x","updatedAt":"2020-01-01T00:00:00Z"}`,
+				`{"id":"a","kind":"fix","title":"A2","body":"x","updatedAt":"2020-01-01T00:00:00Z"}`)
+		}, want: "a:upsert,a:upsert"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, db, c := retentionSetup(t)
+			tt.write(t, svc, c)
+			tr := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Retention: horizon, Now: func() time.Time { return day0.Add(40 * 24 * time.Hour) }})
+			if _, err := tr.Trim(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := feedIDs(t, db); got != tt.want {
+				t.Fatalf("feed %s, want %s", got, tt.want)
+			}
+			st, err := db.Feed(ctx)
+			if err != nil || st.Trimmed != tt.trimmed {
+				t.Fatalf("trimmed %d (%v), want %d", st.Trimmed, err, tt.trimmed)
+			}
+			// A second trim has nothing to do and writes nothing.
+			before, _ := db.Digest()
+			if n, err := tr.Trim(ctx); err != nil || n != 0 {
+				t.Fatalf("second trim removed %d, %v", n, err)
+			}
+			if after, _ := db.Digest(); after != before {
+				t.Fatal("a trim with nothing to do changed the file")
+			}
+		})
+	}
+}
+
+func TestTrimmerStartStop(t *testing.T) {
+	_, db, _ := retentionSetup(t)
+	tr := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Every: time.Hour})
+	tr.Stop() // never started
+	tr.Start(context.Background())
+	tr.Start(context.Background()) // running: nothing
+	tr.Stop()
+	tr.Stop()
+}
