@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/search"
 )
 
 // Indexer is the search index as the admin API drives it. kfa serve passes
@@ -28,6 +30,8 @@ func (h *Handler) recordRoutes(r *mux.Router) {
 	r.HandleFunc("/admin/v1/records", h.listRecords).Methods(http.MethodGet)
 	r.HandleFunc("/admin/v1/records:import", h.importRecords).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/records:reindex", h.reindexRecords).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/records:export", h.exportRecords).Methods(http.MethodGet)
+	r.HandleFunc("/admin/v1/records:delete", h.deleteRecords).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/records/{id}", h.getRecord).Methods(http.MethodGet)
 	r.HandleFunc("/admin/v1/records/{id}:delete", h.deleteRecord).Methods(http.MethodPost)
 }
@@ -129,7 +133,14 @@ func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
 	st, err := h.deps.Index.Rebuild(r.Context())
-	if err != nil {
+	var se *search.SynonymsError
+	switch {
+	case errors.As(err, &se):
+		// The operator's file, not the server, is at fault; the index
+		// stays as it was.
+		h.fail(w, r, a2a.BadParam("synonyms", "%v; fix the file and run the reindex again (the index was left as it was)", se))
+		return
+	case err != nil:
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "reindex: %v", err))
 		return
 	}
@@ -166,4 +177,60 @@ func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpkit.WriteJSON(w, http.StatusOK, recordOf(rec, true))
+}
+
+// DeleteRecordsRequest is the body of POST /admin/v1/records:delete.
+type DeleteRecordsRequest struct {
+	IDs []string `json:"ids"` // at most knowledge.MaxDeleteBatch
+}
+
+// deleteRecords deletes a batch of records in one transaction and names
+// the ids no record has: POST /admin/v1/records:delete. The answer comes
+// once the search index has dropped them.
+func (h *Handler) deleteRecords(w http.ResponseWriter, r *http.Request) {
+	var req DeleteRecordsRequest
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.deps.Records.DeleteMany(r.Context(), req.IDs)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := h.deps.Index.Sync(r.Context()); err != nil {
+		h.fail(w, r, a2a.Errorf(a2a.Internal, "records deleted, but the search index did not catch up: %v", err))
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, res)
+}
+
+// exportRecords streams the records as JSON Lines in the import format:
+// GET /admin/v1/records:export?kind=&product=&environment=. A failure
+// after the first bytes went out cuts the connection, so the client sees
+// a broken stream, never a short one that looks whole.
+func (h *Handler) exportRecords(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	o := knowledge.ExportOptions{Kind: q.Get("kind"), Product: q.Get("product"), Environment: q.Get("environment")}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	sw := &startedWriter{w: w}
+	if _, err := h.deps.Records.Export(r.Context(), sw, o); err != nil {
+		if !sw.started {
+			w.Header().Del("Content-Type")
+			h.fail(w, r, a2a.Errorf(a2a.Internal, "export: %v", err))
+			return
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// startedWriter tells whether anything was written.
+type startedWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (s *startedWriter) Write(p []byte) (int, error) {
+	s.started = true
+	return s.w.Write(p)
 }

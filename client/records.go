@@ -59,3 +59,26 @@ func (c *Client) Record(ctx context.Context, id string) (admin.Record, error) {
 	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/records/" + url.PathEscape(id)}, &out)
 	return out, err
 }
+
+// ExportRecords writes the records (those of o's kind, product and
+// environment; all when o is zero) to w as JSON Lines in the import
+// format, in id order.
+func (c *Client) ExportRecords(ctx context.Context, o knowledge.ExportOptions, w io.Writer) error {
+	q := url.Values{}
+	for k, v := range map[string]string{"kind": o.Kind, "product": o.Product, "environment": o.Environment} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/records:export", query: q}, w)
+	return err
+}
+
+// DeleteRecords deletes up to knowledge.MaxDeleteBatch records in one
+// transaction and names the ids no record has; the search index drops
+// them before the call returns.
+func (c *Client) DeleteRecords(ctx context.Context, ids []string) (knowledge.DeleteResult, error) {
+	var out knowledge.DeleteResult
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records:delete", body: admin.DeleteRecordsRequest{IDs: ids}}, &out)
+	return out, err
+}

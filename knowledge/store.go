@@ -56,6 +56,10 @@ type Store interface {
 	// DeleteRecord removes a record and feeds the delete; ErrNotFound when
 	// there is none.
 	DeleteRecord(ctx context.Context, id string, at time.Time) error
+	// DeleteRecords removes the records ids that exist in one
+	// transaction, feeding each delete, and returns those it deleted and
+	// those no record has, each in the order given.
+	DeleteRecords(ctx context.Context, ids []string, at time.Time) (deleted, missing []string, err error)
 	// GetRecord returns one record or ErrNotFound.
 	GetRecord(ctx context.Context, id string) (Record, error)
 	// ListRecords returns up to limit records with ids after after.

@@ -88,20 +88,26 @@ func (c *Core) indexer(dataDir string) admin.Indexer {
 	if c.Index != nil {
 		return c.Index
 	}
-	return offlineIndex{dir: filepath.Join(dataDir, IndexDir)}
+	return offlineIndex{dir: filepath.Join(dataDir, IndexDir), synonyms: filepath.Join(dataDir, search.SynonymsFile)}
 }
 
 // offlineIndex stands for the index when no server runs. Writes need no
 // sync: the next kfa serve catches up from the feed.
-type offlineIndex struct{ dir string }
+type offlineIndex struct{ dir, synonyms string }
 
 func (offlineIndex) Sync(context.Context) error { return nil }
 
+// Rebuild checks the synonyms file, so that a bad one is reported now
+// rather than when kfa serve next starts, and deletes the index.
 func (o offlineIndex) Rebuild(context.Context) (knowledge.IndexStatus, error) {
+	syn, err := search.LoadSynonyms(o.synonyms)
+	if err != nil {
+		return knowledge.IndexStatus{}, err
+	}
 	if err := os.RemoveAll(o.dir); err != nil {
 		return knowledge.IndexStatus{}, fmt.Errorf("delete the search index %s: %w", o.dir, err)
 	}
-	return knowledge.IndexStatus{Dir: o.dir, Deleted: true}, nil
+	return knowledge.IndexStatus{Dir: o.dir, Deleted: true, SynonymGroups: syn.Len()}, nil
 }
 
 // OpenIndex opens the search index of dataDir over core's store and

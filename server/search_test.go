@@ -134,13 +134,16 @@ func TestSearchOverHTTP(t *testing.T) {
 		if data["query"] != "bbolt database is locked" || len(rs) != 2 || rs[0]["id"] != "bbolt-timeout-open-locked" {
 			t.Fatalf("data %v", data)
 		}
-		for _, k := range []string{"id", "title", "kind", "product", "environment", "score", "snippet", "url", "updatedAt"} {
+		for _, k := range []string{"source", "id", "title", "kind", "product", "environment", "score", "snippet", "pageUrl", "url", "updatedAt"} {
 			if _, ok := rs[0][k]; !ok {
 				t.Errorf("result lacks %q: %v", k, rs[0])
 			}
 		}
 		if _, ok := rs[0]["body"]; ok {
 			t.Error("a search result carries the body")
+		}
+		if pu, _ := rs[0]["pageUrl"].(string); rs[0]["source"] != "record" || !strings.HasSuffix(pu, "/records/bbolt-timeout-open-locked") {
+			t.Errorf("source %v, pageUrl %v", rs[0]["source"], rs[0]["pageUrl"])
 		}
 		if _, err := time.Parse("2006-01-02T15:04:05.000Z", rs[0]["updatedAt"].(string)); err != nil {
 			t.Errorf("updatedAt %v: %v", rs[0]["updatedAt"], err)
@@ -178,7 +181,7 @@ func TestSearchOverHTTP(t *testing.T) {
 		if rs, ok := data["results"].([]any); !ok || len(rs) != 0 {
 			t.Fatalf("results %v, want []", data["results"])
 		}
-		if !strings.Contains(text, "No knowledge records match") {
+		if !strings.Contains(text, `No knowledge records or answered discussions match "sourdough levain hydration"`) {
 			t.Fatalf("summary %q", text)
 		}
 	})
@@ -248,23 +251,26 @@ func TestSearchRateLimit(t *testing.T) {
 	}
 }
 
-// TestResearchFindsAnsweredDiscussions: an ask answered by another agent
-// shows up in research, with the server's public URL.
-func TestResearchFindsAnsweredDiscussions(t *testing.T) {
+// TestTheKnowledgeLoop is the story of issue 13, over HTTP: Alice asks
+// how to take a hot backup of a bbolt file; before anyone answers, a
+// near-identical question finds her open discussion, and the answer tells
+// the agent to join it; Bob replies; a paraphrase of the question then
+// finds the answered discussion first, with Bob's reply as its snippet.
+func TestTheKnowledgeLoop(t *testing.T) {
 	ctx := context.Background()
 	s := start(t, func(c *server.Config) { c.PublicURL = "https://kfa.example" })
-	asker, err := s.Core().Agents.Create(ctx, "asker", []agents.Scope{agents.ScopeRead, agents.ScopePost})
-	if err != nil {
-		t.Fatal(err)
+	mk := func(name string) string {
+		a, err := s.Core().Agents.Create(ctx, name, []agents.Scope{agents.ScopeRead, agents.ScopePost})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Token
 	}
-	helper, err := s.Core().Agents.Create(ctx, "helper", []agents.Scope{agents.ScopeRead, agents.ScopePost})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alice, bob := mk("alice"), mk("bob")
 	yes := true
-	resp, err := client.New(s.URL(), client.WithToken(asker.Token)).SendMessage(ctx, a2a.SendMessageRequest{
+	resp, err := client.New(s.URL(), client.WithToken(alice)).SendMessage(ctx, a2a.SendMessageRequest{
 		Message: &a2a.Message{Role: a2a.RoleUser, MessageID: "ask-1", Parts: []a2a.Part{a2a.DataPart(json.RawMessage(
-			`{"action":"ask","question":"How do I stop the okapi exporter from leaking goroutines?"}`))}},
+			`{"action":"ask","question":"How do I take a hot backup of a bbolt file?","details":"The server keeps the file open."}`))}},
 		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: &yes},
 	})
 	if err != nil {
@@ -276,26 +282,57 @@ func TestResearchFindsAnsweredDiscussions(t *testing.T) {
 	if resp.Task == nil || json.Unmarshal(resp.Task.Metadata, &meta) != nil || meta.DiscussionID == "" {
 		t.Fatalf("ask answer %+v", resp)
 	}
-	if _, err := client.New(s.URL(), client.WithToken(helper.Token)).Reply(ctx, meta.DiscussionID,
-		"Close the okapi exporter's channel when its context ends."); err != nil {
+	id := meta.DiscussionID
+	// The index follows the ask through the watch; Sync waits for it here
+	// (search's own tests show it happens at once, without a tick).
+	if err := s.Core().Index.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	text, data := answer(t, s.URL(), searchBody(map[string]any{"action": "search", "query": "hot backup of a bbolt file"}))
+	rs := results(data)
+	if len(rs) == 0 || rs[0]["id"] != id || rs[0]["source"] != "discussion" || rs[0]["status"] != "open" ||
+		rs[0]["replyCount"] != 0.0 || rs[0]["pageUrl"] != "https://kfa.example/discussions/"+id || rs[0]["createdAt"] == nil {
+		t.Fatalf("before the reply: results %v", rs)
+	}
+	if _, ok := rs[0]["answeredAt"]; ok {
+		t.Fatalf("an open discussion with answeredAt: %v", rs[0])
+	}
+	if !strings.Contains(text, "join it with discussionId "+id) {
+		t.Fatalf("before the reply: summary %q does not name the discussion to join", text)
+	}
+	// Before the reply, the records that only share "bbolt" and "file"
+	// are no answer.
+	for _, r := range rs[1:] {
+		if r["source"] == "record" {
+			t.Fatalf("before the reply, an unrelated record: %v", r)
+		}
+	}
+
+	const answerText = "Call tx.WriteTo inside a read transaction (db.View): it copies a consistent snapshot while writers carry on."
+	if _, err := client.New(s.URL(), client.WithToken(bob)).Reply(ctx, id, answerText); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Core().Index.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, data := answer(t, s.URL(), searchBody(map[string]any{"action": "research", "query": "okapi exporter leaking goroutines"}))
-	ds, _ := data["discussions"].([]any)
-	if len(ds) != 1 {
-		t.Fatalf("discussions %v", data["discussions"])
+	text, data = answer(t, s.URL(), searchBody(map[string]any{"action": "search", "query": "bbolt hot backup"}))
+	rs = results(data)
+	if len(rs) == 0 || rs[0]["id"] != id || rs[0]["status"] != "answered" || rs[0]["snippet"] != answerText ||
+		rs[0]["replyCount"] != 1.0 || rs[0]["answeredAt"] == nil {
+		t.Fatalf("after the reply: results %v", rs)
 	}
-	d := ds[0].(map[string]any)
-	if d["id"] != meta.DiscussionID || d["url"] != "https://kfa.example/api/v1/discussions/"+meta.DiscussionID || d["replyCount"] != 1.0 {
-		t.Fatalf("discussion %v", d)
+	if !strings.HasPrefix(text, `Found 1 answered discussion for "bbolt hot backup": How do I take a hot backup of a bbolt file?`) {
+		t.Fatalf("after the reply: summary %q", text)
 	}
-	// A plain search lists no discussions.
-	_, data = answer(t, s.URL(), searchBody(map[string]any{"action": "search", "query": "okapi exporter leaking goroutines"}))
-	if _, ok := data["discussions"]; ok {
-		t.Fatalf("a search listed discussions: %v", data)
+
+	// research: the question's details and the replies in full.
+	_, data = answer(t, s.URL(), searchBody(map[string]any{"action": "research", "query": "bbolt hot backup", "limit": 1}))
+	rs = results(data)
+	replies, _ := rs[0]["replies"].([]any)
+	if len(rs) != 1 || rs[0]["body"] != "The server keeps the file open." || len(replies) != 1 ||
+		replies[0].(map[string]any)["body"] != answerText || replies[0].(map[string]any)["authorName"] != "bob" {
+		t.Fatalf("research: %v", rs)
 	}
 }
 

@@ -145,3 +145,36 @@ func (s *DB) ListRecords(_ context.Context, after string, limit int) (knowledge.
 	})
 	return page, err
 }
+
+// DeleteRecords implements knowledge.Store. Like UpsertRecords it runs as
+// one transaction of its own: a batch of deletes is large.
+func (s *DB) DeleteRecords(_ context.Context, ids []string, at time.Time) (deleted, missing []string, err error) {
+	if s.readOnly {
+		return nil, nil, errReadOnly
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		deleted, missing = deleted[:0], missing[:0]
+		b := tx.Bucket(bucketRecords)
+		for _, id := range ids {
+			if b.Get([]byte(id)) == nil {
+				missing = append(missing, id)
+				continue
+			}
+			if err := b.Delete([]byte(id)); err != nil {
+				return err
+			}
+			if err := appendChange(tx, id, knowledge.OpDelete, at, at); err != nil {
+				return err
+			}
+			deleted = append(deleted, id)
+		}
+		if len(deleted) == 0 {
+			return nil
+		}
+		return counter(tx.Bucket(bucketCounts), keyRecordCount, -int64(len(deleted)))
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: delete records: %w", err)
+	}
+	return deleted, missing, nil
+}

@@ -26,7 +26,8 @@ func runRecords(ctx context.Context, e env, args []string) error {
 		{"import", "upsert records from a JSON Lines file (or - for stdin)", recordsImport},
 		{"list", "list records in id order", recordsList},
 		{"show", "print one record", recordsShow},
-		{"delete", "delete a record", recordsDelete},
+		{"export", "write the records as JSON Lines that import reads back", recordsExport},
+		{"delete", "delete records by id, from a file of ids, or by kind, product or environment", recordsDelete},
 		{"reindex", "rebuild the search index from the records", recordsReindex},
 	}, args)
 }
@@ -196,34 +197,14 @@ func showProgress(w io.Writer, pr *progressReader, size int64) func() {
 	}
 }
 
-func recordsDelete(ctx context.Context, e env, args []string) error {
-	var d dataFlags
-	fs := newFlagSet("records delete", "kfa records delete ID [--json]",
-		"Delete a knowledge record. Search stops finding it when the command returns.", e,
-		"kfa records delete go-context-deadline-exceeded")
-	d.bind(fs)
-	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "a record ID", false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	res, err := c.DeleteRecord(ctx, pos[0])
-	if err != nil {
-		return notFound(err, "record", pos[0])
-	}
-	if d.json {
-		return printJSON(e.stdout, res)
-	}
-	fmt.Fprintf(e.stdout, "Deleted record %s.\n", oneLine(res.ID))
-	return nil
-}
-
 func recordsReindex(ctx context.Context, e env, args []string) error {
 	var d dataFlags
 	fs := newFlagSet("records reindex", "kfa records reindex [--json]",
-		"Rebuild the search index from the records and answered discussions. With kfa serve running,\n"+
-			"the live index is rebuilt while it keeps answering; otherwise the index directory is\n"+
-			"deleted and the next kfa serve rebuilds it. The index is derived data: nothing is lost.", e,
+		"Rebuild the search index from the records and discussions, reading <data>/synonyms.txt again.\n"+
+			"With kfa serve running, the live index is rebuilt while it keeps answering; otherwise the\n"+
+			"synonyms file is checked, the index directory deleted, and the next kfa serve rebuilds it.\n"+
+			"The index is derived data: nothing is lost. A synonyms file with a bad line is refused (its\n"+
+			"line is named) and the index left as it was.", e,
 		"kfa records reindex")
 	d.bind(fs)
 	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
@@ -240,11 +221,11 @@ func recordsReindex(ctx context.Context, e env, args []string) error {
 		return printJSON(e.stdout, st)
 	}
 	if st.Deleted {
-		fmt.Fprintf(e.stdout, "No server runs on this data directory: deleted the search index %s; kfa serve rebuilds it when it starts.\n", oneLine(st.Dir))
+		fmt.Fprintf(e.stdout, "No server runs on this data directory: deleted the search index %s; kfa serve rebuilds it when it starts (with %d synonym groups).\n", oneLine(st.Dir), st.SynonymGroups)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %d records, %d answered discussions, at feed sequence %d.\n",
-		time.Since(start).Round(time.Millisecond), st.Records, st.Discussions, st.AppliedSeq)
+	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %d records, %d discussions, %d synonym groups, at feed sequence %d.\n",
+		time.Since(start).Round(time.Millisecond), st.Records, st.Discussions, st.SynonymGroups, st.AppliedSeq)
 	return nil
 }
 
