@@ -36,7 +36,6 @@ func bindFilters(fs *flag.FlagSet, o *knowledge.ExportOptions, what string) {
 	fs.StringVar(&o.Environment, "environment", "", what+" of this `environment` only (any case)")
 }
 
-
 func recordsExport(ctx context.Context, e env, args []string) error {
 	var d dataFlags
 	var o knowledge.ExportOptions
