@@ -92,6 +92,22 @@ func TestMCPTools(t *testing.T) {
 		}
 	})
 
+	t.Run("search finds the answered discussion", func(t *testing.T) {
+		if err := h.srv.Core().Index.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rs := mcpSearch(t, cs, map[string]any{"query": "read kfa knowledge from an MCP client"})
+		if len(rs) == 0 || rs[0].ID != disc {
+			t.Fatalf("results: %v, want the discussion %s first", resultIDs(rs), disc)
+		}
+		d := rs[0]
+		if d.Source != mcpserver.SourceDiscussion || d.URL != "http://kfa.test/discussions/"+disc || d.Status != "answered" ||
+			d.ReplyCount == nil || *d.ReplyCount != 1 || d.AnsweredAt == "" || d.CreatedAt == "" ||
+			!strings.HasPrefix(d.Snippet, "Point the client at /mcp") || d.SourceURL != "" || d.UpdatedAt != "" {
+			t.Fatalf("discussion result: %+v", d)
+		}
+	})
+
 	t.Run("a miss is an answer", func(t *testing.T) {
 		res := mcpCall(t, cs, mcpserver.ToolSearch, map[string]any{"query": "zyxwv qqqq flibbertigibbet"})
 		var out mcpserver.SearchOutput

@@ -251,6 +251,25 @@ func TestWebSearch(t *testing.T) {
 	}
 }
 
+// TestWebSearchOpenQuestion: a search that asks an open question shows
+// it as open, with its reply count, its page, and the hint to reply there;
+// an answered one shows when it was answered.
+func TestWebSearchOpenQuestion(t *testing.T) {
+	f := newWebFixture(t, nil)
+	if err := f.h.srv.Core().Index.Sync(bg()); err != nil {
+		t.Fatal(err)
+	}
+	b := f.h.browser()
+	p := b.get("/search?q=why+does+bbolt+open+hang+when+two+processes+share+a+file")
+	if p.status != 200 {
+		t.Fatalf("search: %d\n%s", p.status, p.body)
+	}
+	p.mustContain(t, `<span class="badge">Discussion</span> <span class="badge open">Open</span> 0 replies`,
+		`href="/discussions/`+f.open+`"`, "This question is open: if you know the answer")
+	p = b.get("/search?q=hot+backup+bbolt+file")
+	p.mustContain(t, `href="/discussions/`+f.answered+`"`, "· answered <time datetime=")
+}
+
 // TestWebPagination: the discussions page walks the listing with the
 // API's page tokens, 20 a page, and the feed holds the first page.
 func TestWebPagination(t *testing.T) {

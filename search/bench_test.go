@@ -8,34 +8,42 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/knowledge/knowledgetest"
 	"github.com/kfa-project/kfa/store"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // benchGenVersion names the generated fixture; change it when the
 // generator changes. The mapping's schemaVersion is part of the key too.
-const benchGenVersion = "gen-2"
+const benchGenVersion = "gen-3"
 
-// benchFixture returns an index over n generated records. Building 100,000
-// takes a while, so the store and index are kept under os.TempDir(),
-// keyed by the fixture's version, and reused by later runs.
-func benchFixture(b *testing.B, n int) *Index {
+// benchFixture returns an index over n generated records and discs
+// generated discussions (three in four answered). Building 100,000 takes
+// a while, so the store and index are kept under os.TempDir(), keyed by
+// the fixture's version, and reused by later runs.
+func benchFixture(b *testing.B, n, discs int) *Index {
 	b.Helper()
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d", benchGenVersion, schemaVersion, n)))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d|%d", benchGenVersion, schemaVersion, n, discs)))
 	dir := filepath.Join(os.TempDir(), "kfa-bench-"+hex.EncodeToString(sum[:6]))
 	done := filepath.Join(dir, "complete")
 	if _, err := os.Stat(done); err != nil {
 		_ = os.RemoveAll(dir)
 		start := time.Now()
-		buildBenchFixture(b, dir, n)
+		buildBenchFixture(b, dir, n, discs)
 		if err := os.WriteFile(done, nil, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("built the %d-record fixture in %s (kept in %s)", n, time.Since(start).Round(time.Millisecond), dir)
+		b.Logf("built the fixture of %d records and %d discussions in %s (kept in %s)", n, discs, time.Since(start).Round(time.Millisecond), dir)
 	}
 	db, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
 	if err != nil {
@@ -53,7 +61,7 @@ func benchFixture(b *testing.B, n int) *Index {
 	return idx
 }
 
-func buildBenchFixture(b *testing.B, dir string, n int) {
+func buildBenchFixture(b *testing.B, dir string, n, discs int) {
 	db, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -71,11 +79,66 @@ func buildBenchFixture(b *testing.B, dir string, n int) {
 			batch = batch[:0]
 		}
 	}
-	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db})
+	loadBenchDiscussions(b, db, discs)
+	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db, Discussions: db})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := idx.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// loadBenchDiscussions asks n generated questions (the store's bulk
+// loader, one transaction per thousand) and answers three in four of
+// them, replies sharing group commits.
+func loadBenchDiscussions(b *testing.B, db *store.DB, n int) {
+	if n == 0 {
+		return
+	}
+	g := knowledgetest.New(2)
+	asker := tasks.Asker{ID: ulid.Make().String(), Name: "bench-asker"}
+	start := now().Add(-time.Duration(n) * time.Millisecond)
+	var ids []string
+	chunk := make([]tasks.CreateAsk, 0, 1000)
+	for i := range n {
+		q := g.Question()
+		c := tasks.NewAsk(tasks.AskInput{
+			Asker: asker, Question: q, Details: g.Details(),
+			Message: a2a.Message{MessageID: fmt.Sprintf("bench-%d", i), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(q)}},
+		}, start.Add(time.Duration(i)*time.Millisecond), 0)
+		chunk = append(chunk, c)
+		if i%4 != 3 {
+			ids = append(ids, c.Task.DiscussionID)
+		}
+		if len(chunk) == cap(chunk) || i == n-1 {
+			if err := db.LoadAsks(chunk); err != nil {
+				b.Fatal(err)
+			}
+			chunk = chunk[:0]
+		}
+	}
+	replies := make([]string, len(ids))
+	for i := range replies {
+		replies[i] = g.Details()
+	}
+	ds := discussions.NewService(db, discussions.Limits{}, db.Secret(), now)
+	helper := discussions.Author{ID: ulid.Make().String(), Name: "bench-helper"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += 8 {
+				if _, err := ds.Reply(context.Background(), helper, ids[i], replies[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
 }
@@ -94,21 +157,26 @@ func benchQueries(common bool) []knowledge.Query {
 }
 
 // BenchmarkSearch measures one search at a time over 10,000 and 100,000
-// generated records: latency percentiles and throughput. Typical queries
-// are 2-5 words drawn like the records' words (one in ten with a word no
+// generated records, and over 100,000 records with 10,000 discussions
+// beside them: latency percentiles and throughput. Typical queries are
+// 2-5 words drawn like the records' words (one in ten with a word no
 // record holds); the common ones use only the 20 most frequent words, a
 // worst case where every term is in a large share of the records.
 func BenchmarkSearch(b *testing.B) {
 	for _, c := range []struct {
-		n      int
-		common bool
-	}{{10_000, false}, {100_000, false}, {10_000, true}, {100_000, true}} {
-		name := fmt.Sprintf("records=%d/queries=typical", c.n)
+		n, discs int
+		common   bool
+	}{{10_000, 0, false}, {100_000, 0, false}, {100_000, 10_000, false}, {10_000, 0, true}, {100_000, 0, true}, {100_000, 10_000, true}} {
+		name := fmt.Sprintf("records=%d", c.n)
+		if c.discs > 0 {
+			name += fmt.Sprintf("+discussions=%d", c.discs)
+		}
+		name += "/queries=typical"
 		if c.common {
-			name = fmt.Sprintf("records=%d/queries=common", c.n)
+			name = strings.Replace(name, "typical", "common", 1)
 		}
 		b.Run(name, func(b *testing.B) {
-			idx := benchFixture(b, c.n)
+			idx := benchFixture(b, c.n, c.discs)
 			qs := benchQueries(c.common)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, 4096)
@@ -138,7 +206,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkSearchParallel(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			idx := benchFixture(b, n)
+			idx := benchFixture(b, n, 0)
 			qs := benchQueries(false)
 			ctx := context.Background()
 			b.ResetTimer()

@@ -194,6 +194,7 @@ func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	c := watched(f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
 	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
+	timeout := c.ask(t, "What does canceling statement due to statement timeout mean in PostgreSQL?", "")
 	if err := f.idx.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +208,7 @@ func TestOpenDiscussionsAskedClosely(t *testing.T) {
 		{"backup a bbolt file while it is open, hot", id},
 		{"take a hot backup of bbolt", id},
 		{"migrate kfa from bbolt to postgresql", other},
+		{"canceling statement due to statement timeout in postgresql", timeout},
 		{"bbolt file", ""},
 		{"backup", ""},
 		{"bbolt", ""},
@@ -228,6 +230,14 @@ func TestOpenDiscussionsAskedClosely(t *testing.T) {
 				t.Fatalf("open discussions %v found; want none", open)
 			case tt.want != "" && (len(open) != 1 || open[0] != tt.want):
 				t.Fatalf("open discussions %v; want %s", open, tt.want)
+			}
+			// Beside the question asked, records holding a word or two of
+			// it (PostgreSQL and "statement", bbolt and "file") are no
+			// answer.
+			for _, h := range res.Hits {
+				if tt.want != "" && h.Source == knowledge.SourceRecord {
+					t.Fatalf("record %s listed beside the open discussion", h.ID)
+				}
 			}
 		})
 	}

@@ -39,6 +39,12 @@ const (
 	// discussion to be a hit: "bbolt hot backup" asks "How do I take a
 	// hot backup of a bbolt file?", "bbolt file" does not.
 	closeQuestion = 0.45
+	// minShareOfAsked is the least share of an open discussion's coverage
+	// a record or answered discussion listed beside it holds: beside the
+	// open question the query asks, a record holding two of its five words
+	// ("PostgreSQL" and "statement") is no answer, though on its own it
+	// would be one, and listing it would draw the agent away from joining.
+	minShareOfAsked = 0.5
 )
 
 // strict reports whether a match is an answer on its own.

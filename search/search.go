@@ -153,6 +153,15 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 			out = append(out, c)
 		}
 	}
+	// Beside an open discussion that asks the question, a match of a word
+	// or two is no answer: the agent should join the discussion.
+	asked := 0.0
+	for _, c := range out {
+		if c.open {
+			asked = max(asked, c.cov)
+		}
+	}
+	out = slices.DeleteFunc(out, func(c candidate) bool { return !c.open && c.cov < minShareOfAsked*asked })
 	// The hits are ranked by score times coverage: of two matches, the
 	// one that holds more of the question ranks first, even when the
 	// other holds its few words in a title.

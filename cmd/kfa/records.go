@@ -221,11 +221,12 @@ func recordsReindex(ctx context.Context, e env, args []string) error {
 		return printJSON(e.stdout, st)
 	}
 	if st.Deleted {
-		fmt.Fprintf(e.stdout, "No server runs on this data directory: deleted the search index %s; kfa serve rebuilds it when it starts (with %d synonym groups).\n", oneLine(st.Dir), st.SynonymGroups)
+		fmt.Fprintf(e.stdout, "No server runs on this data directory: deleted the search index %s; kfa serve rebuilds it when it starts (with %s).\n", oneLine(st.Dir), plural(st.SynonymGroups, "synonym group", "synonym groups"))
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %d records, %d discussions, %d synonym groups, at feed sequence %d.\n",
-		time.Since(start).Round(time.Millisecond), st.Records, st.Discussions, st.SynonymGroups, st.AppliedSeq)
+	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %s, %s, %s, at feed sequence %d.\n",
+		time.Since(start).Round(time.Millisecond), plural(st.Records, "record", "records"),
+		plural(st.Discussions, "discussion", "discussions"), plural(st.SynonymGroups, "synonym group", "synonym groups"), st.AppliedSeq)
 	return nil
 }
 

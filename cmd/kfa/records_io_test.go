@@ -150,7 +150,7 @@ func TestRecordsReindexChecksSynonyms(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := mustCLI(t, "", "records", "reindex", "--data", data)
-	if !strings.Contains(out, "with 1 synonym groups") {
+	if !strings.Contains(out, "with 1 synonym group)") {
 		t.Fatalf("reindex: %q", out)
 	}
 }

@@ -122,6 +122,14 @@ func (g *Gen) Record(i int) knowledge.Record {
 	}
 }
 
+// Question returns a question an agent might ask: a few of the records'
+// words and a question mark.
+func (g *Gen) Question() string { return g.words(5+g.rnd.IntN(8)) + "?" }
+
+// Details returns a paragraph of the records' words: a question's details
+// or a reply.
+func (g *Gen) Details() string { return g.words(20+g.rnd.IntN(40)) + "." }
+
 // Marker is the unique word in record i's title.
 func Marker(i int) string { return fmt.Sprintf("marker%06d", i) }
 
