@@ -12,7 +12,6 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
-	"github.com/kfa-project/kfa/search"
 )
 
 // Indexer is the search index as the admin API drives it. kfa serve passes
@@ -133,12 +132,11 @@ func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
 	st, err := h.deps.Index.Rebuild(r.Context())
-	var se *search.SynonymsError
 	switch {
-	case errors.As(err, &se):
+	case errors.Is(err, knowledge.ErrSynonyms):
 		// The operator's file, not the server, is at fault; the index
 		// stays as it was.
-		h.fail(w, r, a2a.BadParam("synonyms", "%v; fix the file and run the reindex again (the index was left as it was)", se))
+		h.fail(w, r, a2a.BadParam("synonyms", "%v; fix the file and run the reindex again (the index was left as it was)", err))
 		return
 	case err != nil:
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "reindex: %v", err))

@@ -1,6 +1,14 @@
 package knowledge
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// ErrSynonyms means the operator's synonyms file cannot be used (a line
+// is wrong); the error that wraps it names the file and the line. The
+// search index keeps the synonyms it has.
+var ErrSynonyms = errors.New("the synonyms file cannot be used")
 
 // Search limits.
 const (

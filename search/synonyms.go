@@ -14,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/registry"
+
+	"github.com/kfa-project/kfa/knowledge"
 )
 
 // SynonymsFile is the name of the synonyms file in the data directory.
@@ -62,6 +64,9 @@ type SynonymsError struct {
 	Line int
 	Msg  string
 }
+
+// Is makes errors.Is(err, knowledge.ErrSynonyms) hold.
+func (e *SynonymsError) Is(target error) bool { return target == knowledge.ErrSynonyms }
 
 func (e *SynonymsError) Error() string {
 	if e.File == "" {

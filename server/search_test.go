@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -375,5 +376,55 @@ func TestImportWhileServing(t *testing.T) {
 	_, data = answer(t, s.URL(), searchBody(map[string]any{"action": "search", "query": "tapir feeding schedule 7", "product": "tapir", "limit": 1}))
 	if rs := results(data); len(rs) != 1 || rs[0]["id"] != "tapir-7" {
 		t.Fatalf("after reindex: %v", rs)
+	}
+}
+
+// TestSynonymsFile: kfa serve reads <data>/synonyms.txt at start (a bad
+// line stops it, named) and kfa records reindex reads it again on the
+// live server (a bad line is refused and the index kept).
+func TestSynonymsFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "synonyms.txt")
+	if err := os.WriteFile(file, []byte("pg, postgresql\nhot backup, snapshot\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.Addr, cfg.DataDir, cfg.SeedSamples = "127.0.0.1:0", dir, true
+	if _, err := server.New(cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), file+":2: ") {
+		t.Fatalf("a bad synonyms file at start: %v", err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, func(c *server.Config) { c.DataDir = dir; c.AdminSocket = filepath.Join(dir, "kfa.sock") })
+	top := func(q string) string {
+		_, data := answer(t, s.URL(), searchBody(map[string]any{"action": "search", "query": q}))
+		if rs := results(data); len(rs) > 0 {
+			return rs[0]["id"].(string)
+		}
+		return ""
+	}
+	if got := top("elephant"); got != "" {
+		t.Fatalf("without synonyms, elephant finds %s", got)
+	}
+	admin := client.NewUnix(filepath.Join(dir, "kfa.sock"))
+	if err := os.WriteFile(file, []byte("pg, postgresql\nhot backup, snapshot\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := admin.ReindexRecords(ctx)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.StatusCode != http.StatusBadRequest || ce.Reason != "INVALID_PARAMS" || !strings.Contains(ce.Message, file+":2: ") {
+		t.Fatalf("reindex with a bad file: %v", err)
+	}
+	if err := os.WriteFile(file, []byte("elephant, postgresql\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := admin.ReindexRecords(ctx)
+	if err != nil || !st.Rebuilt || st.SynonymGroups != 1 {
+		t.Fatalf("reindex: %+v, %v", st, err)
+	}
+	if got := top("elephant"); !strings.HasPrefix(got, "postgresql-") {
+		t.Fatalf("with elephant, postgresql: elephant finds %q", got)
 	}
 }
