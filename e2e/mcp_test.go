@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/mcpserver"
 	"github.com/kfa-project/kfa/server"
 )
@@ -274,7 +276,7 @@ func TestMCPChanges(t *testing.T) {
 
 	// Cursors that are not this feed's are tool errors naming them.
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": "not-a-cursor"}), `"not-a-cursor"`)
-	far := mcpserver.EncodeCursor(1 << 40)
+	far := mcpserver.EncodeCursor(knowledge.Position{Seq: 1 << 40})
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": far}), far)
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"limit": 501}), "limit")
 }
@@ -357,4 +359,54 @@ func relevanceCases(t *testing.T) []relevanceCase {
 		t.Fatalf("samples/relevance.json: %v (%d cases)", err, len(cs))
 	}
 	return cs
+}
+
+// TestMCPChangesAfterRetention: once retention trimmed the feed, a saved
+// cursor from before the trim is refused as too old, and an empty cursor
+// still lists every record, each once.
+func TestMCPChangesAfterRetention(t *testing.T) {
+	h := start(t, func(c *server.Config) { c.SeedSamples = true })
+	ctx := context.Background()
+	cs := mcpSession(t, h, "")
+	var first mcpserver.ChangesOutput
+	mcpOut(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"limit": 2}), &first)
+	if _, err := h.admin.DeleteRecord(ctx, "bbolt-timeout-open-locked"); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"id":"a2a-agent-card-well-known","kind":"reference","title":"The agent card, changed","body":"Changed."}` + "\n"
+	if _, err := h.admin.ImportRecords(ctx, strings.NewReader(line), true); err != nil {
+		t.Fatal(err)
+	}
+	// What the server's trimmer does once the entries are past the
+	// horizon; here the horizon is now.
+	if n, err := h.srv.Core().DB.TrimFeed(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
+		t.Fatalf("trim: %d, %v", n, err)
+	}
+	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": first.NextCursor}),
+		"is too old: the change feed no longer holds the changes after it; start again with an empty cursor")
+	seen := map[string]int{}
+	cursor := ""
+	for {
+		var page mcpserver.ChangesOutput
+		mcpOut(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": cursor, "limit": 50}), &page)
+		for _, c := range page.Changes {
+			seen[c.ID]++
+		}
+		cursor = page.NextCursor
+		if !page.HasMore {
+			break
+		}
+	}
+	list, err := h.admin.Records(ctx, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != list.Total {
+		t.Fatalf("an empty cursor lists %d records, the store holds %d", len(seen), list.Total)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s is in the trimmed feed %d times", id, n)
+		}
+	}
 }

@@ -27,23 +27,41 @@ var (
 	ErrCursorAhead = errors.New("the position is past the end of this change feed")
 )
 
+// Position is where a reader of the change feed stands: right after the
+// entry Seq (0: at the beginning), having read the feed as it stood after
+// the trim Trimmed (FeedState.Trimmed when the position was handed out).
+// Trimmed tells a reader that started after a trim, whose positions within
+// the trimmed part of the feed are sound (it never saw what was removed),
+// from one that started before it and may have missed a change.
+type Position struct {
+	Seq     uint64
+	Trimmed uint64
+}
+
 // ChangesPage is one page of the change feed, oldest first.
 type ChangesPage struct {
 	Changes []Change
 	// Next is the position right after the last change of the page (the
 	// requested position when the page is empty): a reader that keeps it
 	// sees only later changes.
-	Next uint64
+	Next Position
 	// HasMore is true when the feed holds changes after Next already.
 	HasMore bool
 }
 
-// Changes returns up to limit change-feed entries after the sequence
-// number after (0: from the beginning), oldest first. limit 0 means
-// DefaultChangesLimit. A position before the feed's trimmed sequence is
-// ErrCursorTooOld; from the beginning, the feed still holds the latest
-// entry of every record (see Store.TrimFeed).
-func (s *Service) Changes(ctx context.Context, after uint64, limit int) (ChangesPage, error) {
+// At is the position right after the change c, read while the feed stood
+// after the trim p.Trimmed.
+func (p ChangesPage) At(c Change) Position { return Position{Seq: c.Seq, Trimmed: p.Next.Trimmed} }
+
+// Changes returns up to limit change-feed entries after the position
+// after (the zero Position: from the beginning), oldest first. limit 0
+// means DefaultChangesLimit. From the beginning, the feed holds the
+// latest entry of every record, however old (see Store.TrimFeed). A
+// position handed out before a trim that removed entries after it is
+// ErrCursorTooOld: the reader may have missed a change and must start
+// over. A position past the feed's end, or from a later trim than the
+// feed's, is ErrCursorAhead.
+func (s *Service) Changes(ctx context.Context, after Position, limit int) (ChangesPage, error) {
 	if limit == 0 {
 		limit = DefaultChangesLimit
 	}
@@ -54,22 +72,22 @@ func (s *Service) Changes(ctx context.Context, after uint64, limit int) (Changes
 	if err != nil {
 		return ChangesPage{}, fmt.Errorf("read the change feed's state: %w", err)
 	}
-	if after > st.Last {
+	if after.Seq > st.Last || after.Trimmed > st.Trimmed {
 		return ChangesPage{}, ErrCursorAhead
 	}
-	if after > 0 && after < st.Trimmed {
+	if after.Seq > 0 && after.Trimmed < st.Trimmed && after.Seq < st.Trimmed {
 		return ChangesPage{}, ErrCursorTooOld
 	}
-	chs, err := s.store.Changes(ctx, after, limit+1)
+	chs, err := s.store.Changes(ctx, after.Seq, limit+1)
 	if err != nil {
-		return ChangesPage{}, fmt.Errorf("read the change feed after %d: %w", after, err)
+		return ChangesPage{}, fmt.Errorf("read the change feed after %d: %w", after.Seq, err)
 	}
-	p := ChangesPage{Changes: chs, Next: after}
+	p := ChangesPage{Changes: chs, Next: Position{Seq: after.Seq, Trimmed: st.Trimmed}}
 	if len(chs) > limit {
 		p.Changes, p.HasMore = chs[:limit], true
 	}
 	if n := len(p.Changes); n > 0 {
-		p.Next = p.Changes[n-1].Seq
+		p.Next.Seq = p.Changes[n-1].Seq
 	}
 	return p, nil
 }

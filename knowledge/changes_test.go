@@ -48,7 +48,7 @@ func TestChangesPages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := svc.Changes(ctx, tc.after, tc.limit)
+			p, err := svc.Changes(ctx, knowledge.Position{Seq: tc.after}, tc.limit)
 			if tc.field != "" {
 				var ie *input.Error
 				if !errors.As(err, &ie) || ie.Field != tc.field {
@@ -66,12 +66,12 @@ func TestChangesPages(t *testing.T) {
 			for _, c := range p.Changes {
 				ids = append(ids, c.ID)
 			}
-			if strings.Join(ids, ",") != strings.Join(tc.wantIDs, ",") || p.Next != tc.wantNext || p.HasMore != tc.wantMore {
+			if strings.Join(ids, ",") != strings.Join(tc.wantIDs, ",") || p.Next.Seq != tc.wantNext || p.HasMore != tc.wantMore {
 				t.Errorf("got %v next=%d more=%v, want %v next=%d more=%v", ids, p.Next, p.HasMore, tc.wantIDs, tc.wantNext, tc.wantMore)
 			}
 		})
 	}
-	last, err := svc.Changes(ctx, 12, 1)
+	last, err := svc.Changes(ctx, knowledge.Position{Seq: 12}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,16 +101,18 @@ func TestChangesCursorTooOld(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		after   uint64
+		after   knowledge.Position
 		wantIDs string
 		wantErr error
 	}{
-		{name: "the beginning lists every record once", after: 0, wantIDs: "a,d,c"},
-		{name: "a position before a trimmed delete", after: 4, wantErr: knowledge.ErrCursorTooOld},
-		{name: "the oldest position", after: 1, wantErr: knowledge.ErrCursorTooOld},
-		{name: "at the trimmed sequence", after: 5, wantIDs: "d,c"},
-		{name: "after it", after: 6, wantIDs: "c"},
-		{name: "at the end", after: 7, wantIDs: ""},
+		{name: "the beginning lists every record once", wantIDs: "a,d,c"},
+		{name: "a reader from before the trim, before a trimmed delete", after: knowledge.Position{Seq: 4}, wantErr: knowledge.ErrCursorTooOld},
+		{name: "a reader from before the trim, at its start", after: knowledge.Position{Seq: 1}, wantErr: knowledge.ErrCursorTooOld},
+		{name: "a reader from before the trim, past what it removed", after: knowledge.Position{Seq: 5}, wantIDs: "d,c"},
+		{name: "a reader that started after the trim, within the trimmed part", after: knowledge.Position{Seq: 4, Trimmed: 5}, wantIDs: "d,c"},
+		{name: "after the last change", after: knowledge.Position{Seq: 6, Trimmed: 5}, wantIDs: "c"},
+		{name: "at the end", after: knowledge.Position{Seq: 7, Trimmed: 5}, wantIDs: ""},
+		{name: "a trim this feed never had", after: knowledge.Position{Seq: 7, Trimmed: 6}, wantErr: knowledge.ErrCursorAhead},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,5 +128,27 @@ func TestChangesCursorTooOld(t *testing.T) {
 				t.Fatalf("changes %v, want %s", got, tc.wantIDs)
 			}
 		})
+	}
+	// A reader starting over pages through the trimmed feed to its end.
+	var at knowledge.Position
+	var all []string
+	for {
+		p, err := svc.Changes(ctx, at, 1)
+		if err != nil {
+			t.Fatalf("paging from the beginning after %+v: %v", at, err)
+		}
+		for _, c := range p.Changes {
+			all = append(all, c.ID)
+			if p.At(c) != p.Next {
+				t.Fatalf("the position of the last change %+v is not the page's next %+v", p.At(c), p.Next)
+			}
+		}
+		at = p.Next
+		if !p.HasMore {
+			break
+		}
+	}
+	if strings.Join(all, ",") != "a,d,c" || at.Trimmed != 5 {
+		t.Fatalf("paged %v to %+v", all, at)
 	}
 }

@@ -10,33 +10,40 @@ import (
 )
 
 // cursorEncoding writes a cursor: the feed sequence number, 8 bytes big
-// endian, in unpadded URL-safe base64. Clients treat it as opaque.
+// endian, then, once the feed has been trimmed, the trim the position was
+// read after, 8 more; in unpadded URL-safe base64. Clients treat it as
+// opaque.
 var cursorEncoding = base64.RawURLEncoding.Strict()
 
-// EncodeCursor is the get_changes cursor that resumes right after the
-// change-feed entry seq (0: the beginning).
-func EncodeCursor(seq uint64) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seq)
-	return cursorEncoding.EncodeToString(b[:])
+// EncodeCursor is the get_changes cursor that resumes at p (the zero
+// Position: the beginning).
+func EncodeCursor(p knowledge.Position) string {
+	b := binary.BigEndian.AppendUint64(nil, p.Seq)
+	if p.Trimmed != 0 {
+		b = binary.BigEndian.AppendUint64(b, p.Trimmed)
+	}
+	return cursorEncoding.EncodeToString(b)
 }
 
 // DecodeCursor reads a cursor made by EncodeCursor; "" is the beginning.
 // Anything else, including another spelling of a valid cursor, is
 // refused.
-func DecodeCursor(s string) (uint64, error) {
+func DecodeCursor(s string) (knowledge.Position, error) {
 	if s == "" {
-		return 0, nil
+		return knowledge.Position{}, nil
 	}
 	b, err := cursorEncoding.DecodeString(s)
-	if err != nil || len(b) != 8 {
-		return 0, errors.New("not a get_changes cursor")
+	if err != nil || len(b) != 8 && len(b) != 16 {
+		return knowledge.Position{}, errors.New("not a get_changes cursor")
 	}
-	seq := binary.BigEndian.Uint64(b)
-	if EncodeCursor(seq) != s {
-		return 0, errors.New("not a get_changes cursor")
+	p := knowledge.Position{Seq: binary.BigEndian.Uint64(b)}
+	if len(b) == 16 {
+		p.Trimmed = binary.BigEndian.Uint64(b[8:])
 	}
-	return seq, nil
+	if EncodeCursor(p) != s {
+		return knowledge.Position{}, errors.New("not a get_changes cursor")
+	}
+	return p, nil
 }
 
 // changes pages the records' change feed.
@@ -61,7 +68,7 @@ func (t *tools) changes(ctx context.Context, in ChangesInput) (ChangesOutput, er
 	}
 	out := ChangesOutput{Changes: make([]Change, len(p.Changes)), NextCursor: EncodeCursor(p.Next), HasMore: p.HasMore}
 	for i, c := range p.Changes {
-		out.Changes[i] = Change{ID: c.ID, Op: string(c.Op), UpdatedAt: knowledge.FormatTime(c.At), Cursor: EncodeCursor(c.Seq)}
+		out.Changes[i] = Change{ID: c.ID, Op: string(c.Op), UpdatedAt: knowledge.FormatTime(c.At), Cursor: EncodeCursor(p.At(c))}
 	}
 	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/kfa-project/kfa/knowledge"
 )
 
 // TestTools: exactly the four tools, each read-only with a title and an
@@ -100,8 +102,8 @@ func TestOutputsMatchSchemas(t *testing.T) {
 			FetchOutput{ID: "d", Title: "Q", Text: "q", URL: "u", Metadata: FetchMetadata{Source: SourceDiscussion, ReplyCount: &n, ShownReplies: &n}},
 		},
 		ToolGetChanges: {
-			ChangesOutput{Changes: []Change{}, NextCursor: EncodeCursor(0)},
-			ChangesOutput{Changes: []Change{{ID: "r", Op: "upsert", UpdatedAt: "t", Cursor: EncodeCursor(1)}}, NextCursor: EncodeCursor(1), HasMore: true},
+			ChangesOutput{Changes: []Change{}, NextCursor: EncodeCursor(knowledge.Position{})},
+			ChangesOutput{Changes: []Change{{ID: "r", Op: "upsert", UpdatedAt: "t", Cursor: EncodeCursor(knowledge.Position{Seq: 1})}}, NextCursor: EncodeCursor(knowledge.Position{Seq: 1, Trimmed: 1}), HasMore: true},
 		},
 		ToolWhoami: {WhoamiOutput{}, WhoamiOutput{Authenticated: true, AgentID: "a", Name: "n", Scopes: []string{"read"}}},
 	}
