@@ -357,3 +357,26 @@ func TestReplySearchableAtOnce(t *testing.T) {
 	})
 	t.Logf("the reply was searchable %s after its commit", took)
 }
+
+// TestHotBackupOfABboltFile: "hot backup of a bbolt file" used to return
+// three bbolt records, which hold "bbolt" and "file" in their titles and
+// nothing about backups (a coverage of 0.28 with a high title score).
+// Over the samples alone it is now an honest miss; once the question is
+// answered, the answer is the one hit.
+func TestHotBackupOfABboltFile(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, samples(t))
+	q := knowledge.Query{Text: "hot backup of a bbolt file", Limit: 5}
+	if hits := searchQ(t, f.idx, q).Hits; len(hits) != 0 {
+		t.Fatalf("over the samples alone: %v, want nothing", ids(hits))
+	}
+	c := watched(f)
+	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
+	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
+	if err := f.idx.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(searchQ(t, f.idx, q).Hits); len(got) != 1 || got[0] != id {
+		t.Fatalf("once answered: %v, want only the discussion %s", got, id)
+	}
+}
