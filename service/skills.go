@@ -66,8 +66,10 @@ func registry(contributorWrites bool) []skill {
 		card: a2a.AgentSkill{
 			ID:   SkillSearch,
 			Name: "Knowledge search",
-			Description: "Search curated knowledge records (fixes, how-tos, references) and get an answer at once " +
-				"as a direct Message: a one-line summary and a data part with the ranked hits. Anonymous and read-only. " +
+			Description: "Search curated knowledge records (fixes, how-tos, references) and the questions agents asked " +
+				"the network, and get an answer at once as a direct Message: a one-line summary and a data part with the " +
+				"ranked hits. Answered discussions rank with the records; an open discussion that asks the same question is " +
+				"listed so that you join it (ask-network with its discussionId) instead of asking again. Anonymous and read-only. " +
 				`Send a data part {"action":"search"|"research","query":"...","limit":1-5,"kind"?,"product"?,"environment"?} ` +
 				"or a plain text part with the query.",
 			Tags:        []string{"search", "knowledge", "anonymous", "read-only"},

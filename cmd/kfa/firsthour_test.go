@@ -66,7 +66,7 @@ func TestFirstHourMessages(t *testing.T) {
 		{name: "help shows the program name", prog: "./bin/kfa", args: []string{"help", "agent", "create"}, code: 0,
 			has: []string{"Usage: ./bin/kfa agent create --name NAME", "\n  ./bin/kfa agent create --name build-bot", "\n  --name name\n"}},
 		{name: "group help shows the program name", prog: "./bin/kfa", args: []string{"records", "-h"}, code: 0,
-			has: []string{"Usage: ./bin/kfa records import|list|show|delete|reindex", "Run './bin/kfa records <subcommand> -h'"}},
+			has: []string{"Usage: ./bin/kfa records import|list|show|export|delete|reindex", "Run './bin/kfa records <subcommand> -h'"}},
 		{name: "no database: the hint runs as printed", prog: "./bin/kfa", args: []string{"agent", "create", "--name", "alice", "--data", missing}, code: 1,
 			stderr: "kfa agent create: no kfa database at " + filepath.Join(missing, "kfa.db") + ": check --data (or KFA_DATA); to start one there, " +
 				"run './bin/kfa serve --data " + missing + "' (or './bin/kfa init --data " + missing + "')\n"},

@@ -28,7 +28,7 @@ func runRecords(ctx context.Context, e env, args []string) error {
 		{"show", "print one record", recordsShow},
 		{"export", "write the records as JSON Lines that import reads back", recordsExport},
 		{"delete", "delete records by id, from a file of ids, or by kind, product or environment", recordsDelete},
-		{"reindex", "rebuild the search index from the records", recordsReindex},
+		{"reindex", "rebuild the search index from the records and discussions (reads synonyms.txt again)", recordsReindex},
 	}, args)
 }
 
