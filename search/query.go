@@ -103,17 +103,27 @@ func (a analyser) keywordTerm(v string) string {
 	return string(toks[0].Term)
 }
 
-// filtered adds exact keyword filters to q. They score nothing (boost 0),
-// so filtering never reorders the hits.
-func (a analyser) filtered(q query.Query, filters map[string]string) query.Query {
-	must := []query.Query{q}
+// keywordFilters are the set filters as the keyword terms a document
+// must hold.
+func (a analyser) keywordFilters(filters map[string]string) []keywordFilter {
+	var out []keywordFilter
 	for _, f := range []string{fKind, fProduct, fEnv} {
 		if v := filters[f]; v != "" {
-			must = append(must, termQuery(a.keywordTerm(v), f, 0))
+			out = append(out, keywordFilter{field: f, term: a.keywordTerm(v)})
 		}
 	}
-	if len(must) == 1 {
+	return out
+}
+
+// filtered adds exact keyword filters to q. They score nothing (boost 0),
+// so filtering never reorders the hits.
+func filtered(q query.Query, fs []keywordFilter) query.Query {
+	if len(fs) == 0 {
 		return q
+	}
+	must := []query.Query{q}
+	for _, f := range fs {
+		must = append(must, termQuery(f.term, f.field, 0))
 	}
 	return bleve.NewConjunctionQuery(must...)
 }
