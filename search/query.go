@@ -104,7 +104,8 @@ func (a analyser) keywordTerm(v string) string {
 }
 
 // keywordFilters are the set filters as the keyword terms a document
-// must hold.
+// must hold (see topDocs). They narrow the candidates and score nothing,
+// so filtering never reorders the hits.
 func (a analyser) keywordFilters(filters map[string]string) []keywordFilter {
 	var out []keywordFilter
 	for _, f := range []string{fKind, fProduct, fEnv} {
@@ -113,19 +114,6 @@ func (a analyser) keywordFilters(filters map[string]string) []keywordFilter {
 		}
 	}
 	return out
-}
-
-// filtered adds exact keyword filters to q. They score nothing (boost 0),
-// so filtering never reorders the hits.
-func filtered(q query.Query, fs []keywordFilter) query.Query {
-	if len(fs) == 0 {
-		return q
-	}
-	must := []query.Query{q}
-	for _, f := range fs {
-		must = append(must, termQuery(f.term, f.field, 0))
-	}
-	return bleve.NewConjunctionQuery(must...)
 }
 
 func termQuery(term, field string, boost float64) query.Query {

@@ -191,7 +191,10 @@ func (c candidate) relevance() float64 { return c.dm.Score * c.cov }
 // topDocs finds the documents that can be among the best without
 // scoring every match; bleve then scores just those, with their term
 // locations. The document-id clause scores nothing (boost 0), so the
-// scores and their order are those of the text query alone.
+// scores and their order are those of the text query alone; the filters
+// score nothing either, and topDocs kept only documents within them, so
+// they are left out of that query (their postings would be walked for
+// nothing).
 func (s *run) candidates(ctx context.Context, ts []string, st termStats, fs []keywordFilter) ([]candidate, error) {
 	idx := s.x.rec
 	ids, _, err := topDocs(ctx, s.r, ts, st.common, fs, candidates)
@@ -203,7 +206,7 @@ func (s *run) candidates(ctx context.Context, ts []string, st termStats, fs []ke
 	}
 	only := bleve.NewDocIDQuery(ids)
 	only.SetBoost(0)
-	hits, err := s.rank(ctx, bleve.NewConjunctionQuery(only, filtered(textQuery(ts, st.common), fs)), candidates)
+	hits, err := s.rank(ctx, bleve.NewConjunctionQuery(only, textQuery(ts, st.common)), candidates)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

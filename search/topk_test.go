@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/collector"
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/kfa-project/kfa/knowledge"
@@ -118,6 +119,19 @@ func TestTopDocsFindBleveTop(t *testing.T) {
 	}
 }
 
+// filtered is q within the keyword filters fs, as bleve's query: the
+// filters' term queries score nothing (boost 0).
+func filtered(q query.Query, fs []keywordFilter) query.Query {
+	if len(fs) == 0 {
+		return q
+	}
+	must := []query.Query{q}
+	for _, f := range fs {
+		must = append(must, termQuery(f.term, f.field, 0))
+	}
+	return bleve.NewConjunctionQuery(must...)
+}
+
 // bleveTop is bleve's own top of the query, every match scored, in the
 // snapshot r reads, and how many documents matched.
 func bleveTop(t *testing.T, s *run, ts []string, st termStats, fs []keywordFilter) ([]*search.DocumentMatch, uint64) {
@@ -149,30 +163,30 @@ func TestRankIsBleveSearch(t *testing.T) {
 	}
 	defer r.Close()
 	s := &run{x: x, r: r}
-	for _, q := range []string{"bbolt open hangs", "pod keeps restarting with crashloopbackoff", "too many open files", "the"} {
-		ts := x.an.terms(q)
+	for _, text := range []string{"bbolt open hangs", "pod keeps restarting with crashloopbackoff", "too many open files", "the"} {
+		ts := x.an.terms(text)
 		st, err := stats(ctx, r, ts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		query := filtered(textQuery(ts, st.common), nil)
-		got, err := s.rank(ctx, query, candidates)
+		q := textQuery(ts, st.common)
+		got, err := s.rank(ctx, q, candidates)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := bleve.NewSearchRequestOptions(query, candidates, 0, false)
+		req := bleve.NewSearchRequestOptions(q, candidates, 0, false)
 		req.IncludeLocations = true
 		want, err := x.rec.SearchInContext(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != len(want.Hits) || len(got) == 0 && len(ts) > 0 {
-			t.Fatalf("%q: %d hits, bleve finds %d", q, len(got), len(want.Hits))
+			t.Fatalf("%q: %d hits, bleve finds %d", text, len(got), len(want.Hits))
 		}
 		for i, h := range got {
 			w := want.Hits[i]
 			if h.ID != w.ID || h.Score != w.Score || !reflect.DeepEqual(h.Locations, w.Locations) {
-				t.Errorf("%q #%d: %s %v %v, bleve: %s %v %v", q, i, h.ID, h.Score, h.Locations, w.ID, w.Score, w.Locations)
+				t.Errorf("%q #%d: %s %v %v, bleve: %s %v %v", text, i, h.ID, h.Score, h.Locations, w.ID, w.Score, w.Locations)
 			}
 		}
 	}
