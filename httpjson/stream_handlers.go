@@ -49,14 +49,3 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Strea
 	sse := httpkit.StartSSE(w)
 	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error { return sse.Data(ev) })
 }
-
-// pushNotSupported answers the push-notification config routes: kfa says
-// pushNotifications is false on its card, so each is
-// PushNotificationNotSupportedError.
-func (h *Handler) pushNotSupported(w http.ResponseWriter, r *http.Request) {
-	c, err := h.caller(r, true)
-	if err == nil {
-		err = h.deps.Service.PushConfig(r.Context(), c)
-	}
-	h.fail(w, r, err)
-}
