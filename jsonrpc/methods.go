@@ -143,7 +143,6 @@ func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}
 	return struct{}{}, h.deps.Service.ExtendedCard(ctx, c)
 }
 
-
 // Decoders.
 
 // decode reads params into v (absent params are an empty object), naming

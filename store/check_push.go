@@ -147,4 +147,3 @@ func (c *checker) checkPushCounter(walked int) error {
 		return nil
 	})
 }
-

@@ -45,12 +45,12 @@ type deliveryRecord struct {
 }
 
 type attemptRecord struct {
-	At       int64        `json:"at"`
-	Micros   int64        `json:"us"`
-	Status   int          `json:"status,omitempty"`
-	Error    string       `json:"err,omitempty"`
-	Outcome  push.Outcome `json:"outcome"`
-	NextAt   int64        `json:"next,omitempty"`
+	At      int64        `json:"at"`
+	Micros  int64        `json:"us"`
+	Status  int          `json:"status,omitempty"`
+	Error   string       `json:"err,omitempty"`
+	Outcome push.Outcome `json:"outcome"`
+	NextAt  int64        `json:"next,omitempty"`
 }
 
 func msOrZero(t time.Time) int64 {

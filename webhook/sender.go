@@ -50,9 +50,9 @@ type SenderConfig struct {
 // checked after resolution, so a name that resolves to a private address
 // is refused at connect time. It is safe for concurrent use.
 type Sender struct {
-	cfg         SenderConfig
-	tls, plain  *http.Client // https, and http (which needs the allow list)
-	dialer      net.Dialer
+	cfg        SenderConfig
+	tls, plain *http.Client // https, and http (which needs the allow list)
+	dialer     net.Dialer
 	transports []*http.Transport
 }
 

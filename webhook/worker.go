@@ -38,9 +38,9 @@ const (
 	DefaultBatch       = 1024
 	// perRunner bounds the deliveries one runner takes, so that a busy
 	// destination hands the others their turn between its runs.
-	perRunner = 64
-	purgeEvery         = 10 * time.Minute
-	purgeBatch         = 1000
+	perRunner  = 64
+	purgeEvery = 10 * time.Minute
+	purgeBatch = 1000
 	// idleCheck bounds how long the worker sleeps without looking at the
 	// outbox: a delivery made due by another process (or an operator's
 	// retry on the file) is picked up within it.
