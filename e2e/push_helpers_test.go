@@ -15,6 +15,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/kfa-project/kfa/a2a"
+
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/webhook"
 )
@@ -172,3 +174,8 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 type noSuchHost struct{ host string }
 
 func (e *noSuchHost) Error() string { return "lookup " + e.host + ": no such host" }
+
+// pushCfg is a config for url.
+func pushCfg(url string) a2a.TaskPushNotificationConfig {
+	return a2a.TaskPushNotificationConfig{URL: url}
+}
