@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -205,5 +207,88 @@ func TestPushSSRF(t *testing.T) {
 	}
 	if n := len(redirector.got()); n != 1 {
 		t.Fatalf("the allowed redirector got %d requests, want 1", n)
+	}
+}
+
+// TestPushOff: with --push=false the card says pushNotifications false,
+// the config methods answer PushNotificationNotSupportedError on every
+// binding, and an ask with an inline config is refused without writing.
+func TestPushOff(t *testing.T) {
+	h := start(t, func(c *server.Config) { c.Push = false })
+	alice, ac := h.agent("alice")
+	_, body := h.raw("GET", "/.well-known/agent-card.json", nil, "")
+	if !strings.Contains(string(body), `"pushNotifications":false`) {
+		t.Fatalf("card: %s", body)
+	}
+	task := h.ask(ac, "m1", "No pushes here")
+	resp, body := h.raw("POST", "/a2a/v1/tasks/"+task.ID+"/pushNotificationConfigs", a2aHeaders(alice.Token), `{"url":"https://hooks.example.com/"}`)
+	if resp.StatusCode != 400 || reason(body) != "PUSH_NOTIFICATION_NOT_SUPPORTED" {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	for _, m := range []string{"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"} {
+		resp, body := h.raw("POST", "/a2a/jsonrpc", a2aHeaders(alice.Token),
+			`{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":{"taskId":"`+task.ID+`","id":"`+task.ID+`"}}`)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"code":-32003`) {
+			t.Fatalf("%s: %s", m, body)
+		}
+	}
+	before := h.digest()
+	_, err := ac.SendMessage(bg(), askWithPush("m2", "With a config", map[string]any{"url": "https://hooks.example.com/"}))
+	if !isReason(err, "PUSH_NOTIFICATION_NOT_SUPPORTED") {
+		t.Fatalf("inline config: %v", err)
+	}
+	if h.digest() != before {
+		t.Fatal("a refused ask changed the store")
+	}
+}
+
+// TestPushInline: a config sent with an ask is stored with the task (over
+// HTTP+JSON 1.0 and JSON-RPC 0.3's pushNotificationConfig); a bad one is
+// refused, naming the field, and writes nothing; a retried ask stores no
+// second config.
+func TestPushInline(t *testing.T) {
+	h := start(t, nil)
+	ctx := bg()
+	alice, ac := h.agent("alice")
+	before := h.digest()
+	_, err := ac.SendMessage(ctx, askWithPush("m-bad", "Bad config", map[string]any{"url": "https://192.168.1.1/"}))
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Reason != "INVALID_PARAMS" || !strings.Contains(ce.Message, "configuration.taskPushNotificationConfig.url") ||
+		!strings.Contains(ce.Message, "private") {
+		t.Fatalf("bad inline config: %v", err)
+	}
+	if h.digest() != before {
+		t.Fatal("a refused ask changed the store")
+	}
+	req := askWithPush("m-ok", "Good config", map[string]any{"url": "https://hooks.example.com/a", "id": "inline"})
+	first, err := ac.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ac.SendMessage(ctx, askWithPush("m-ok", "Good config", map[string]any{"url": "https://hooks.example.com/b"}))
+	if err != nil || again.Task.ID != first.Task.ID {
+		t.Fatalf("retry: %+v %v", again, err)
+	}
+	list, err := ac.PushConfigs(ctx, first.Task.ID, 0, "")
+	if err != nil || len(list.Configs) != 1 || list.Configs[0].ID != "inline" || list.Configs[0].URL != "https://hooks.example.com/a" {
+		t.Fatalf("configs after a retry: %+v %v", list, err)
+	}
+
+	// 0.3: configuration.pushNotificationConfig with authentication.schemes.
+	resp, body := h.raw("POST", "/a2a/jsonrpc", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + alice.Token},
+		`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-03","role":"user",`+
+			`"parts":[{"kind":"data","data":{"action":"ask","question":"From 0.3"}}]},`+
+			`"configuration":{"pushNotificationConfig":{"url":"https://hooks.example.com/03","authentication":{"schemes":["Basic"],"credentials":"x"}}}}}`)
+	var out struct {
+		Result struct {
+			ID string `json:"id"`
+		} `json:"result"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Result.ID == "" {
+		t.Fatalf("0.3 send: %s", body)
+	}
+	list, err = ac.PushConfigs(ctx, out.Result.ID, 0, "")
+	if err != nil || len(list.Configs) != 1 || list.Configs[0].Authentication == nil || list.Configs[0].Authentication.Scheme != "Basic" {
+		t.Fatalf("0.3 inline config: %+v %v", list, err)
 	}
 }
