@@ -44,7 +44,9 @@ const (
 type method struct {
 	v03  bool
 	call func(ctx context.Context, c service.Caller, params json.RawMessage) (any, error)
-	open func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error)
+	// open's lastEventID is the request's Last-Event-ID: a reconnecting
+	// client resumes after the last event it got.
+	open func(ctx context.Context, c service.Caller, params json.RawMessage, lastEventID string) (*service.Stream, error)
 	auth authMode
 	// mapErr, when set, turns the operation's error into this version's.
 	mapErr func(error) error
@@ -76,13 +78,13 @@ func unary[P, R any](auth authMode, decode func(json.RawMessage) (P, error), op 
 
 // streaming is a method answering with a stream; its events are encoded
 // for the method's version by the handler.
-func streaming[P any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P) (*service.Stream, error)) method {
-	return method{auth: auth, open: func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error) {
+func streaming[P any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P, string) (*service.Stream, error)) method {
+	return method{auth: auth, open: func(ctx context.Context, c service.Caller, params json.RawMessage, lastEventID string) (*service.Stream, error) {
 		p, err := decode(params)
 		if err != nil {
 			return nil, err
 		}
-		return op(ctx, c, p)
+		return op(ctx, c, p, lastEventID)
 	}}
 }
 
@@ -135,8 +137,8 @@ func (h *Handler) cancelTask(ctx context.Context, c service.Caller, p taskParams
 	return h.deps.Service.CancelTask(ctx, c, p.ID)
 }
 
-func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams) (*service.Stream, error) {
-	return h.deps.Service.SubscribeToTask(ctx, c, p.ID)
+func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams, lastEventID string) (*service.Stream, error) {
+	return h.deps.Service.SubscribeToTask(ctx, c, p.ID, lastEventID)
 }
 
 func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
