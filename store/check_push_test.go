@@ -60,7 +60,9 @@ func TestCheckPush(t *testing.T) {
 	}{
 		{"pending delivery without its config", func(w *pushWorld) func(tx *bolt.Tx) error {
 			tk, _ := idBytes(w.pending.TaskID)
-			return func(tx *bolt.Tx) error { return tx.Bucket(bucketPushConfigs).Delete(pushConfigKey(tk, w.pending.ConfigID)) }
+			return func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketPushConfigs).Delete(pushConfigKey(tk, w.pending.ConfigID))
+			}
 		}, []string{"points at config"}},
 		{"pending delivery missing from the due index", func(w *pushWorld) func(tx *bolt.Tx) error {
 			id, _ := idBytes(w.pending.ID)
