@@ -38,7 +38,7 @@ func TestClassify(t *testing.T) {
 		{"::ffff:127.0.0.1", "loopback", false},
 		{"::ffff:10.1.1.1", "private", false},
 		{"64:ff9b::a9fe:a9fe", "link-local (cloud metadata)", false}, // NAT64 of 169.254.169.254
-		{"64:ff9b::808:808", "", true},                                // NAT64 of 8.8.8.8
+		{"64:ff9b::808:808", "", true},                               // NAT64 of 8.8.8.8
 		{"2002:7f00:1::", "6to4", false},
 		{"2001:0:4136:e378::1", "IETF protocol", false}, // Teredo
 	} {
