@@ -156,3 +156,30 @@ func TestDestination(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckURL: a URL the policy accepts is absolute http(s) with a host,
+// carries no credentials, and, when its host is an address, names a
+// public one (the default policy allows nothing else).
+func FuzzCheckURL(f *testing.F) {
+	for _, s := range []string{"https://hooks.example.com/k", "http://127.0.0.1/", "https://[::ffff:10.0.0.1]/",
+		"https://2130706433/", "https://u:p@x/", "https://169.254.169.254/", "https://localhost./"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := Policy{}.CheckURL(raw)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "https" && u.Scheme != "HTTPS" && !strings.EqualFold(u.Scheme, "https") {
+			t.Fatalf("%q accepted with scheme %q", raw, u.Scheme)
+		}
+		if u.Hostname() == "" || u.User != nil {
+			t.Fatalf("%q accepted: %+v", raw, u)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+			if _, public := Classify(ip); !public {
+				t.Fatalf("%q accepted with a non-public address", raw)
+			}
+		}
+	})
+}
