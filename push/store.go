@@ -52,8 +52,11 @@ type OutboxStats struct {
 // task); these methods serve the sender and the operator.
 type OutboxStore interface {
 	// DueDeliveries returns pending deliveries due at now (NextAt <= now),
-	// in due order (NextAt, then id), at most limit.
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// in due order (NextAt, then id), at most limit. want, when not nil,
+	// is asked about each due delivery's Destination, in that order,
+	// before the delivery is read: those it refuses are skipped (a busy
+	// destination costs the walk one step, not a read).
+	DueDeliveries(ctx context.Context, now time.Time, limit int, want func(destination string) bool) ([]Delivery, error)
 	// NextDue is when the earliest pending delivery is due; ok is false
 	// when none is pending.
 	NextDue(ctx context.Context) (at time.Time, ok bool, err error)

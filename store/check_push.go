@@ -92,7 +92,7 @@ func (c *checker) checkPush() error {
 // checkPushIndexes: every entry of the three outbox indexes points at a
 // delivery that agrees with it.
 func (c *checker) checkPushIndexes() error {
-	err := c.walk(bucketPushDue, func(tx *bolt.Tx, k, _ []byte) {
+	err := c.walk(bucketPushDue, func(tx *bolt.Tx, k, v []byte) {
 		if len(k) != 24 {
 			c.rep.addf(VDecode, bucketPushDue, k, hex.EncodeToString(k), "", "key is not time | delivery id")
 			return
@@ -101,6 +101,9 @@ func (c *checker) checkPushIndexes() error {
 		if err != nil || d.State != push.Pending || ms(d.NextAt) != binary.BigEndian.Uint64(k[:8]) {
 			c.rep.addf(VPush, bucketPushDue, k, idString(k[8:]), d.TaskID,
 				"due entry points at a delivery that is missing, not pending, or due at another time")
+		} else if string(v) != d.Destination {
+			c.rep.addf(VPush, bucketPushDue, k, idString(k[8:]), d.TaskID,
+				"due entry names destination %q, the delivery %q", v, d.Destination)
 		}
 	})
 	if err != nil {

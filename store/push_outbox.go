@@ -17,7 +17,8 @@ import (
 // The outbox. push_outbox holds each delivery under its id; three
 // indexes, written with it, serve the sender and the operator:
 //
-//	idx_push_due    next attempt (ms, 8) | id (16)   pending deliveries, in due order
+//	idx_push_due    next attempt (ms, 8) | id (16)   pending deliveries, in due order;
+//	                                                 the value is the destination
 //	idx_push_state  state (1) | id (16)              every delivery by state, in transition order
 //	idx_push_task   task id (16) | id (16)           every delivery of a task
 //
@@ -147,7 +148,7 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 	}
 	if d.State == push.Pending {
 		pending++
-		if err := due.Put(dueKey(d.NextAt, id), nil); err != nil {
+		if err := due.Put(dueKey(d.NextAt, id), []byte(d.Destination)); err != nil {
 			return err
 		}
 	}
@@ -175,18 +176,28 @@ func deleteDelivery(tx *bolt.Tx, d *push.Delivery) error {
 	return tx.Bucket(bucketPushOutbox).Delete(id)
 }
 
-// DueDeliveries implements push.OutboxStore.
-func (s *DB) DueDeliveries(_ context.Context, now time.Time, limit int) ([]push.Delivery, error) {
+// DueDeliveries implements push.OutboxStore. The due index holds each
+// delivery's destination, so what want refuses is never read; the walk
+// stops after maxDueScan steps per delivery asked for.
+func (s *DB) DueDeliveries(_ context.Context, now time.Time, limit int, want func(string) bool) ([]push.Delivery, error) {
 	var out []push.Delivery
 	err := s.db.View(func(tx *bolt.Tx) error {
 		cur := tx.Bucket(bucketPushDue).Cursor()
-		for k, _ := cur.First(); k != nil && len(out) < limit; k, _ = cur.Next() {
+		steps := 0
+		for k, v := cur.First(); k != nil && len(out) < limit && steps < maxDueScan*limit; k, v = cur.Next() {
+			steps++
 			if len(k) != 24 || binary.BigEndian.Uint64(k[:8]) > ms(now) {
 				break
+			}
+			if want != nil && len(v) > 0 && !want(string(v)) {
+				continue
 			}
 			d, err := getDelivery(tx, k[8:])
 			if err != nil {
 				return err
+			}
+			if want != nil && len(v) == 0 && !want(d.Destination) {
+				continue
 			}
 			out = append(out, d)
 		}
@@ -194,6 +205,10 @@ func (s *DB) DueDeliveries(_ context.Context, now time.Time, limit int) ([]push.
 	})
 	return out, err
 }
+
+// maxDueScan bounds the due entries DueDeliveries steps over per
+// delivery it may return.
+const maxDueScan = 16
 
 // NextDue implements push.OutboxStore.
 func (s *DB) NextDue(context.Context) (time.Time, bool, error) {

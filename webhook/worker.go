@@ -182,7 +182,14 @@ func (w *Worker) loop(ctx context.Context) {
 func (w *Worker) dispatch(ctx context.Context) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	due, err := w.store.DueDeliveries(ctx, w.cfg.Now(), w.cfg.Batch)
+	taken := map[string]int{}
+	due, err := w.store.DueDeliveries(ctx, w.cfg.Now(), w.cfg.Batch, func(dest string) bool {
+		if w.busy[dest] || taken[dest] >= perRunner {
+			return false
+		}
+		taken[dest]++
+		return true
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			w.cfg.Log.Error("push: read the outbox", "err", err)
@@ -192,17 +199,14 @@ func (w *Worker) dispatch(ctx context.Context) {
 	var order []string
 	byDest := map[string][]push.Delivery{}
 	for _, d := range due {
-		list, seen := byDest[d.Destination]
-		if !seen {
+		if _, seen := byDest[d.Destination]; !seen {
 			order = append(order, d.Destination)
 		}
-		if len(list) < perRunner {
-			byDest[d.Destination] = append(list, d)
-		}
+		byDest[d.Destination] = append(byDest[d.Destination], d)
 	}
 	for _, dest := range order {
-		if w.busy[dest] || ctx.Err() != nil {
-			continue
+		if ctx.Err() != nil {
+			break
 		}
 		w.busy[dest] = true
 		w.runs.Add(1)

@@ -3,11 +3,13 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,7 +42,7 @@ type rig struct {
 	policy push.Policy
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName), store.Options{BatchDelay: time.Millisecond})
 	if err != nil {
@@ -64,7 +66,7 @@ func newRig(t *testing.T) *rig {
 
 // transition asks, configures the task to notify url, and cancels it; it
 // returns the task id.
-func (r *rig) transition(t *testing.T, msgID, url string) string {
+func (r *rig) transition(t testing.TB, msgID, url string) string {
 	t.Helper()
 	ctx := context.Background()
 	text := "q " + msgID
@@ -191,5 +193,32 @@ func TestWorkerStopLeavesInFlightPending(t *testing.T) {
 	page, err := r.db.Deliveries(context.Background(), push.DeliveryQuery{TaskID: id, PageSize: 10})
 	if err != nil || len(page.Deliveries) != 1 || page.Deliveries[0].State != push.Pending || page.Deliveries[0].Attempts != 0 {
 		t.Fatalf("after stopping mid-request: %+v %v", page, err)
+	}
+}
+
+// BenchmarkDeliver1000 sends 1,000 due deliveries to one receiver on
+// loopback (one destination: one request at a time).
+func BenchmarkDeliver1000(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		r := newRig(b)
+		var n atomic.Int32
+		done := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			_, _ = io.Copy(io.Discard, req.Body)
+			if n.Add(1) == 1000 {
+				close(done)
+			}
+		}))
+		for i := range 1000 {
+			r.transition(b, fmt.Sprintf("m%d", i), srv.URL)
+		}
+		w := webhook.NewWorker(r.db, r.signer, webhook.NewSender(webhook.SenderConfig{Policy: r.policy}), webhook.Config{Now: r.clk.now})
+		b.StartTimer()
+		w.Start(context.Background())
+		<-done
+		b.StopTimer()
+		w.Stop()
+		srv.Close()
 	}
 }

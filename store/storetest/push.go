@@ -164,12 +164,23 @@ func testPushOutbox(t *testing.T, open Opener) {
 	if _, ok, _ := e.store.NextDue(ctx); !ok {
 		t.Fatal("nothing due")
 	}
-	due, err := e.store.DueDeliveries(ctx, e.clock.Now(), 10)
+	due, err := e.store.DueDeliveries(ctx, e.clock.Now(), 10, nil)
 	if err != nil || len(due) != 3 {
 		t.Fatalf("due: %d %v", len(due), err)
 	}
-	if due2, _ := e.store.DueDeliveries(ctx, e.clock.Now().Add(-time.Millisecond), 10); len(due2) != 0 {
+	if due2, _ := e.store.DueDeliveries(ctx, e.clock.Now().Add(-time.Millisecond), 10, nil); len(due2) != 0 {
 		t.Fatalf("due before the transition: %d", len(due2))
+	}
+	var asked []string
+	one, err := e.store.DueDeliveries(ctx, e.clock.Now(), 10, func(dest string) bool {
+		asked = append(asked, dest)
+		return dest == "https://one.example.com:443"
+	})
+	if err != nil || len(one) != 1 || one[0].ConfigID != "c1" || len(asked) != 3 {
+		t.Fatalf("due to one destination: %+v %v (asked about %v)", one, err, asked)
+	}
+	if two, _ := e.store.DueDeliveries(ctx, e.clock.Now(), 2, nil); len(two) != 2 {
+		t.Fatalf("due, at most 2: %d", len(two))
 	}
 
 	// A retry moves it later; delivered, it is due no more and takes no
@@ -179,7 +190,7 @@ func testPushOutbox(t *testing.T, open Opener) {
 	if err != nil || r1.State != push.Pending || r1.Attempts != 1 || !r1.NextAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("retry: %+v %v", r1, err)
 	}
-	if due, _ := e.store.DueDeliveries(ctx, now, 10); len(due) != 2 {
+	if due, _ := e.store.DueDeliveries(ctx, now, 10, nil); len(due) != 2 {
 		t.Fatalf("due after a retry: %d", len(due))
 	}
 	r2, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{At: now.Add(time.Minute), Status: 200, Outcome: push.OutcomeDelivered})
