@@ -171,13 +171,13 @@ func testPushOutbox(t *testing.T, open Opener) {
 	if due2, _ := e.store.DueDeliveries(ctx, e.clock.Now().Add(-time.Millisecond), 10, nil); len(due2) != 0 {
 		t.Fatalf("due before the transition: %d", len(due2))
 	}
-	var asked []string
+	var seen []string
 	one, err := e.store.DueDeliveries(ctx, e.clock.Now(), 10, func(dest string) bool {
-		asked = append(asked, dest)
+		seen = append(seen, dest)
 		return dest == "https://one.example.com:443"
 	})
-	if err != nil || len(one) != 1 || one[0].ConfigID != "c1" || len(asked) != 3 {
-		t.Fatalf("due to one destination: %+v %v (asked about %v)", one, err, asked)
+	if err != nil || len(one) != 1 || one[0].ConfigID != "c1" || len(seen) != 3 {
+		t.Fatalf("due to one destination: %+v %v (asked about %v)", one, err, seen)
 	}
 	if two, _ := e.store.DueDeliveries(ctx, e.clock.Now(), 2, nil); len(two) != 2 {
 		t.Fatalf("due, at most 2: %d", len(two))
