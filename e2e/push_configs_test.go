@@ -85,6 +85,9 @@ func TestPushConfigRules(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.body, resp.StatusCode, body)
 		}
 	}
+	if h.digest() != before {
+		t.Fatal("a refused config changed the store")
+	}
 	// At most 10 a task; replacing one does not count.
 	for i := 2; i <= push.MaxConfigsPerTask; i++ {
 		if _, err := ac.CreatePushConfig(ctx, task.ID, pushCfg(fmt.Sprintf("https://hooks.example.com/%d", i))); err != nil {

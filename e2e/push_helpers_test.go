@@ -133,7 +133,7 @@ func verifyPush(t *testing.T, h *harness, r received) pushClaims {
 	if err := json.Unmarshal(body, &set); err != nil {
 		t.Fatalf("jwks: %v %s", err, body)
 	}
-	obj, err := jose.ParseSigned(r.header.Get("KFA-Signature"), []jose.SignatureAlgorithm{jose.ES256})
+	obj, err := jose.ParseSignedCompact(r.header.Get("KFA-Signature"), []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatalf("KFA-Signature %q: %v", r.header.Get("KFA-Signature"), err)
 	}

@@ -98,8 +98,11 @@ func TestPushDelivered(t *testing.T) {
 
 	// No secret anywhere but in the request to the receiver.
 	_, metrics := h.raw("GET", "/metrics", nil, "")
-	if !strings.Contains(string(metrics), `kfa_push_deliveries_total{outcome="delivered"} 1`) {
-		t.Errorf("metrics do not count the delivery")
+	for _, want := range []string{`kfa_push_deliveries_total{outcome="delivered"} 1`, "\nkfa_push_queue_depth 0\n",
+		"\nkfa_push_oldest_pending_age_seconds 0\n", "kfa_push_delivery_latency_seconds_count 1\n"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 	listing := mustJSON(deliveries)
 	for _, secret := range []string{"cred-secret-1", "tok-secret-1", "url-secret"} {

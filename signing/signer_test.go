@@ -54,7 +54,7 @@ func jwks(t *testing.T, s *signing.Signer) jose.JSONWebKeySet {
 // and kid.
 func verify(t *testing.T, set jose.JSONWebKeySet, jws string) ([]byte, string) {
 	t.Helper()
-	obj, err := jose.ParseSigned(jws, []jose.SignatureAlgorithm{jose.ES256})
+	obj, err := jose.ParseSignedCompact(jws, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestSignerLifecycle(t *testing.T) {
 	if kid != first || string(payload) != `{"jti":"d1"}` {
 		t.Fatalf("payload %s, kid %s", payload, kid)
 	}
-	obj, _ := jose.ParseSigned(jws, []jose.SignatureAlgorithm{jose.ES256})
+	obj, _ := jose.ParseSignedCompact(jws, []jose.SignatureAlgorithm{jose.ES256})
 	if typ := obj.Signatures[0].Protected.ExtraHeaders["typ"]; typ != "JWT" {
 		t.Fatalf("typ %v", typ)
 	}

@@ -81,7 +81,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Verify checks a KFA-Signature header against the JWKS and the body,
 // and returns its claims.
 func (rc *Receiver) Verify(ctx context.Context, header string, body []byte) (Claims, error) {
-	jws, err := jose.ParseSigned(header, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(header, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
 		return Claims{}, errors.New("no valid KFA-Signature")
 	}
