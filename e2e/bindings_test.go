@@ -103,28 +103,7 @@ func (b restBinding) extendedCard(token string) outcome {
 }
 func (b restBinding) push(token, id string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks/"+id+"/pushNotificationConfigs", token, "")
-	if st != 200 {
-		return outcome{kind: "error", reason: reason(raw)}
-	}
-	return configsOutcome(b.t, raw)
-}
-
-// configsOutcome reads a push config listing: {"configs": [...]} (1.0)
-// or a bare array (0.3).
-func configsOutcome(t *testing.T, raw []byte) outcome {
-	t.Helper()
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		var v struct {
-			Configs       []json.RawMessage `json:"configs"`
-			NextPageToken *string           `json:"nextPageToken"`
-		}
-		if err := json.Unmarshal(raw, &v); err != nil || v.Configs == nil || v.NextPageToken == nil {
-			t.Fatalf("not a push config listing: %s", raw)
-		}
-		list = v.Configs
-	}
-	return outcome{kind: "configs", state: fmt.Sprint(len(list))}
+	return restConfigsOutcome(b.t, raw, st)
 }
 
 // rpcBinding is JSON-RPC with the 1.0 method names, or the 0.3 ones and

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -178,4 +179,31 @@ func (e *noSuchHost) Error() string { return "lookup " + e.host + ": no such hos
 // pushCfg is a config for url.
 func pushCfg(url string) a2a.TaskPushNotificationConfig {
 	return a2a.TaskPushNotificationConfig{URL: url}
+}
+
+// configsOutcome reads a push config listing: {"configs": [...]} (1.0)
+// or a bare array (0.3).
+func configsOutcome(t *testing.T, raw []byte) outcome {
+	t.Helper()
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		var v struct {
+			Configs       []json.RawMessage `json:"configs"`
+			NextPageToken *string           `json:"nextPageToken"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil || v.Configs == nil || v.NextPageToken == nil {
+			t.Fatalf("not a push config listing: %s", raw)
+		}
+		list = v.Configs
+	}
+	return outcome{kind: "configs", state: fmt.Sprint(len(list))}
+}
+
+// restConfigsOutcome is configsOutcome of an HTTP+JSON answer.
+func restConfigsOutcome(t *testing.T, raw []byte, status int) outcome {
+	t.Helper()
+	if status != 200 {
+		return outcome{kind: "error", reason: reason(raw)}
+	}
+	return configsOutcome(t, raw)
 }
