@@ -3,7 +3,6 @@ package push
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -119,9 +118,4 @@ func trunc(s string) string {
 		return s[:64] + "..."
 	}
 	return s
-}
-
-// NotFoundError names the config that a task does not have.
-func NotFoundError(taskID, id string) error {
-	return fmt.Errorf("%w: push notification config %s of task %s", ErrNotFound, trunc(id), trunc(taskID))
 }
