@@ -112,3 +112,33 @@ func askFor(ownerID, name, msgID string) tasks.CreateAsk {
 func pushCfg(id string) a2a.TaskPushNotificationConfig {
 	return a2a.TaskPushNotificationConfig{ID: id, URL: "https://hooks.example.com/" + id}
 }
+
+// TestPushReadsWriteNothing: the worker's idle work (due deliveries, the
+// next due time, a purge with nothing to purge) and the config reads
+// leave the file byte for byte as it was.
+func TestPushReadsWriteNothing(t *testing.T) {
+	w := newPushWorld(t)
+	ctx := context.Background()
+	before, err := w.db.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.db.PurgeDeliveries(ctx, time.Now().Add(-time.Hour), 100); err != nil || n != 0 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	if _, err := w.db.DueDeliveries(ctx, time.Now(), 10, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.db.NextDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.PushConfigs(ctx, w.alice.ID, w.pending.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.DeletePushConfig(ctx, w.alice.ID, w.pending.TaskID, "no-such-config", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := w.db.Digest(); after != before {
+		t.Fatal("reads changed the file")
+	}
+}

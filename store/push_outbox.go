@@ -353,29 +353,23 @@ func (s *DB) RetryDelivery(_ context.Context, id string, at time.Time) (push.Del
 
 // PurgeDeliveries implements push.OutboxStore. It walks the finished
 // deliveries in transition order and stops at the first whose transition
-// is after before: none after it can have finished before before.
+// is after before: none after it can have finished before before. The
+// walk runs first in a read transaction, so a purge with nothing to do
+// writes nothing.
 func (s *DB) PurgeDeliveries(_ context.Context, before time.Time, limit int) (int, error) {
+	var doomed []push.Delivery
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		doomed, err = purgeable(tx, before, limit)
+		return err
+	}); err != nil || len(doomed) == 0 {
+		return 0, err
+	}
 	n := 0
 	err := s.update(func(tx *bolt.Tx) error {
-		n = 0
-		var doomed []push.Delivery
-		for _, st := range []push.State{push.Delivered, push.Failed} {
-			prefix := []byte{deliveryStateByte(st)}
-			cur := tx.Bucket(bucketPushByState).Cursor()
-			for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(doomed) < limit; k, _ = cur.Next() {
-				var id ulid.ULID
-				copy(id[:], k[1:])
-				if ulid.Time(id.Time()).After(before) {
-					break
-				}
-				d, err := getDelivery(tx, k[1:])
-				if err != nil {
-					return err
-				}
-				if d.FinishedAt.Before(before) {
-					doomed = append(doomed, d)
-				}
-			}
+		doomed, err := purgeable(tx, before, limit)
+		if err != nil {
+			return err
 		}
 		for i := range doomed {
 			if err := deleteDelivery(tx, &doomed[i]); err != nil {
@@ -386,6 +380,30 @@ func (s *DB) PurgeDeliveries(_ context.Context, before time.Time, limit int) (in
 		return nil
 	})
 	return n, err
+}
+
+// purgeable finds at most limit deliveries that finished before before.
+func purgeable(tx *bolt.Tx, before time.Time, limit int) ([]push.Delivery, error) {
+	var doomed []push.Delivery
+	for _, st := range []push.State{push.Delivered, push.Failed} {
+		prefix := []byte{deliveryStateByte(st)}
+		cur := tx.Bucket(bucketPushByState).Cursor()
+		for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(doomed) < limit; k, _ = cur.Next() {
+			var id ulid.ULID
+			copy(id[:], k[1:])
+			if ulid.Time(id.Time()).After(before) {
+				break
+			}
+			d, err := getDelivery(tx, k[1:])
+			if err != nil {
+				return nil, err
+			}
+			if d.FinishedAt.Before(before) {
+				doomed = append(doomed, d)
+			}
+		}
+	}
+	return doomed, nil
 }
 
 // OutboxStats implements push.OutboxStore: the pending counter and the
