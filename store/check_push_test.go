@@ -123,6 +123,7 @@ func TestPushReadsWriteNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, txs, _ := w.db.CommitCountsForTest()
 	if n, err := w.db.PurgeDeliveries(ctx, time.Now().Add(-time.Hour), 100); err != nil || n != 0 {
 		t.Fatalf("purge: %d %v", n, err)
 	}
@@ -140,5 +141,8 @@ func TestPushReadsWriteNothing(t *testing.T) {
 	}
 	if after, _ := w.db.Digest(); after != before {
 		t.Fatal("reads changed the file")
+	}
+	if _, after, _ := w.db.CommitCountsForTest(); after != txs {
+		t.Fatalf("reads began %d write transactions", after-txs)
 	}
 }
