@@ -34,7 +34,9 @@ func TestCheckSessions(t *testing.T) {
 		detail string
 	}{
 		{"session missing from the expiry index", func(s sessions.Session) func(tx *bolt.Tx) error {
-			return func(tx *bolt.Tx) error { return tx.Bucket(bucketSessionExp).Delete(sessionExpKey(s.ExpiresAt, s.Digest)) }
+			return func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketSessionExp).Delete(sessionExpKey(s.ExpiresAt, s.Digest))
+			}
 		}, "missing from the expiry index"},
 		{"expiry entry of nothing", func(s sessions.Session) func(tx *bolt.Tx) error {
 			return func(tx *bolt.Tx) error {
