@@ -134,7 +134,11 @@ func (p MessageSendParams03) Request() (SendMessageRequest, error) {
 		}
 		req.Configuration.AcceptedOutputModes = c.AcceptedOutputModes
 		req.Configuration.HistoryLength = c.HistoryLength
-		req.Configuration.TaskPushNotificationConfig = c.PushNotificationConfig
+		push, err := pushConfig03To1(c.PushNotificationConfig)
+		if err != nil {
+			return SendMessageRequest{}, err
+		}
+		req.Configuration.TaskPushNotificationConfig = push
 	}
 	return req, nil
 }

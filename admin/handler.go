@@ -43,6 +43,8 @@ type Deps struct {
 	// MCP, when set, serves the MCP tools at /admin/v1/mcp for kfa mcp
 	// (stdio) while the server holds the database.
 	MCP http.Handler
+	// Push serves the push outbox and the signing keys.
+	Push PushOps
 }
 
 // Handler serves the admin API.
@@ -67,6 +69,7 @@ func NewHandler(deps Deps) *Handler {
 	h.discussionRoutes(r)
 	h.opsRoutes(r)
 	h.recordRoutes(r)
+	h.pushRoutes(r)
 	if deps.MCP != nil {
 		r.Handle("/admin/v1/mcp", deps.MCP)
 	}

@@ -66,7 +66,8 @@ func serve(t *testing.T, bin, data string) *proc {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr,
-		"--ask-rate", "0", "--max-open-tasks", "0", "--reply-rate", "0", "--max-replies", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn")
+		"--ask-rate", "0", "--max-open-tasks", "0", "--reply-rate", "0", "--max-replies", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn",
+		"--push-allow", "127.0.0.1")
 	logs := &strings.Builder{}
 	var mu sync.Mutex
 	stderr, _ := cmd.StderrPipe()
@@ -163,11 +164,15 @@ type ledger struct {
 	replies   map[string]string // reply id -> discussion id
 	acked     map[string]string // inbox entry id -> owner token
 	records   map[string]bool   // record ids of imports that exited 0
+	// pushTo, when set, is the push receiver every other ask names in
+	// an inline config; pushed holds the ids of those acknowledged asks.
+	pushTo string
+	pushed map[string]bool
 }
 
 func newLedger() *ledger {
 	return &ledger{asked: map[string]string{}, completed: map[string]bool{}, canceled: map[string]bool{},
-		replies: map[string]string{}, acked: map[string]string{}, records: map[string]bool{}}
+		replies: map[string]string{}, acked: map[string]string{}, records: map[string]bool{}, pushed: map[string]bool{}}
 }
 
 // importRecords runs kfa records import (through the server's admin socket)
@@ -232,9 +237,14 @@ func loadN(n int, base string, tokens []string, l *ledger, stop <-chan struct{})
 				}
 				yes := true
 				data, _ := json.Marshal(map[string]any{"action": "ask", "question": fmt.Sprintf("crash question %d/%d", w, n)})
+				cfg := &a2a.SendMessageConfiguration{ReturnImmediately: &yes}
+				withPush := l.pushTo != "" && n%2 == 0
+				if withPush {
+					cfg.TaskPushNotificationConfig = json.RawMessage(`{"url":"` + l.pushTo + `","token":"crash"}`)
+				}
 				res, err := c.SendMessage(ctx, a2a.SendMessageRequest{
 					Message:       &a2a.Message{MessageID: fmt.Sprintf("%d-%d-%d", time.Now().UnixNano(), w, n), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)}},
-					Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: &yes},
+					Configuration: cfg,
 				})
 				if err != nil {
 					continue
@@ -242,6 +252,9 @@ func loadN(n int, base string, tokens []string, l *ledger, stop <-chan struct{})
 				tk := res.Task
 				l.mu.Lock()
 				l.asked[tk.ID] = me
+				if withPush {
+					l.pushed[tk.ID] = true
+				}
 				l.mu.Unlock()
 				var meta struct {
 					DiscussionID string `json:"discussionId"`
@@ -396,6 +409,8 @@ func TestCrashRecovery(t *testing.T) {
 	p := serve(t, bin, data)
 	tokens := createAgents(t, bin, data, "crash", 8)
 	l := newLedger()
+	recv := newPushReceiver(t)
+	l.pushTo = recv.url
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for cycle := range cycles {
 		stop := make(chan struct{})
@@ -412,10 +427,11 @@ func TestCrashRecovery(t *testing.T) {
 		p = serve(t, bin, data)
 		verify(t, "http://"+p.addr, l)
 		verifyRecords(t, bin, data, l)
+		pushes := verifyPushes(t, "http://"+p.addr, recv, l)
 		mustCheck(t, bin, data)
 		l.mu.Lock()
-		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks, %d imported records verified; kfa check passes",
-			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), len(l.records))
+		t.Logf("cycle %d: killed under load; %d acknowledged asks, %d completions, %d cancels, %d replies, %d acks, %d imported records verified; %s; kfa check passes",
+			cycle+1, len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), len(l.records), pushes)
 		l.mu.Unlock()
 	}
 	p.kill(t)

@@ -103,7 +103,7 @@ func (b restBinding) extendedCard(token string) outcome {
 }
 func (b restBinding) push(token, id string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks/"+id+"/pushNotificationConfigs", token, "")
-	return restOutcome(b.t, raw, st, "")
+	return restConfigsOutcome(b.t, raw, st)
 }
 
 // rpcBinding is JSON-RPC with the 1.0 method names, or the 0.3 ones and
@@ -264,7 +264,10 @@ func (b *rpcBinding) push(token, id string) outcome {
 		m = "tasks/pushNotificationConfig/list"
 	}
 	res, r := b.call(token, m, map[string]any{"taskId": id, "id": id})
-	return b.outcome(res, r, "")
+	if r != "" {
+		return outcome{kind: "error", reason: r}
+	}
+	return configsOutcome(b.t, res)
 }
 
 // toV03Params turns a 1.0 request into 0.3 message/send params: kind
@@ -368,7 +371,9 @@ func TestBindingsBehaveAlike(t *testing.T) {
 				{"cancel again", b.cancel(alice.Token, asked.id), "task TASK_STATE_CANCELED"},
 				{"extended card", b.extendedCard(alice.Token), map[bool]string{false: "error UNSUPPORTED_OPERATION",
 					true: "error EXTENDED_AGENT_CARD_NOT_CONFIGURED"}[b.name() == "JSON-RPC 0.3"]},
-				{"push config", b.push(alice.Token, asked.id), "error PUSH_NOTIFICATION_NOT_SUPPORTED"},
+				{"push configs", b.push(alice.Token, asked.id), "configs 0"},
+				{"push configs foreign", b.push(bob.Token, asked.id), "error TASK_NOT_FOUND"},
+				{"push configs missing", b.push(alice.Token, "01JD0000000000000000000000"), "error TASK_NOT_FOUND"},
 			}
 			for _, s := range steps {
 				if s.got.String() != s.want {

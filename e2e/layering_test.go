@@ -25,6 +25,10 @@ func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 		{"github.com/kfa-project/kfa/sessions", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/service", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/a2a", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/push", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/signing", []string{"net/http", "go.etcd.io/bbolt"}},
+		// The sender talks HTTP, but never to the store behind the outbox's interface.
+		{"github.com/kfa-project/kfa/webhook", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store"}},
 		// No binding imports another: what they share is internal/httpkit.
 		{"github.com/kfa-project/kfa/httpjson", []string{"go.etcd.io/bbolt", "github.com/kfa-project/kfa/store",
 			"github.com/kfa-project/kfa/jsonrpc", "github.com/kfa-project/kfa/admin", "github.com/kfa-project/kfa/mcpserver"}},

@@ -136,7 +136,13 @@ func TestWebSignInAndReply(t *testing.T) {
 	if p := b.post("/logout", url.Values{}); p.status != http.StatusForbidden {
 		t.Fatalf("sign out without csrf: %d", p.status)
 	}
-	csrf = b.get("/").csrf(t)
+	// A typed /logout offers the button; it does not sign out by itself.
+	p = b.get("/logout")
+	p.mustContain(t, "<h1>Sign out</h1>", `action="/logout"`)
+	if p.status != http.StatusOK || b.cookie("kfa_session") != session || p.header.Get("Cache-Control") != "private, no-store" {
+		t.Fatalf("GET /logout: %d %v", p.status, p.header)
+	}
+	csrf = p.csrf(t)
 	p = b.post("/logout", url.Values{"csrf": {csrf}})
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/" || b.cookie("kfa_session") != "" {
 		t.Fatalf("sign out: %d %v", p.status, p.header)
@@ -146,6 +152,9 @@ func TestWebSignInAndReply(t *testing.T) {
 	if p := replay.get(disc); p.signedInAs() != "" || p.header.Get("Cache-Control") != "private, no-store" ||
 		!strings.Contains(strings.Join(p.header.Values("Set-Cookie"), ";"), "kfa_session=;") {
 		t.Fatalf("the ended session still signs in: %q %v", p.signedInAs(), p.header)
+	}
+	if p := b.get("/logout"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/" {
+		t.Fatalf("GET /logout signed out: %d %v", p.status, p.header)
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpjson
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -40,6 +41,9 @@ type Deps struct {
 	MCP http.Handler
 	// Pages, when set, is the web view, served on the same router.
 	Pages *Pages
+	// JWKS, when set, answers GET /.well-known/jwks.json: the public keys
+	// that verify the signatures of push notifications.
+	JWKS func(ctx context.Context) ([]byte, error)
 }
 
 // Pages is the web view as the router sees it: its routes, and the page
@@ -95,6 +99,9 @@ func New(deps Deps) *Handler {
 	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(opts)
 	r.HandleFunc("/healthz", h.healthz).Methods(get, head)
 	r.HandleFunc("/readyz", h.readyz).Methods(get, head)
+	if deps.JWKS != nil {
+		r.HandleFunc("/.well-known/jwks.json", h.jwks).Methods(get, head)
+	}
 
 	// A2A HTTP+JSON binding, v1.0. Subrouters are avoided on purpose: with
 	// them gorilla/mux answers 404 instead of 405 for a wrong method.
@@ -105,8 +112,10 @@ func New(deps Deps) *Handler {
 	a2aRoute("/tasks/{id:[^/:]+}:cancel", h.cancelTask, post)
 	a2aRoute("/message:stream", h.streamMessage, post)
 	a2aRoute("/tasks/{id:[^/:]+}:subscribe", h.subscribe, get, post)
-	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs", h.pushNotSupported, get, post)
-	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs/{cfg}", h.pushNotSupported, get, http.MethodDelete)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs", h.createPushConfig, post)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs", h.listPushConfigs, get)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs/{cfg}", h.getPushConfig, get)
+	a2aRoute("/tasks/{id:[^/:]+}/pushNotificationConfigs/{cfg}", h.deletePushConfig, http.MethodDelete)
 	a2aRoute("/extendedAgentCard", h.extendedCard, get)
 
 	// The JSON-RPC binding, at both spellings of its path.

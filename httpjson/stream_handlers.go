@@ -21,7 +21,7 @@ func (h *Handler) streamMessage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	st, err := h.deps.Service.SendStreamingMessage(r.Context(), c, &req)
+	st, err := h.deps.Service.SendStreamingMessage(r.Context(), c, &req, r.Header.Get("Last-Event-ID"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -37,7 +37,7 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	st, err := h.deps.Service.SubscribeToTask(r.Context(), c, pathID(r))
+	st, err := h.deps.Service.SubscribeToTask(r.Context(), c, pathID(r), r.Header.Get("Last-Event-ID"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -47,16 +47,5 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
 	sse := httpkit.StartSSE(w)
-	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error { return sse.Data(ev) })
-}
-
-// pushNotSupported answers the push-notification config routes: kfa says
-// pushNotifications is false on its card, so each is
-// PushNotificationNotSupportedError.
-func (h *Handler) pushNotSupported(w http.ResponseWriter, r *http.Request) {
-	c, err := h.caller(r, true)
-	if err == nil {
-		err = h.deps.Service.PushConfig(r.Context(), c)
-	}
-	h.fail(w, r, err)
+	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev service.Event) error { return sse.Event(ev.ID, ev.Resp) })
 }

@@ -172,7 +172,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, 
 	var st *service.Stream
 	err := authErr
 	if err == nil {
-		st, err = m.open(r.Context(), c, params)
+		st, err = m.open(r.Context(), c, params, r.Header.Get("Last-Event-ID"))
 	}
 	if id == nil { // a notification runs, but a stream to no one is pointless
 		if err == nil {
@@ -194,12 +194,12 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, 
 		return
 	}
 	sse := httpkit.StartSSE(w)
-	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev a2a.StreamResponse) error {
-		var result any = ev
+	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev service.Event) error {
+		var result any = ev.Resp
 		if m.v03 {
-			result = ev.ToV03()
+			result = ev.Resp.ToV03()
 		}
-		return sse.Data(response{JSONRPC: "2.0", ID: id, Result: result})
+		return sse.Event(ev.ID, response{JSONRPC: "2.0", ID: id, Result: result})
 	})
 }
 

@@ -44,7 +44,9 @@ const (
 type method struct {
 	v03  bool
 	call func(ctx context.Context, c service.Caller, params json.RawMessage) (any, error)
-	open func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error)
+	// open's lastEventID is the request's Last-Event-ID: a reconnecting
+	// client resumes after the last event it got.
+	open func(ctx context.Context, c service.Caller, params json.RawMessage, lastEventID string) (*service.Stream, error)
 	auth authMode
 	// mapErr, when set, turns the operation's error into this version's.
 	mapErr func(error) error
@@ -76,13 +78,13 @@ func unary[P, R any](auth authMode, decode func(json.RawMessage) (P, error), op 
 
 // streaming is a method answering with a stream; its events are encoded
 // for the method's version by the handler.
-func streaming[P any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P) (*service.Stream, error)) method {
-	return method{auth: auth, open: func(ctx context.Context, c service.Caller, params json.RawMessage) (*service.Stream, error) {
+func streaming[P any](auth authMode, decode func(json.RawMessage) (P, error), op func(context.Context, service.Caller, P, string) (*service.Stream, error)) method {
+	return method{auth: auth, open: func(ctx context.Context, c service.Caller, params json.RawMessage, lastEventID string) (*service.Stream, error) {
 		p, err := decode(params)
 		if err != nil {
 			return nil, err
 		}
-		return op(ctx, c, p)
+		return op(ctx, c, p, lastEventID)
 	}}
 }
 
@@ -92,7 +94,6 @@ func v03(m method) method { m.v03 = true; return m }
 func (h *Handler) methodTable() map[string]method {
 	svc := h.deps.Service
 	const anonymous, owner = optional, required
-	push := unary(owner, none, h.pushConfig, same[struct{}])
 	card := unary(ignored, none, h.extendedCard, same[struct{}])
 	card03 := card
 	card03.mapErr = extendedCardError03
@@ -104,10 +105,10 @@ func (h *Handler) methodTable() map[string]method {
 		MethodCancelTask:           unary(owner, readTaskParams, h.cancelTask, same[a2a.Task]),
 		MethodSubscribeToTask:      streaming(owner, readTaskParams, h.subscribe),
 		MethodGetExtendedCard:      card,
-		MethodCreatePushConfig:     push,
-		MethodGetPushConfig:        push,
-		MethodListPushConfigs:      push,
-		MethodDeletePushConfig:     push,
+		MethodCreatePushConfig:     unary(owner, decodePushCreate, h.createPush, same[a2a.TaskPushNotificationConfig]),
+		MethodGetPushConfig:        unary(owner, decodePushRef, h.getPush, same[a2a.TaskPushNotificationConfig]),
+		MethodListPushConfigs:      unary(owner, decodePushRef, h.listPush, same[a2a.ListTaskPushNotificationConfigsResponse]),
+		MethodDeletePushConfig:     unary(owner, decodePushRef, h.deletePush, same[struct{}]),
 
 		Method03Send:         v03(unary(anonymous, decodeSend03, svc.SendMessage, sendResult03)),
 		Method03Stream:       v03(streaming(anonymous, decodeSend03, svc.SendStreamingMessage)),
@@ -115,10 +116,10 @@ func (h *Handler) methodTable() map[string]method {
 		Method03Cancel:       v03(unary(owner, readTaskParams, h.cancelTask, task03)),
 		Method03Resubscribe:  v03(streaming(owner, readTaskParams, h.subscribe)),
 		Method03ExtendedCard: v03(card03),
-		Method03PushSet:      v03(push),
-		Method03PushGet:      v03(push),
-		Method03PushList:     v03(push),
-		Method03PushDelete:   v03(push),
+		Method03PushSet:      v03(unary(owner, decodePushSet03, h.createPush, pushConfig03)),
+		Method03PushGet:      v03(unary(owner, decodePushRef03, h.getPush, pushConfig03)),
+		Method03PushList:     v03(unary(owner, decodePushRef03, h.listPush, pushList03)),
+		Method03PushDelete:   v03(unary(owner, decodePushRef03, h.deletePush, null)),
 	}
 }
 
@@ -136,16 +137,12 @@ func (h *Handler) cancelTask(ctx context.Context, c service.Caller, p taskParams
 	return h.deps.Service.CancelTask(ctx, c, p.ID)
 }
 
-func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams) (*service.Stream, error) {
-	return h.deps.Service.SubscribeToTask(ctx, c, p.ID)
+func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams, lastEventID string) (*service.Stream, error) {
+	return h.deps.Service.SubscribeToTask(ctx, c, p.ID, lastEventID)
 }
 
 func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
 	return struct{}{}, h.deps.Service.ExtendedCard(ctx, c)
-}
-
-func (h *Handler) pushConfig(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
-	return struct{}{}, h.deps.Service.PushConfig(ctx, c)
 }
 
 // Decoders.

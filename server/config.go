@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/webhook"
 )
 
 // Config is everything kfa serve can be told. Zero durations and sizes are
@@ -80,6 +83,34 @@ type Config struct {
 	// versions of a record, deletes); default 30 days, 0 keeps
 	// everything. A get_changes cursor older than it must start over.
 	FeedRetention time.Duration
+	// Push accepts push notification configs and delivers them; default
+	// true. Off, the card says pushNotifications false.
+	Push bool
+	// PushAllow lists destinations allowed besides public https: host
+	// names, addresses and CIDR ranges; plain http to them too.
+	PushAllow []string
+	// PushRetryFor is how long a delivery is retried after its
+	// transition before it fails; default 24h.
+	PushRetryFor time.Duration
+	// PushKeep is how long delivered and failed deliveries are kept;
+	// default 7 days.
+	PushKeep time.Duration
+	// PushFirstRetry is the gap before a delivery's first retry (later
+	// gaps double, up to an hour); default 2s.
+	PushFirstRetry time.Duration
+	// PushTimeout bounds one delivery request; default 10s.
+	PushTimeout time.Duration
+	// PushConcurrency bounds the delivery requests in flight; default 8.
+	PushConcurrency int
+	// PushResolver, when set, resolves the host names of push
+	// destinations instead of the system resolver (tests).
+	PushResolver webhook.Resolver
+	// PushObserver, when set, hears of every recorded delivery attempt,
+	// besides the metrics (tests, embedding).
+	PushObserver webhook.Observer
+	// SigningKeyGrace is how long a rotated-out signing key stays in
+	// /.well-known/jwks.json; default 7 days.
+	SigningKeyGrace time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -114,6 +145,13 @@ func DefaultConfig() Config {
 		WebSessionTTL:      30 * 24 * time.Hour,
 		MCP:                true,
 		FeedRetention:      knowledge.DefaultFeedRetention,
+		Push:               true,
+		PushRetryFor:       push.DefaultRetryFor,
+		PushKeep:           7 * 24 * time.Hour,
+		PushFirstRetry:     push.DefaultFirstRetry,
+		PushTimeout:        10 * time.Second,
+		PushConcurrency:    8,
+		SigningKeyGrace:    signing.DefaultGrace,
 	}
 }
 
@@ -182,7 +220,8 @@ func (c *Config) Validate() error {
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout},
 		{"idle-timeout", c.IdleTimeout}, {"shutdown-timeout", c.ShutdownTimeout}, {"card-max-age", c.CardMaxAge},
 		{"batch-delay", c.BatchDelay}, {"lock-timeout", c.LockTimeout}, {"stream-heartbeat", c.StreamHeartbeat},
-		{"web-session-ttl", c.WebSessionTTL},
+		{"web-session-ttl", c.WebSessionTTL}, {"push-retry-for", c.PushRetryFor}, {"push-keep", c.PushKeep},
+		{"push-first-retry", c.PushFirstRetry}, {"push-timeout", c.PushTimeout}, {"signing-key-grace", c.SigningKeyGrace},
 	} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)
@@ -195,6 +234,12 @@ func (c *Config) Validate() error {
 		if err := checkOrigin(o); err != nil {
 			return fmt.Errorf("mcp-allowed-origins: %w", err)
 		}
+	}
+	if _, err := push.ParseAllow(c.PushAllow); err != nil {
+		return fmt.Errorf("push-allow: %w", err)
+	}
+	if c.PushConcurrency < 1 {
+		return fmt.Errorf("push-concurrency: %d must be at least 1", c.PushConcurrency)
 	}
 	if c.BatchDelay > 100*time.Millisecond {
 		return fmt.Errorf("batch-delay: %s is too long (at most 100ms; every write waits up to this long)", c.BatchDelay)

@@ -12,7 +12,9 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -34,6 +36,12 @@ type Core struct {
 	// MCP serves the MCP tools on the admin socket, for kfa mcp; nil when
 	// no server runs.
 	MCP http.Handler
+	// Push manages push notification configs under the destination policy.
+	Push *push.Service
+	// Signer keeps the signing keys (push notifications sign with them).
+	Signer *signing.Signer
+	// pushKick, when set, wakes the delivery worker (an operator retry).
+	pushKick func()
 }
 
 // CoreOptions tune OpenCore.
@@ -57,6 +65,11 @@ type CoreOptions struct {
 	// search index watches replies.
 	WrapTasks       func(tasks.Store) tasks.Store
 	WrapDiscussions func(discussions.Store) discussions.Store
+	// PushPolicy is the destination policy of push configs (--push-allow).
+	PushPolicy push.Policy
+	// SigningKeyGrace is how long a rotated-out signing key stays in the
+	// JWKS; default signing.DefaultGrace.
+	SigningKeyGrace time.Duration
 }
 
 // OpenCore opens <DataDir>/kfa.db and builds the services.
@@ -86,6 +99,8 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		Discussions: discussions.NewService(ds,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, db.Secret(), o.Now),
 		Records: knowledge.NewService(db, o.Now),
+		Push:    push.NewService(db, o.PushPolicy, db.Secret(), o.Now),
+		Signer:  signing.New(db, o.SigningKeyGrace, o.Now),
 	}, nil
 }
 
@@ -95,6 +110,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: adminStore{c.DB}, Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
+		Push: pushOps{db: c.DB, signer: c.Signer, kick: c.pushKick},
 	})
 }
 

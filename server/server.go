@@ -18,10 +18,12 @@ import (
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/webhook"
 )
 
 // Server is a running kfa: public listener, admin socket, store.
@@ -43,6 +45,11 @@ type Server struct {
 
 	index   *search.Index
 	trimmer *knowledge.Trimmer // nil when the feed is kept whole
+
+	worker *webhook.Worker // nil with push notifications off
+	// kick holds the worker for the store's commit hook, which exists
+	// before the worker does.
+	kick *atomic.Pointer[webhook.Worker]
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -54,10 +61,23 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	obs := newObservability(cfg, log)
 	watch := search.NewDiscussionWatch()
+	policy, err := push.ParseAllow(cfg.PushAllow)
+	if err != nil {
+		return nil, fmt.Errorf("config: push-allow: %w", err)
+	}
+	kick := &atomic.Pointer[webhook.Worker]{}
 	co := CoreOptions{
 		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
-		OnTaskChange: broker.Publish,
+		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
+		// A committed transition reaches the streams and wakes the
+		// delivery worker (its deliveries were written with it).
+		OnTaskChange: func(t tasks.Task) {
+			broker.Publish(t)
+			if w := kick.Load(); w != nil {
+				w.Kick()
+			}
+		},
 	}
 	obs.countEvents(&co)
 	// The search index watches asks and replies beneath the metrics'
@@ -70,9 +90,13 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	obs.watch(core)
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3), kick: kick}
 	if cfg.FeedRetention > 0 {
 		s.trimmer = knowledge.NewTrimmer(core.DB, knowledge.TrimmerOptions{Retention: cfg.FeedRetention, Log: log})
+	}
+	if err := s.openPush(); err != nil {
+		_ = core.Close()
+		return nil, err
 	}
 	if err := s.openSearch(watch); err != nil {
 		_ = core.Close()
@@ -125,6 +149,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Events:      s.broker,
+		Push:        s.pushService(),
 	})
 	if err != nil {
 		return nil, err
@@ -159,6 +184,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		JSONRPC:         rpc,
 		Pages:           pages,
 		MCP:             mcp,
+		JWKS:            s.core.Signer.JWKS,
 	}), nil
 }
 
@@ -219,6 +245,9 @@ func (s *Server) startOn(ln net.Listener) error {
 	s.index.Start(context.Background())
 	if s.trimmer != nil {
 		s.trimmer.Start(context.Background())
+	}
+	if s.worker != nil {
+		s.worker.Start(context.Background())
 	}
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
@@ -283,6 +312,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.trimmer != nil {
 		s.trimmer.Stop()
+	}
+	// The delivery worker writes to the store: it stops before the store
+	// closes. A delivery it was sending stays pending and is sent again.
+	if s.worker != nil {
+		s.worker.Stop()
 	}
 	if err := s.closeSearch(); err != nil {
 		errs = append(errs, err)

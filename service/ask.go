@@ -59,6 +59,11 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 			}
 		}
 	}
+	p, err := s.inlinePush(cfg)
+	if err != nil {
+		return tasks.Task{}, tasks.View{}, err
+	}
+	ai.Push = p
 	t, _, err := s.deps.Tasks.Ask(ctx, ai)
 	if err != nil {
 		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)

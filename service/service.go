@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -32,6 +33,9 @@ type Config struct {
 	// MCPURL, when set, is the MCP endpoint serving the same knowledge
 	// (search, fetch, get_changes, whoami); the card names it.
 	MCPURL string
+	// PushNotifications is true when push notification configs work
+	// (Deps.Push is set); the card says so.
+	PushNotifications bool
 }
 
 // Searcher answers knowledge searches.
@@ -50,7 +54,11 @@ type Deps struct {
 	// Events carries committed task transitions to streams; nil disables
 	// streaming.
 	Events *events.Broker
-	Now    func() time.Time
+	// Push manages push notification configs; nil turns push
+	// notifications off (the card says so, and the config methods answer
+	// PushNotificationNotSupportedError).
+	Push *push.Service
+	Now  func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
@@ -68,6 +76,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		deps.Now = time.Now
 	}
 	cfg.Streaming = deps.Events != nil
+	cfg.PushNotifications = deps.Push != nil
 	sk := newSkills(registry(cfg.ContributorWrites))
 	card, err := buildCard(cfg, sk.enabled())
 	if err != nil {
@@ -201,15 +210,4 @@ func (s *Service) taskError(id string, err error) error {
 func (s *Service) ExtendedCard(context.Context, Caller) error {
 	return a2a.Errorf(a2a.UnsupportedOperation,
 		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
-}
-
-// PushConfig answers every push-notification config method: kfa says
-// pushNotifications is false on its card. The owner's credential is
-// required first, as for any task method.
-func (s *Service) PushConfig(_ context.Context, c Caller) error {
-	if _, err := requireAgent(c, "push notification configs"); err != nil {
-		return err
-	}
-	return a2a.Errorf(a2a.PushNotificationNotSupp,
-		"push notifications are not supported by this agent (capabilities.pushNotifications is false); use SubscribeToTask or poll GetTask")
 }

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,19 +21,30 @@ const StreamRetryAfter = 10 * time.Second
 // Stream is the events of one streaming call, in order. Read Events until
 // it is closed, and always call Close (it is safe twice).
 type Stream struct {
-	events chan a2a.StreamResponse
+	events chan Event
 	stop   chan struct{}
 	once   sync.Once
 	done   chan struct{} // closed when the producer has finished
 }
 
+// Event is one event of a stream and its id (the SSE id: field). A
+// task's events have ids that are the same on every stream of the task:
+// "<taskId>.<n>", n counting the task's events from 1 (its WORKING
+// snapshot), then its transition's artifact updates and status update.
+// A client that reconnects with the last id it got (Last-Event-ID) is
+// sent only the events after it.
+type Event struct {
+	ID   string
+	Resp a2a.StreamResponse
+}
+
 func newStream() *Stream {
-	return &Stream{events: make(chan a2a.StreamResponse, 8), stop: make(chan struct{}), done: make(chan struct{})}
+	return &Stream{events: make(chan Event, 8), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Events delivers the stream's events; it is closed at the end of the
 // stream (a terminal state, a one-message answer, or shutdown).
-func (st *Stream) Events() <-chan a2a.StreamResponse { return st.events }
+func (st *Stream) Events() <-chan Event { return st.events }
 
 // Close stops the stream and waits for its producer to finish.
 func (st *Stream) Close() {
@@ -39,13 +52,32 @@ func (st *Stream) Close() {
 	<-st.done
 }
 
-// single is a stream of one event (a search answer over a stream).
-func single(ev a2a.StreamResponse) *Stream {
-	st := newStream()
-	st.events <- ev
+// fixed is a stream of the given events, then its end.
+func fixed(evs ...Event) *Stream {
+	st := &Stream{events: make(chan Event, len(evs)), stop: make(chan struct{}), done: make(chan struct{})}
+	for _, ev := range evs {
+		st.events <- ev
+	}
 	close(st.events)
 	close(st.done)
 	return st
+}
+
+// eventID is the id of a task's n'th event.
+func eventID(taskID string, n int) string { return taskID + "." + strconv.Itoa(n) }
+
+// resumeAfter reads a Last-Event-ID: how many of the task's events the
+// client has had. An id of another task, or none, is 0.
+func resumeAfter(taskID, lastEventID string) int {
+	id, n, ok := strings.Cut(strings.TrimSpace(lastEventID), ".")
+	if !ok || id != taskID {
+		return 0
+	}
+	k, err := strconv.Atoi(n)
+	if err != nil || k < 0 {
+		return 0
+	}
+	return k
 }
 
 // SendStreamingMessage is SendMessage over a stream. A search answers with
@@ -53,21 +85,25 @@ func single(ev a2a.StreamResponse) *Stream {
 // the status update (and the artifact) arrive the moment a qualifying
 // reply or a cancel commits, and the stream ends. An ask over a stream
 // needs no returnImmediately: the server holds the stream, not a request.
-func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, req *a2a.SendMessageRequest) (*Stream, error) {
+// lastEventID, when it names the task (a client reconnecting with the
+// same messageId), resumes after that event.
+func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, req *a2a.SendMessageRequest, lastEventID string) (*Stream, error) {
 	ans, err := s.dispatch(ctx, c, req, true)
 	if err != nil {
 		return nil, err
 	}
 	if ans.task != nil {
-		return s.follow(ctx, c.Agent, *ans.task, ans.view)
+		return s.follow(ctx, c.Agent, *ans.task, ans.view, resumeAfter(ans.task.ID, lastEventID))
 	}
-	return single(a2a.StreamResponse{Message: ans.message}), nil
+	return fixed(Event{ID: ans.message.MessageID, Resp: a2a.StreamResponse{Message: ans.message}}), nil
 }
 
 // SubscribeToTask follows one of the caller's tasks: the current Task
 // first, then its transition, then the end. A terminal task cannot be
-// subscribed to (UnsupportedOperationError).
-func (s *Service) SubscribeToTask(ctx context.Context, c Caller, id string) (*Stream, error) {
+// subscribed to (UnsupportedOperationError), unless lastEventID names one
+// of its events: a client reconnecting after it missed the transition
+// gets the events it has not had.
+func (s *Service) SubscribeToTask(ctx context.Context, c Caller, id, lastEventID string) (*Stream, error) {
 	ag, err := requireAgent(c, "SubscribeToTask")
 	if err != nil {
 		return nil, err
@@ -76,16 +112,17 @@ func (s *Service) SubscribeToTask(ctx context.Context, c Caller, id string) (*St
 	if err != nil {
 		return nil, s.taskError(id, err)
 	}
-	if t.State.Terminal() {
+	from := resumeAfter(t.ID, lastEventID)
+	if t.State.Terminal() && from == 0 {
 		return nil, a2a.Errorf(a2a.UnsupportedOperation,
 			"task %s is %s; a terminal task has nothing more to stream (read it with GetTask)", t.ID, t.State).With("taskId", t.ID)
 	}
-	return s.follow(ctx, ag, t, tasks.FullView)
+	return s.follow(ctx, ag, t, tasks.FullView, from)
 }
 
-// follow streams t: subscribe first, then read the current state, so no
-// transition can fall between the two.
-func (s *Service) follow(ctx context.Context, ag *agents.Agent, t tasks.Task, view tasks.View) (*Stream, error) {
+// follow streams t after its first from events: subscribe first, then
+// read the current state, so no transition can fall between the two.
+func (s *Service) follow(ctx context.Context, ag *agents.Agent, t tasks.Task, view tasks.View, from int) (*Stream, error) {
 	if s.deps.Events == nil {
 		return nil, a2a.Errorf(a2a.UnsupportedOperation, "streaming is not enabled on this server")
 	}
@@ -104,22 +141,30 @@ func (s *Service) follow(ctx context.Context, ag *agents.Agent, t tasks.Task, vi
 		sub.Close()
 		return nil, s.taskError(t.ID, err)
 	}
-	st := newStream()
-	w := cur.Wire(view)
-	st.events <- a2a.StreamResponse{Task: &w}
 	if cur.State.Terminal() {
 		sub.Close()
-		close(st.events)
-		close(st.done)
-		return st, nil
+		evs := transitionEvents(cur)
+		if from == 0 {
+			// Everything at once: the task as it ended, which stands for
+			// every event up to its last.
+			w := cur.Wire(view)
+			return fixed(Event{ID: eventID(cur.ID, len(evs)+1), Resp: a2a.StreamResponse{Task: &w}}), nil
+		}
+		return fixed(evs[min(from-1, len(evs)):]...), nil
 	}
-	go st.run(sub, cur.State)
+	st := newStream()
+	if from < 1 {
+		w := cur.Wire(view)
+		st.events <- Event{ID: eventID(cur.ID, 1), Resp: a2a.StreamResponse{Task: &w}}
+	}
+	go st.run(sub, cur.State, from)
 	return st, nil
 }
 
 // run turns committed transitions into stream events until the task is
-// terminal, the subscription ends, or the stream is closed.
-func (st *Stream) run(sub *events.Sub, last a2a.TaskState) {
+// terminal, the subscription ends, or the stream is closed. The first
+// from events of the task were had before.
+func (st *Stream) run(sub *events.Sub, last a2a.TaskState, from int) {
 	defer close(st.done)
 	defer close(st.events)
 	defer sub.Close()
@@ -133,7 +178,8 @@ func (st *Stream) run(sub *events.Sub, last a2a.TaskState) {
 				continue
 			}
 			last = t.State
-			for _, ev := range transitionEvents(t) {
+			evs := transitionEvents(t)
+			for _, ev := range evs[min(max(from-1, 0), len(evs)):] {
 				select {
 				case st.events <- ev:
 				case <-st.stop:
@@ -149,17 +195,18 @@ func (st *Stream) run(sub *events.Sub, last a2a.TaskState) {
 	}
 }
 
-// transitionEvents are the events announcing t's new state: its artifacts
-// first (each complete in one chunk), then the status update.
-func transitionEvents(t tasks.Task) []a2a.StreamResponse {
-	var out []a2a.StreamResponse
+// transitionEvents are the events announcing t's new state, the task's
+// events 2 and on: its artifacts first (each complete in one chunk), then
+// the status update.
+func transitionEvents(t tasks.Task) []Event {
+	var out []Event
 	for _, a := range t.Artifacts {
-		out = append(out, a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		out = append(out, Event{ID: eventID(t.ID, len(out)+2), Resp: a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 			TaskID: t.ID, ContextID: t.ContextID, Artifact: a, LastChunk: true,
-		}})
+		}}})
 	}
-	return append(out, a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+	return append(out, Event{ID: eventID(t.ID, len(out)+2), Resp: a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskID: t.ID, ContextID: t.ContextID,
 		Status: a2a.TaskStatus{State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime)},
-	}})
+	}}})
 }

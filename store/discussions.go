@@ -300,6 +300,9 @@ func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply) ([]str
 		if err := putTaskRecord(tx, &t, rec); err != nil {
 			return nil, err
 		}
+		if err := enqueuePush(tx, &t); err != nil {
+			return nil, err
+		}
 		s.notifyOnCommit(tx, t)
 		done = append(done, t.ID)
 	}

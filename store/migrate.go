@@ -74,6 +74,14 @@ var migrations = []migration{
 		return nil
 	}},
 	{4, "discussion members and working-task index instead of idx_task_disc; per-agent rate windows; context index", migrateMembers},
+	{5, "push notification configs, the delivery outbox and its indexes, signing keys", func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketPushConfigs, bucketPushOutbox, bucketPushDue, bucketPushByState, bucketPushByTask, bucketSignKeys} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("create bucket %s: %w", b, err)
+			}
+		}
+		return nil
+	}},
 }
 
 // SchemaVersion is the schema this build writes.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -151,4 +152,6 @@ var (
 	_ agents.Store      = (*DB)(nil)
 	_ tasks.Store       = (*DB)(nil)
 	_ discussions.Store = (*DB)(nil)
+	_ push.ConfigStore  = (*DB)(nil)
+	_ push.OutboxStore  = (*DB)(nil)
 )

@@ -75,7 +75,7 @@ func msgIDKey(owner []byte, messageID string) []byte { return cat(owner, []byte(
 // encoding is the same every time, so it is done once and outside the
 // single writer's critical section.
 type askRecords struct {
-	task, discussion []byte
+	task, discussion, push []byte
 }
 
 func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
@@ -88,6 +88,11 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 	}
 	if c.JoinDiscussionID == "" {
 		if r.discussion, err = encodeJSON(&c.Discussion); err != nil {
+			return r, err
+		}
+	}
+	if c.Push != nil {
+		if r.push, err = encodePushConfig(c.Push); err != nil {
 			return r, err
 		}
 	}
@@ -241,6 +246,11 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 	if err := addMember(tx, dk, owner, tid); err != nil {
 		return tasks.Task{}, false, err
 	}
+	if c.Push != nil {
+		if err := putPushConfigRecord(tx, c.Push, recs.push); err != nil {
+			return tasks.Task{}, false, err
+		}
+	}
 	return t, true, nil
 }
 
@@ -320,6 +330,9 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 			return err
 		}
 		if err := replaceTask(tx, &old, &t, nil); err != nil {
+			return err
+		}
+		if err := enqueuePush(tx, &t); err != nil {
 			return err
 		}
 		s.notifyOnCommit(tx, t)

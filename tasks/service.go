@@ -13,6 +13,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/pagetoken"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 )
 
@@ -47,6 +48,9 @@ type CreateAsk struct {
 	// against the owner's ask window, which the same transaction moves on;
 	// the zero Rate means no limit. A refused ask is *ratelimit.Exceeded.
 	AskRate ratelimit.Rate
+	// Push, when set, is a push notification config of the new task,
+	// stored in the same transaction (an idempotent retry stores none).
+	Push *push.Config
 }
 
 // ListQuery selects one owner's tasks, newest status timestamp first, ties
@@ -140,6 +144,9 @@ type AskInput struct {
 	// JoinDiscussionID, when set, maps the new task to this existing open
 	// discussion instead of opening one.
 	JoinDiscussionID string
+	// Push, when set, is a checked push notification config
+	// (push.Service.Validate) to store with the new task.
+	Push *push.Config
 }
 
 // Ask creates a WORKING task owned by the asker and, unless it joins one,
@@ -221,6 +228,11 @@ func NewAsk(in AskInput, now time.Time, maxOpen int) CreateAsk {
 		},
 		JoinDiscussionID: in.JoinDiscussionID,
 		MaxOpen:          maxOpen,
+	}
+	if in.Push != nil {
+		p := *in.Push
+		p.TaskID, p.OwnerID, p.CreatedAt = taskID, in.Asker.ID, now
+		c.Push = &p
 	}
 	if in.JoinDiscussionID != "" {
 		c.Task.DiscussionID = in.JoinDiscussionID

@@ -110,6 +110,7 @@ func (h *Handler) Routes() []Route {
 		page("/records/{id}", h.record),
 		page("/login", h.loginPage),
 		form("/login", h.login),
+		page("/logout", h.logoutPage),
 		form("/logout", h.logout),
 		page("/static/{name}", h.static),
 	}

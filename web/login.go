@@ -106,6 +106,20 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// logoutPage answers a person who typed or followed /logout: signing out
+// changes state, so a GET only offers the Sign out button (a POST with the
+// session's form token); without a session there is nothing to end and
+// the answer is the home page.
+func (h *Handler) logoutPage(w http.ResponseWriter, r *http.Request) {
+	v := h.person(w, r)
+	if v.Agent == nil {
+		w.Header().Set("Cache-Control", "private, no-store")
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	h.render(w, r, v, page{name: "logout", status: http.StatusOK, title: "Sign out", section: "login"})
+}
+
 // logout ends the session and deletes its cookie. Without a session there
 // is nothing to end, and the answer is the same redirect.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {

@@ -18,7 +18,7 @@ var templateFiles embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"home", "search", "discussions", "discussion", "record", "login", "error"}
+var pageNames = []string{"home", "search", "discussions", "discussion", "record", "login", "logout", "error"}
 
 // Cache lifetimes of public pages. A signed-in person's pages are never
 // cached (private, no-store).

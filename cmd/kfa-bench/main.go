@@ -162,6 +162,10 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
 	}
+	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
+	if res.Push, err = b.pushDelivery(ctx); err != nil {
+		return err
+	}
 	if b.preload {
 		if res.Sizes, err = b.runSizes(ctx); err != nil {
 			return err

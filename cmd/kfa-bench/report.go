@@ -17,6 +17,7 @@ type Results struct {
 	Settings Settings  `json:"settings"`
 	Ceilings Ceilings  `json:"ceilings"`
 	KFA      KFA       `json:"kfa"`
+	Push     PushBench `json:"push"`
 	Sizes    []Size    `json:"sizes"`
 	Targets  []Target  `json:"targets"`
 }
@@ -163,6 +164,13 @@ func (r *Results) print(out io.Writer) {
 	lat("reply answered -> GetTask shows COMPLETED", k.Readable)
 	lat("reply answered -> SSE completion event", k.SSE)
 	row("")
+	if r.Push.Skipped == "" {
+		row(fmt.Sprintf("PUSH NOTIFICATIONS, one reply completing %s tasks with a config each", count(r.Push.Tasks)), "n", "p50 ms", "p99 ms", "max ms")
+		lat("reply sent -> a notification at the receiver", r.Push.Arrival)
+		lat("reply sent -> the last of them at the receiver", r.Push.All)
+		row("  duplicates received", fmt.Sprint(r.Push.Duplicates))
+		row("")
+	}
 	row("SERVER", "startup ms", "RSS MiB", "anon MiB", "file MiB", "db MiB")
 	row("after the load phases above", f1(k.StartupMs), f1(k.Memory.RSSMiB), f1(k.Memory.AnonMiB), f1(k.Memory.FileMiB), f1(k.DBMiB))
 	_ = tw.Flush()
@@ -221,6 +229,9 @@ func (r *Results) print(out io.Writer) {
 	}
 	if k.MCPSearchSkipped != "" {
 		fmt.Fprintf(out, "\nMCP search: %s\n", k.MCPSearchSkipped)
+	}
+	if r.Push.Skipped != "" {
+		fmt.Fprintf(out, "\npush notifications: %s\n", r.Push.Skipped)
 	}
 	if k.SSEBeforeAnswer > 0 {
 		fmt.Fprintf(out, "sse: %d of %d completion events arrived before the reply's own HTTP answer (negative times)\n",

@@ -69,8 +69,8 @@ func flagNames(fl []compFlag) []string {
 
 var (
 	flagLine  = regexp.MustCompile(`(?m)^  --([A-Za-z0-9][A-Za-z0-9-]*)( \S+)?\n    \t(.*)$`)
-	subLine   = regexp.MustCompile(`(?m)^  ([a-z]+) +(.+)$`)
-	groupLine = regexp.MustCompile(`(?m)^Usage: kfa \S+ ([a-z]+(?:\|[a-z]+)+)`)
+	subLine   = regexp.MustCompile(`(?m)^  ([a-z][a-z-]*) +(.+)$`)
+	groupLine = regexp.MustCompile(`(?m)^Usage: kfa \S+ ([a-z][a-z-]*(?:\|[a-z][a-z-]*)+)`)
 )
 
 // completionSpecs asks every command for its help and reads the flags

@@ -22,13 +22,15 @@ type subcommand struct {
 // group's help for "-h", "help" or no subcommand.
 func runGroup(ctx context.Context, e env, group string, subs []subcommand, args []string) error {
 	names := make([]string, len(subs))
+	width := 8
 	for i, s := range subs {
 		names[i] = s.name
+		width = max(width, len(s.name))
 	}
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: %s %s %s [flags] [arguments]\n\n", e.name(), group, strings.Join(names, "|"))
 		for _, s := range subs {
-			fmt.Fprintf(w, "  %-8s %s\n", s.name, s.summary)
+			fmt.Fprintf(w, "  %-*s %s\n", width, s.name, s.summary)
 		}
 		fmt.Fprintf(w, "\nRun '%s %s <subcommand> -h' for its flags and examples.\n", e.name(), group)
 	}

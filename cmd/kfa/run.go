@@ -52,6 +52,7 @@ func commands() []command {
 		{"completion", "print a bash, zsh or fish completion script", runCompletion},
 		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
 		{"mcp", "serve the MCP tools (search, fetch, get_changes, whoami) over stdio", runMCP},
+		{"push", "list and retry push notification deliveries; rotate the signing key", runPush},
 		{"version", "print the version, commit, Go version and build date", runVersion},
 	}
 }

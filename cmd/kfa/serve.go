@@ -123,6 +123,22 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	})
 	fs.DurationVar(&cfg.FeedRetention, "feed-retention", cfg.FeedRetention,
 		"keep the records' change feed this long before trimming what a reader starting over does not need (0: keep everything)")
+	fs.BoolVar(&cfg.Push, "push", cfg.Push, "accept push notification configs and deliver them (false: the card says pushNotifications false)")
+	fs.Func("push-allow", "comma-separated push `destinations` allowed besides public https: host names, IPs, CIDR ranges (plain http to them too), e.g. 127.0.0.1,hooks.internal,10.0.0.0/8", func(v string) error {
+		cfg.PushAllow = nil
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				cfg.PushAllow = append(cfg.PushAllow, d)
+			}
+		}
+		return nil
+	})
+	fs.DurationVar(&cfg.PushRetryFor, "push-retry-for", cfg.PushRetryFor, "how long a push notification is retried after its transition before it fails")
+	fs.DurationVar(&cfg.PushKeep, "push-keep", cfg.PushKeep, "how long delivered and failed push notifications are kept (kfa push list) before they are purged")
+	fs.DurationVar(&cfg.PushFirstRetry, "push-first-retry", cfg.PushFirstRetry, "gap before a push notification's first retry; later gaps double, up to 1h")
+	fs.DurationVar(&cfg.PushTimeout, "push-timeout", cfg.PushTimeout, "time limit of one push notification request")
+	fs.IntVar(&cfg.PushConcurrency, "push-concurrency", cfg.PushConcurrency, "push notification requests in flight at once (one at a time per destination)")
+	fs.DurationVar(&cfg.SigningKeyGrace, "signing-key-grace", cfg.SigningKeyGrace, "how long a rotated-out signing key stays in /.well-known/jwks.json")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
 }
 

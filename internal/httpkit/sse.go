@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -36,7 +36,12 @@ func StartSSE(w http.ResponseWriter) *SSE {
 }
 
 // Data writes one event whose data is the JSON encoding of v.
-func (s *SSE) Data(v any) error {
+func (s *SSE) Data(v any) error { return s.Event("", v) }
+
+// Event writes one event with an id (none when id is empty) whose data is
+// the JSON encoding of v. A client that reconnects sends the last id it
+// got as Last-Event-ID.
+func (s *SSE) Event(id string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -44,7 +49,17 @@ func (s *SSE) Data(v any) error {
 	// encoding/json escapes U+2028/2029 and never emits raw newlines, so
 	// one line always holds the whole event.
 	var buf bytes.Buffer
-	buf.Grow(len(b) + 8)
+	buf.Grow(len(b) + len(id) + 16)
+	if id = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == 0 {
+			return -1
+		}
+		return r
+	}, id); id != "" {
+		buf.WriteString("id: ")
+		buf.WriteString(id)
+		buf.WriteByte('\n')
+	}
 	buf.WriteString("data: ")
 	buf.Write(b)
 	buf.WriteString("\n\n")
@@ -73,7 +88,7 @@ func (s *SSE) flush() error {
 // Pump writes the stream's events with send until the stream ends, the
 // client goes away (ctx), or a write fails, with a heartbeat comment after
 // every idle interval.
-func Pump(ctx context.Context, sse *SSE, st *service.Stream, heartbeat time.Duration, send func(a2a.StreamResponse) error) {
+func Pump(ctx context.Context, sse *SSE, st *service.Stream, heartbeat time.Duration, send func(service.Event) error) {
 	defer st.Close()
 	if heartbeat <= 0 {
 		heartbeat = 15 * time.Second

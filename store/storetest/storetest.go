@@ -14,7 +14,9 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -24,6 +26,9 @@ type Store interface {
 	tasks.Store
 	discussions.Store
 	sessions.Store
+	push.ConfigStore
+	push.OutboxStore
+	signing.Store
 }
 
 // Opener returns a fresh, empty store for one test; it registers its own
@@ -62,6 +67,10 @@ func Run(t *testing.T, open Opener) {
 		{"ReplyLimits", testReplyLimits},
 		{"RepliesPaginated", testRepliesPaginated},
 		{"ReplyAfterManyFinishedTasks", testReplyAfterManyFinishedTasks},
+		{"PushConfigs", testPushConfigs},
+		{"PushOutbox", testPushOutbox},
+		{"PushCancel", testPushCancel},
+		{"SigningKeys", testSigningKeys},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

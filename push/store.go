@@ -1,0 +1,80 @@
+package push
+
+import (
+	"context"
+	"time"
+)
+
+// ConfigStore persists push configs. Each method is one transaction.
+type ConfigStore interface {
+	// PutPushConfig stores c on its task, replacing the task's config of
+	// the same id, in the transaction that checks the task: it must exist
+	// and be ownerID's (ErrTaskNotFound otherwise, the same answer for
+	// both), be still WORKING (ErrTaskTerminal: a transition that has
+	// happened will not be announced again), and hold fewer than max
+	// configs unless c replaces one (ErrTooManyConfigs). created says
+	// whether c is new.
+	PutPushConfig(ctx context.Context, c Config, max int) (stored Config, created bool, err error)
+	// PushConfigs returns the task's configs in id order, if ownerID owns
+	// the task (any owner when ownerID is "").
+	PushConfigs(ctx context.Context, ownerID, taskID string) ([]Config, error)
+	// DeletePushConfig deletes the config, if ownerID owns the task; a
+	// config the task does not have is no error (deleted is false). The
+	// config's deliveries still pending fail in the same transaction, as
+	// "config deleted".
+	DeletePushConfig(ctx context.Context, ownerID, taskID, id string, at time.Time) (deleted bool, err error)
+}
+
+// DeliveryQuery selects deliveries, newest first.
+type DeliveryQuery struct {
+	State    State  // "" for any
+	TaskID   string // "" for any
+	PageSize int
+	After    string // a delivery id: the page starts after it
+}
+
+// DeliveryPage is one page of deliveries.
+type DeliveryPage struct {
+	Deliveries []Delivery
+	Next       string // the After of the next page; "" on the last
+}
+
+// OutboxStats are the outbox's gauges, read without walking it.
+type OutboxStats struct {
+	Pending int
+	// OldestPending is when the oldest pending delivery's transition
+	// happened; zero when none is pending.
+	OldestPending time.Time
+}
+
+// OutboxStore is the outbox of deliveries. The store writes deliveries
+// itself, in the transaction of each transition (one per config of the
+// task); these methods serve the sender and the operator.
+type OutboxStore interface {
+	// DueDeliveries returns pending deliveries due at now (NextAt <= now),
+	// in due order (NextAt, then id), at most limit. want, when not nil,
+	// is asked about each due delivery's Destination, in that order,
+	// before the delivery is read: those it refuses are skipped (a busy
+	// destination costs the walk one step, not a read).
+	DueDeliveries(ctx context.Context, now time.Time, limit int, want func(destination string) bool) ([]Delivery, error)
+	// NextDue is when the earliest pending delivery is due; ok is false
+	// when none is pending.
+	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
+	// PushConfig returns the config a delivery is for (any owner).
+	PushConfig(ctx context.Context, taskID, id string) (Config, error)
+	// RecordAttempt applies a to the pending delivery (Delivery.Apply)
+	// and returns it; ErrNotPending when it is pending no more.
+	RecordAttempt(ctx context.Context, id string, a Attempt) (Delivery, error)
+	// Delivery returns one delivery.
+	Delivery(ctx context.Context, id string) (Delivery, error)
+	// Deliveries lists deliveries, newest first.
+	Deliveries(ctx context.Context, q DeliveryQuery) (DeliveryPage, error)
+	// RetryDelivery makes a failed delivery pending again, due at at (the
+	// operator's retry); ErrNotFailed for one that has not failed.
+	RetryDelivery(ctx context.Context, id string, at time.Time) (Delivery, error)
+	// PurgeDeliveries deletes at most limit delivered or failed deliveries
+	// that finished before before, and says how many it deleted.
+	PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error)
+	// OutboxStats reads the gauges.
+	OutboxStats(ctx context.Context) (OutboxStats, error)
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/store"
+	"github.com/kfa-project/kfa/webhook"
+)
+
+// pushOps gives the admin API the outbox and the signing keys.
+type pushOps struct {
+	db     *store.DB
+	signer *signing.Signer
+	kick   func() // wakes the delivery worker; nil when none runs
+}
+
+func (p pushOps) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.DeliveryPage, error) {
+	return p.db.Deliveries(ctx, q)
+}
+
+func (p pushOps) Retry(ctx context.Context, id string) (push.Delivery, error) {
+	d, err := p.db.RetryDelivery(ctx, id, time.Now().UTC().Truncate(time.Millisecond))
+	if err == nil && p.kick != nil {
+		p.kick()
+	}
+	return d, err
+}
+
+func (p pushOps) RotateKey(ctx context.Context) (signing.KeyInfo, error) { return p.signer.Rotate(ctx) }
+
+func (p pushOps) Keys(ctx context.Context) ([]signing.KeyInfo, error) { return p.signer.Keys(ctx) }
+
+// openPush makes the first signing key when the file has none and, with
+// push notifications on, the delivery worker and its metrics. Nothing is
+// sent until startPush.
+func (s *Server) openPush() error {
+	if err := s.core.Signer.Ensure(context.Background()); err != nil {
+		return fmt.Errorf("signing key: %w", err)
+	}
+	if !s.cfg.Push {
+		return nil
+	}
+	sender := webhook.NewSender(webhook.SenderConfig{
+		Policy: s.core.Push.Policy(), Timeout: s.cfg.PushTimeout, Resolver: s.cfg.PushResolver,
+		UserAgent: "kfa/" + s.cfg.Version + " (push notifications)",
+	})
+	s.worker = webhook.NewWorker(s.core.DB, s.core.Signer, sender, webhook.Config{
+		Concurrency: s.cfg.PushConcurrency,
+		Retry:       push.RetryPolicy{First: s.cfg.PushFirstRetry, For: s.cfg.PushRetryFor},
+		Keep:        s.cfg.PushKeep,
+		Observer:    observers{s.obs.m.Push(), s.cfg.PushObserver},
+		Log:         s.log,
+	})
+	s.kick.Store(s.worker)
+	s.core.pushKick = s.worker.Kick
+	db := s.core.DB
+	s.obs.m.WatchOutbox(func() (push.OutboxStats, error) { return db.OutboxStats(context.Background()) }, time.Now)
+	return nil
+}
+
+// pushService is the config service the agent offers, nil with push
+// notifications off.
+func (s *Server) pushService() *push.Service {
+	if !s.cfg.Push {
+		return nil
+	}
+	return s.core.Push
+}
+
+// observers hears of an attempt for each of its non-nil observers.
+type observers []webhook.Observer
+
+func (os observers) Attempted(d push.Delivery, a push.Attempt) {
+	for _, o := range os {
+		if o != nil {
+			o.Attempted(d, a)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package webhook delivers push notifications: it takes due deliveries
+// from the outbox (push.OutboxStore), signs each request (KFA-Signature,
+// a JWS by the signing package), POSTs it to the config's URL through a
+// dialer that checks every address it connects to against the
+// destination policy, and records each attempt's outcome, which sets the
+// next attempt or ends the delivery.
+//
+// Delivery is at least once: a delivery stays pending until an attempt's
+// outcome is recorded, so a crash between sending and recording sends it
+// again; its id (the jti) stays the same, so a receiver can drop the
+// duplicate.
+package webhook
