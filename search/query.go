@@ -103,19 +103,17 @@ func (a analyser) keywordTerm(v string) string {
 	return string(toks[0].Term)
 }
 
-// filtered adds exact keyword filters to q. They score nothing (boost 0),
+// keywordFilters are the set filters as the keyword terms a document
+// must hold (see topDocs). They narrow the candidates and score nothing,
 // so filtering never reorders the hits.
-func (a analyser) filtered(q query.Query, filters map[string]string) query.Query {
-	must := []query.Query{q}
+func (a analyser) keywordFilters(filters map[string]string) []keywordFilter {
+	var out []keywordFilter
 	for _, f := range []string{fKind, fProduct, fEnv} {
 		if v := filters[f]; v != "" {
-			must = append(must, termQuery(a.keywordTerm(v), f, 0))
+			out = append(out, keywordFilter{field: f, term: a.keywordTerm(v)})
 		}
 	}
-	if len(must) == 1 {
-		return q
-	}
-	return bleve.NewConjunctionQuery(must...)
+	return out
 }
 
 func termQuery(term, field string, boost float64) query.Query {

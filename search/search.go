@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -49,6 +51,7 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 	}
 	defer r.Close()
 	s := &run{x: x, r: r, filters: map[string]string{fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment}}
+	s.keywords = x.an.keywordFilters(s.filters)
 	hits, st, err := s.find(ctx, ts, limit)
 	if err != nil {
 		return res, err
@@ -88,12 +91,13 @@ func reader(idx bleve.Index) (index.IndexReader, error) {
 	return adv.Reader()
 }
 
-// run is one search's state: the index, a reader for term statistics and
-// the filters.
+// run is one search's state: the index, a reader for term statistics
+// and postings, and the filters.
 type run struct {
-	x       *Index
-	r       index.IndexReader
-	filters map[string]string
+	x        *Index
+	r        index.IndexReader
+	filters  map[string]string
+	keywords []keywordFilter // filters, as the terms the keyword fields hold
 }
 
 // candidate is a document the query matched, with what decides whether
@@ -113,8 +117,7 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 	if err != nil {
 		return nil, st, fmt.Errorf("search: term weights: %w", err)
 	}
-	base := textQuery(ts, st.common)
-	cands, err := s.candidates(ctx, s.x.an.filtered(base, s.filters), st.weight)
+	cands, err := s.candidates(ctx, ts, st, s.keywords)
 	if err != nil {
 		return nil, st, err
 	}
@@ -128,7 +131,7 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 	if !answerable && partials && hasFilter(s.filters) {
 		// Nothing within the filters answers on its own: the query is
 		// answerable if something outside them does.
-		all, err := s.candidates(ctx, base, st.weight)
+		all, err := s.candidates(ctx, ts, st, nil)
 		if err != nil {
 			return nil, st, err
 		}
@@ -181,44 +184,35 @@ func bestCoverage(hits []candidate) float64 {
 // relevance is what hits are ranked by, and the score they show.
 func (c candidate) relevance() float64 { return c.dm.Score * c.cov }
 
-// candidates runs q and returns its best matches, best first, each with
-// the locations of the terms it matched and its coverage under the term
-// weights w.
+// candidates returns the best matches of the terms ts within the
+// keyword filters fs, best first, each with the locations of the terms
+// it matched and its coverage under the term weights.
 //
-// Term locations are costly to read, so the first pass only scores; the
-// second reads locations for the few best candidates alone. The first
-// pass's order and scores are kept.
-func (s *run) candidates(ctx context.Context, q query.Query, w map[string]float64) ([]candidate, error) {
+// topDocs finds the documents that can be among the best without
+// scoring every match; bleve then scores just those, with their term
+// locations. The document-id clause scores nothing (boost 0), so the
+// scores and their order are those of the text query alone; the filters
+// score nothing either, and topDocs kept only documents within them, so
+// they are left out of that query (their postings would be walked for
+// nothing).
+func (s *run) candidates(ctx context.Context, ts []string, st termStats, fs []keywordFilter) ([]candidate, error) {
 	idx := s.x.rec
-	sr, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, candidates, 0, false))
+	ids, _, err := topDocs(ctx, s.r, ts, st.common, fs, candidates)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	if len(sr.Hits) == 0 {
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	first := sr.Hits
-	ids := make([]string, len(first))
-	for i, dm := range first {
-		ids[i] = dm.ID
-	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), q), len(ids), 0, false)
-	req.IncludeLocations = true
-	if sr, err = idx.SearchInContext(ctx, req); err != nil {
+	only := bleve.NewDocIDQuery(ids)
+	only.SetBoost(0)
+	hits, err := s.rank(ctx, bleve.NewConjunctionQuery(only, textQuery(ts, st.common)), candidates)
+	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	located := make(map[string]*search.DocumentMatch, len(sr.Hits))
-	for _, dm := range sr.Hits {
-		located[dm.ID] = dm
-	}
-	out := make([]candidate, 0, len(first))
-	for _, dm := range first {
-		loc, ok := located[dm.ID]
-		if !ok { // deleted between the passes
-			continue
-		}
-		loc.Score = dm.Score
-		c := candidate{dm: loc, cov: coverage(loc, w), disc: isDiscussionDoc(dm.ID)}
+	out := make([]candidate, 0, len(hits))
+	for _, dm := range hits {
+		c := candidate{dm: dm, cov: coverage(dm, st.weight), disc: isDiscussionDoc(dm.ID)}
 		if c.disc {
 			if c.doc, err = load(idx, dm.ID); err != nil {
 				return nil, err
@@ -228,6 +222,29 @@ func (s *run) candidates(ctx context.Context, q query.Query, w map[string]float6
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// rank returns q's n best matches with their term locations, best
+// first, as bleve's SearchInContext would, but through the run's reader:
+// the documents topDocs found are scored in the same snapshot of the
+// index, with the same statistics.
+func (s *run) rank(ctx context.Context, q query.Query, n int) ([]*search.DocumentMatch, error) {
+	m := s.x.rec.Mapping()
+	model := index.DefaultScoringModel
+	if impl, ok := m.(*mapping.IndexMappingImpl); ok && impl.ScoringModel != "" {
+		model = impl.ScoringModel
+	}
+	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey, search.GetScoringModelCallbackFn(func() string { return model }))
+	sr, err := q.Searcher(ctx, s.r, m, search.SearcherOptions{IncludeTermVectors: true})
+	if err != nil {
+		return nil, err
+	}
+	defer sr.Close()
+	coll := collector.NewTopNCollector(n, 0, search.SortOrder{&search.SortScore{Desc: true}})
+	if err := coll.Collect(ctx, sr, s.r); err != nil {
+		return nil, err
+	}
+	return coll.Results(), nil
 }
 
 // discPrefix starts the index id of a discussion: record ids cannot hold
