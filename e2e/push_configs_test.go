@@ -129,11 +129,14 @@ func TestPushConfigRules(t *testing.T) {
 			t.Fatalf("delete: %d %s", resp.StatusCode, body)
 		}
 	}
-	if _, err := ac.CancelTask(ctx, task.ID); err != nil {
+	// A task of its own, with no config: canceling the one above would
+	// queue deliveries whose retries write to the store between digests.
+	done := h.ask(ac, "m2", "A question withdrawn")
+	if _, err := ac.CancelTask(ctx, done.ID); err != nil {
 		t.Fatal(err)
 	}
 	before = h.digest()
-	if _, err := ac.CreatePushConfig(ctx, task.ID, pushCfg("https://hooks.example.com/late")); !isReason(err, "UNSUPPORTED_OPERATION") {
+	if _, err := ac.CreatePushConfig(ctx, done.ID, pushCfg("https://hooks.example.com/late")); !isReason(err, "UNSUPPORTED_OPERATION") {
 		t.Fatalf("config on a canceled task: %v", err)
 	}
 	if h.digest() != before {
