@@ -136,10 +136,39 @@ func (s *summary) packageDone(ev event, out []string) {
 	switch {
 	case ev.Action == "fail":
 		s.pkgFailed++
+		s.unfinished(ev.Package)
 	case ev.Action == "skip" || slices.ContainsFunc(out, func(l string) bool { return strings.Contains(l, "[no test files]") }):
 		s.pkgNone++
 	default:
 		s.pkgOK++
+	}
+}
+
+// unfinished prints the output of the tests of a failed package that
+// never ended (the binary panicked, timed out or was killed while they
+// ran), which would otherwise be lost, and lists the package among the
+// failures when none of its tests was reported as failed: a failure must
+// never show only as a count.
+func (s *summary) unfinished(pkg string) {
+	prefix := pkg + "\x00"
+	var keys []string
+	for k := range s.output {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		test := strings.TrimPrefix(k, prefix)
+		fmt.Fprintf(s.w, "--- %s did not finish; its output:\n", test)
+		for _, l := range s.output[k] {
+			fmt.Fprint(s.w, l)
+		}
+		delete(s.output, k)
+		s.failures = append(s.failures, pkg+" "+test+" (did not finish)")
+	}
+	if !slices.ContainsFunc(s.failures, func(f string) bool { return strings.HasPrefix(f, pkg+" ") }) {
+		s.failures = append(s.failures, pkg+" (outside any test: see the package's output above)")
 	}
 }
 

@@ -36,6 +36,36 @@ const stream = `{"Action":"start","Package":"example/a"}
 {"Action":"fail","Package":"example/d","Elapsed":0}
 `
 
+// TestUnfinished: a package whose binary dies while a test runs, and one
+// that fails outside any test, both show up under Failed with their
+// output, not only as a count.
+func TestUnfinished(t *testing.T) {
+	const died = `{"Action":"run","Package":"example/e","Test":"TestHang"}
+{"Action":"output","Package":"example/e","Test":"TestHang","Output":"=== RUN   TestHang\n"}
+{"Action":"output","Package":"example/e","Test":"TestHang","Output":"panic: test timed out after 10m0s\n"}
+{"Action":"output","Package":"example/e","Output":"FAIL\texample/e\t600.01s\n"}
+{"Action":"fail","Package":"example/e","Elapsed":600}
+{"Action":"output","Package":"example/f","Output":"TestMain: cannot start the server\n"}
+{"Action":"output","Package":"example/f","Output":"FAIL\texample/f\t0.1s\n"}
+{"Action":"fail","Package":"example/f","Elapsed":0.1}
+`
+	var out bytes.Buffer
+	s := newSummary(&out)
+	s.read(strings.NewReader(died))
+	s.finish(&out, 0)
+	got := out.String()
+	for _, want := range []string{
+		"--- TestHang did not finish; its output:\n=== RUN   TestHang\npanic: test timed out after 10m0s\n",
+		"TestMain: cannot start the server\n",
+		"Failed:\n  example/e TestHang (did not finish)\n  example/f (outside any test: see the package's output above)\n",
+		"packages: 0 ok, 2 failed",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 func TestSummary(t *testing.T) {
 	var out bytes.Buffer
 	s := newSummary(&out)
