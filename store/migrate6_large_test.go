@@ -124,5 +124,7 @@ func migrateChild(t *testing.T, path string) {
 	if v != 6 {
 		t.Fatalf("schema %d after the migration", v)
 	}
-	t.Logf("migration: %s, peak Go heap in use %d MiB", took.Round(time.Millisecond), heap>>20)
+	bs := db.BoltStats()
+	t.Logf("migration: %s, peak Go heap in use %d MiB; %d free pages after it (a freelist of %d KiB, written by every commit until growth reuses them)",
+		took.Round(time.Millisecond), heap>>20, bs.FreePages, bs.FreelistBytes>>10)
 }
