@@ -15,10 +15,14 @@ var (
 	bucketTaskAllSt   = []byte("idx_task_allst")  // state | ts | id
 	bucketTaskByOwner = []byte("idx_task_owner")  // owner | ts | id
 	bucketTaskByState = []byte("idx_task_state")  // owner | state | ts | id
-	bucketTaskByCtx   = []byte("idx_task_ctx")    // owner | ctxlen | ctx | ts | id
-	bucketTaskByCtxSt = []byte("idx_task_ctxst")  // owner | ctxlen | ctx | state | ts | id
-	bucketTaskAllCtx  = []byte("idx_task_allctx") // ctxlen | ctx | ts | id (since schema 3)
+	bucketTaskAllCtx  = []byte("idx_task_allctx") // ctxlen | ctx | ts | id -> owner (16) | state (1) (since schema 4; values since 6)
 	bucketCounts      = []byte("counts")          // counter key -> uint64
+
+	// bucketTaskByCtx and bucketTaskByCtxSt indexed each owner's tasks by
+	// context (and state) until schema 6, which serves those listings from
+	// bucketTaskAllCtx.
+	bucketTaskByCtx   = []byte("idx_task_ctx")   // owner | ctxlen | ctx | ts | id
+	bucketTaskByCtxSt = []byte("idx_task_ctxst") // owner | ctxlen | ctx | state | ts | id
 
 	// bucketTaskByDisc mapped every task to its discussion until schema 3,
 	// which split it into bucketDiscMembers and bucketTaskDiscWorking.
@@ -60,8 +64,8 @@ var (
 // default half, so an append leaves full pages behind it: a smaller file,
 // fewer pages per list page, and fewer pages written per commit.
 var appendBuckets = [][]byte{
-	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState, bucketTaskByCtx,
-	bucketTaskByCtxSt, bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
+	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState,
+	bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
 	bucketInbox, bucketInboxUnacked, bucketFeed,
 }
 

@@ -22,7 +22,7 @@ func counterFamily(k []byte) (name, rest []byte, known bool) {
 		return name, rest, true
 	}
 	for _, ti := range taskIndexes {
-		if bytes.Equal(name, ti.bucket) {
+		if ti.counted && bytes.Equal(name, ti.bucket) {
 			return name, rest, true
 		}
 	}

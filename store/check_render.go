@@ -51,6 +51,14 @@ func describeIndexKey(ix int, k []byte) string {
 	return strings.Join(parts, " ")
 }
 
+// describeIndexValue renders a task index value for people.
+func describeIndexValue(ix int, v []byte) string {
+	if taskIndexes[ix].value == nil || len(v) != 17 || int(v[16]) >= len(taskStates) {
+		return strconv.Quote(hex.EncodeToString(v))
+	}
+	return "owner=" + idString(v[:16]) + " state=" + string(taskStates[v[16]])
+}
+
 // describePrefix splits a task index prefix into its named parts.
 func describePrefix(ix int, p []byte) ([]string, bool) {
 	var parts []string
@@ -86,12 +94,8 @@ func describePrefix(ix int, p []byte) ([]string, bool) {
 		steps = []func() bool{owner}
 	case idxOwnerState:
 		steps = []func() bool{owner, state}
-	case idxOwnerCtx:
-		steps = []func() bool{owner, ctx}
 	case idxAllCtx:
 		steps = []func() bool{ctx}
-	case idxOwnerCtxState:
-		steps = []func() bool{owner, ctx, state}
 	}
 	for _, s := range steps {
 		if !s() {

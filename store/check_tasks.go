@@ -193,17 +193,20 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// checkTaskIndexes: every entry of the seven task indexes is some task's
-// position (an entry that is not is stale: the task is listed twice, or
-// under an old state or time), counted for the counters.
+// checkTaskIndexes: every entry of the task indexes is some task's
+// position, with the value the task gives it (an entry that is not is
+// stale: the task is listed twice, or under an old state, time or owner),
+// counted for the counters of the counted indexes.
 func (c *checker) checkTaskIndexes() error {
 	for ix, ti := range taskIndexes {
-		err := c.walk(ti.bucket, func(tx *bolt.Tx, k, _ []byte) {
+		err := c.walk(ti.bucket, func(tx *bolt.Tx, k, v []byte) {
 			if len(k) < 24 {
 				c.rep.addf(VDecode, ti.bucket, k, hex.EncodeToString(k), "", "key is shorter than timestamp (8) | task id (16)")
 				return
 			}
-			c.expected[string(counterKey(ti.bucket, k[:len(k)-24]))]++
+			if ti.counted {
+				c.expected[string(counterKey(ti.bucket, k[:len(k)-24]))]++
+			}
 			id := k[len(k)-16:]
 			t, err := headerOf(tx.Bucket(bucketTasks).Get(id))
 			if err != nil {
@@ -216,6 +219,9 @@ func (c *checker) checkTaskIndexes() error {
 				c.rep.addf(VIndexStale, ti.bucket, k, describeIndexKey(ix, k), idString(id),
 					"entry does not match task %s (%s since %s): the task is indexed at %s",
 					idString(id), t.State, a2a.FormatTime(t.StatusTime), describeIndexKey(ix, want))
+			} else if want := indexValue(ix, owner, &t); !bytes.Equal(v, want) {
+				c.rep.addf(VIndexStale, ti.bucket, k, describeIndexKey(ix, k), idString(id),
+					"entry's value %s does not match task %s (owner %s, %s)", describeIndexValue(ix, v), idString(id), t.OwnerID, t.State)
 			}
 		})
 		if err != nil {

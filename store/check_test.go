@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
@@ -308,21 +309,57 @@ func dump(rep CheckReport) string {
 }
 
 func TestCheckNamesIndexKeyParts(t *testing.T) {
-	w := newWorld(t)
-	o, _ := idBytes(w.waiting.OwnerID)
-	id, _ := idBytes(w.waiting.ID)
-	k := cat(o, ctxPart(w.waiting.ContextID), []byte{stateByte(a2a.TaskStateWorking)}, tsID(w.waiting.StatusTime, id))
-	w.mutate(t, func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByCtxSt).Delete(k) })
-	rep := w.check(t)
-	want := "owner=" + w.alice.ID + ` ctx="ctx-alice" state=TASK_STATE_WORKING ts=` + a2a.FormatTime(w.waiting.StatusTime) + " task=" + w.waiting.ID
-	var keys []string
-	for _, v := range rep.Violations {
-		keys = append(keys, v.Key)
-		if v.Kind == VIndexMissing && v.Key == want {
-			return
-		}
+	for _, tc := range []struct {
+		name   string
+		bucket []byte
+		key    func(w *world, owner, id []byte) []byte
+		want   func(w *world) string
+	}{
+		{"owner and state", bucketTaskByState,
+			func(w *world, o, id []byte) []byte {
+				return cat(o, []byte{stateByte(a2a.TaskStateWorking)}, tsID(w.waiting.StatusTime, id))
+			},
+			func(w *world) string { return "owner=" + w.alice.ID + " state=TASK_STATE_WORKING" }},
+		{"context", bucketTaskAllCtx,
+			func(w *world, _, id []byte) []byte {
+				return cat(ctxPart(w.waiting.ContextID), tsID(w.waiting.StatusTime, id))
+			},
+			func(*world) string { return `ctx="ctx-alice"` }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			o, _ := idBytes(w.waiting.OwnerID)
+			id, _ := idBytes(w.waiting.ID)
+			w.mutate(t, func(tx *bolt.Tx) error { return tx.Bucket(tc.bucket).Delete(tc.key(w, o, id)) })
+			rep := w.check(t)
+			want := tc.want(w) + " ts=" + a2a.FormatTime(w.waiting.StatusTime) + " task=" + w.waiting.ID
+			var keys []string
+			for _, v := range rep.Violations {
+				keys = append(keys, v.Key)
+				if v.Kind == VIndexMissing && v.Key == want {
+					return
+				}
+			}
+			t.Fatalf("want key %q, got %q", want, keys)
+		})
 	}
-	t.Fatalf("want key %q, got %q", want, keys)
+}
+
+// A context index entry whose value names another owner or state is
+// stale: listings filter on it.
+func TestCheckContextIndexValues(t *testing.T) {
+	w := newWorld(t)
+	id, _ := idBytes(w.waiting.ID)
+	bob, _ := idBytes(w.bob.ID)
+	k := cat(ctxPart(w.waiting.ContextID), tsID(w.waiting.StatusTime, id))
+	w.mutate(t, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTaskAllCtx).Put(k, append(bytes.Clone(bob), stateByte(a2a.TaskStateWorking)))
+	})
+	rep := w.check(t)
+	if len(rep.Violations) != 1 || rep.Violations[0].Kind != VIndexStale || rep.Violations[0].TaskID != w.waiting.ID ||
+		!strings.Contains(rep.Violations[0].Detail, "value owner="+w.bob.ID+" state=TASK_STATE_WORKING does not match") {
+		t.Fatalf("want one stale context entry:\n%s", dump(rep))
+	}
 }
 
 func TestCheckTruncatesLongReports(t *testing.T) {

@@ -13,30 +13,38 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// Task indexes. Besides these seven, idx_task_discw lists the WORKING
-// tasks of each discussion (discussion id | task id -> owner); it moves
-// with them, in the same functions.
+// Task indexes. Besides these, idx_task_discw lists the WORKING tasks of
+// each discussion (discussion id | task id -> owner); it moves with them,
+// in the same functions.
 //
-// Every key of the seven is prefix | status timestamp (8, big endian ms) |
-// task id (16); reading a bucket backwards from the end of a prefix yields
-// newest first, ties by id descending, which is the ListTasks order. Each
-// index keeps a counter per prefix in the counts bucket (for totalSize).
+// Every key is prefix | status timestamp (8, big endian ms) | task id
+// (16); reading a bucket backwards from the end of a prefix yields newest
+// first, ties by id descending, which is the ListTasks order.
+//
+// The four counted indexes keep a counter per prefix in the counts bucket
+// (for totalSize, and the open-task bound) and have empty values. The
+// context index is not counted: its value is the task's owner (16) and
+// state (1), so that a listing of one context, with or without an owner
+// or a state, is a scan of the context's range that filters on the
+// values without reading a task (a context holds few tasks). Until
+// schema 6 the owner's context listings had two indexes of their own
+// (idx_task_ctx, idx_task_ctxst) and every context three counters; an
+// ask wrote each of them on a page of its own.
 type taskIndex struct {
-	bucket []byte
-	prefix func(owner []byte, t *tasks.Task) []byte
+	bucket  []byte
+	prefix  func(owner []byte, t *tasks.Task) []byte
+	counted bool
+	// value is what the entry holds (nil: nothing).
+	value func(owner []byte, t *tasks.Task) []byte
 }
 
 var taskIndexes = []taskIndex{
-	{bucketTaskAll, func(_ []byte, _ *tasks.Task) []byte { return nil }},
-	{bucketTaskAllSt, func(_ []byte, t *tasks.Task) []byte { return []byte{stateByte(t.State)} }},
-	{bucketTaskByOwner, func(o []byte, _ *tasks.Task) []byte { return o }},
-	{bucketTaskByState, func(o []byte, t *tasks.Task) []byte { return cat(o, []byte{stateByte(t.State)}) }},
-	{bucketTaskByCtx, func(o []byte, t *tasks.Task) []byte { return cat(o, ctxPart(t.ContextID)) }},
-	{bucketTaskByCtxSt, func(o []byte, t *tasks.Task) []byte {
-		return cat(o, ctxPart(t.ContextID), []byte{stateByte(t.State)})
-	}},
-	// Every owner's tasks of one context: the operator's context filter.
-	{bucketTaskAllCtx, func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }},
+	{bucket: bucketTaskAll, prefix: func(_ []byte, _ *tasks.Task) []byte { return nil }, counted: true},
+	{bucket: bucketTaskAllSt, prefix: func(_ []byte, t *tasks.Task) []byte { return []byte{stateByte(t.State)} }, counted: true},
+	{bucket: bucketTaskByOwner, prefix: func(o []byte, _ *tasks.Task) []byte { return o }, counted: true},
+	{bucket: bucketTaskByState, prefix: func(o []byte, t *tasks.Task) []byte { return cat(o, []byte{stateByte(t.State)}) }, counted: true},
+	// Every task of one context, whoever owns it.
+	{bucket: bucketTaskAllCtx, prefix: func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }, value: ctxValue},
 }
 
 // The index buckets, in taskIndexes order.
@@ -45,11 +53,22 @@ const (
 	idxAllState
 	idxOwner
 	idxOwnerState
-	idxOwnerCtx
-	idxOwnerCtxState
 	idxAllCtx
 	nTaskIndexes
 )
+
+// ctxValue is a context index entry's value: owner (16) | state (1).
+func ctxValue(owner []byte, t *tasks.Task) []byte {
+	return append(bytes.Clone(owner), stateByte(t.State))
+}
+
+// indexValue is t's value in index ix.
+func indexValue(ix int, owner []byte, t *tasks.Task) []byte {
+	if f := taskIndexes[ix].value; f != nil {
+		return f(owner, t)
+	}
+	return nil
+}
 
 // ctxPart is a context id with its length in front, so that no context id
 // is a prefix of another's key range.
@@ -92,7 +111,7 @@ func counterKey(bucket, prefix []byte) []byte {
 
 // counterDeltas collects counter changes of one transaction, to apply
 // each changed counter once (apply) instead of once per task: a reply that
-// completes 1,000 tasks moves 12,000 index counters, most of them back and
+// completes 1,000 tasks moves 8,000 index counters, most of them back and
 // forth on the same few keys.
 type counterDeltas map[string]int64
 
@@ -112,11 +131,12 @@ func (d counterDeltas) apply(tx *bolt.Tx) error {
 
 // indexBatch collects the index changes of many tasks in one transaction
 // and applies them bucket by bucket, each bucket's in key order: a reply
-// that completes 1,000 tasks moves 6,000 index entries, and in order each
+// that completes 1,000 tasks moves 5,000 index entries, and in order each
 // bucket's changes walk its pages once instead of jumping between them.
 type indexBatch struct {
-	dels, puts [nTaskIndexes][][]byte
-	counts     counterDeltas
+	dels   [nTaskIndexes][][]byte
+	puts   [nTaskIndexes][][2][]byte // key, value
+	counts counterDeltas
 	// The discussion's working-task entries (idx_task_discw): key and owner.
 	workingDels [][]byte
 	workingPuts [][2][]byte
@@ -139,11 +159,13 @@ func (b *indexBatch) add(t *tasks.Task, delta int64) error {
 	for i, ix := range taskIndexes {
 		p := ix.prefix(owner, t)
 		if delta > 0 {
-			b.puts[i] = append(b.puts[i], cat(p, tail))
+			b.puts[i] = append(b.puts[i], [2][]byte{cat(p, tail), indexValue(i, owner, t)})
 		} else {
 			b.dels[i] = append(b.dels[i], cat(p, tail))
 		}
-		b.counts[string(counterKey(ix.bucket, p))] += delta
+		if ix.counted {
+			b.counts[string(counterKey(ix.bucket, p))] += delta
+		}
 	}
 	if t.State == a2a.TaskStateWorking {
 		k, err := workingKey(t, id)
@@ -180,9 +202,9 @@ func (b *indexBatch) apply(tx *bolt.Tx) error {
 				return err
 			}
 		}
-		slices.SortFunc(b.puts[i], bytes.Compare)
-		for _, k := range b.puts[i] {
-			if err := bk.Put(k, nil); err != nil {
+		slices.SortFunc(b.puts[i], func(x, y [2][]byte) int { return bytes.Compare(x[0], y[0]) })
+		for _, kv := range b.puts[i] {
+			if err := bk.Put(kv[0], kv[1]); err != nil {
 				return err
 			}
 		}
@@ -221,18 +243,21 @@ func indexTaskAcc(tx *bolt.Tx, t *tasks.Task, delta int64, acc counterDeltas) er
 	}
 	counts := tx.Bucket(bucketCounts)
 	tail := tsID(t.StatusTime, id)
-	for _, ix := range taskIndexes {
+	for i, ix := range taskIndexes {
 		p := ix.prefix(owner, t)
 		b := tx.Bucket(ix.bucket)
 		k := cat(p, tail)
 		var err error
 		if delta > 0 {
-			err = b.Put(k, nil)
+			err = b.Put(k, indexValue(i, owner, t))
 		} else {
 			err = b.Delete(k)
 		}
 		if err != nil {
 			return err
+		}
+		if !ix.counted {
+			continue
 		}
 		if acc != nil {
 			acc[string(counterKey(ix.bucket, p))] += delta

@@ -14,10 +14,10 @@ import (
 )
 
 // ListTasks implements tasks.Store: one cursor seek, then at most
-// PageSize+1 steps. totalSize comes from the index counters, except with
-// Since (a key-only count of the matching range) or a context and a state
-// filter without an owner (operator listings: the context's tasks are
-// read to filter them by state).
+// PageSize+1 steps (with a context filter, the steps over the context's
+// entries of other owners or states too). totalSize comes from the index
+// counters, except with Since or a context filter (a count of the matching
+// range's entries, none of them a task read).
 func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
 	next, total, err := s.listTasks(q, func(v []byte) error {
@@ -62,28 +62,25 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 	}
 	probe := &tasks.Task{ContextID: q.ContextID, State: q.State}
 	var (
-		ix         taskIndex
-		postFilter func(v []byte) (bool, error)
+		ix taskIndex
+		// filter, when set, keeps the context index entries (by value)
+		// of the owner and state asked for.
+		filter func(v []byte) bool
 	)
 	switch {
-	case owner != nil && q.ContextID != "" && q.State != "":
-		ix = taskIndexes[idxOwnerCtxState]
-	case owner != nil && q.ContextID != "":
-		ix = taskIndexes[idxOwnerCtx]
+	case q.ContextID != "":
+		// The context's tasks, filtered on the entries' owner and state.
+		ix = taskIndexes[idxAllCtx]
+		want := stateByte(q.State)
+		if owner != nil || q.State != "" {
+			filter = func(v []byte) bool {
+				return len(v) == 17 && (owner == nil || bytes.Equal(v[:16], owner)) && (q.State == "" || v[16] == want)
+			}
+		}
 	case owner != nil && q.State != "":
 		ix = taskIndexes[idxOwnerState]
 	case owner != nil:
 		ix = taskIndexes[idxOwner]
-	case q.ContextID != "":
-		// Every owner's tasks of one context: the context index, and the
-		// state (if any) read from each task of the context.
-		ix = taskIndexes[idxAllCtx]
-		if want := q.State; want != "" {
-			postFilter = func(v []byte) (bool, error) {
-				snap, err := snapshotOf(v)
-				return snap.State == want, err
-			}
-		}
 	case q.State != "":
 		ix = taskIndexes[idxAllState]
 	default:
@@ -114,31 +111,18 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 			}
 			return v, nil
 		}
-		// matches loads the task at k and applies the post filter.
-		matches := func(k []byte) ([]byte, bool, error) {
-			v, err := load(k)
-			if err != nil || postFilter == nil {
-				return v, err == nil, err
-			}
-			ok, err := postFilter(v)
-			return v, ok, err
-		}
+		keep := func(v []byte) bool { return filter == nil || filter(v) }
 
 		// totalSize
 		switch {
-		case postFilter == nil && since == 0:
+		case ix.counted && since == 0:
 			total = readCounter(tx.Bucket(bucketCounts), counterKey(ix.bucket, prefix))
 		default:
 			n := 0
-			for k, _ := seekBefore(c, prefixEnd(prefix)); inRange(k); k, _ = c.Prev() {
-				if postFilter != nil {
-					if _, ok, err := matches(k); err != nil {
-						return err
-					} else if !ok {
-						continue
-					}
+			for k, v := seekBefore(c, prefixEnd(prefix)); inRange(k); k, v = c.Prev() {
+				if keep(v) {
+					n++
 				}
-				n++
 			}
 			total = n
 		}
@@ -153,25 +137,18 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 		}
 		var last []byte
 		n := 0
-		for k, _ := seekBefore(c, start); inRange(k); k, _ = c.Prev() {
+		for k, iv := seekBefore(c, start); inRange(k); k, iv = c.Prev() {
+			if !keep(iv) {
+				continue
+			}
 			if n == q.PageSize {
 				// One more match exists: the page has a successor.
-				if postFilter != nil {
-					if _, ok, err := matches(k); err != nil {
-						return err
-					} else if !ok {
-						continue
-					}
-				}
 				next = &tasks.Cursor{StatusTime: fromMS(keyTS(last)), ID: idString(last[len(last)-16:])}
 				return nil
 			}
-			v, ok, err := matches(k)
+			v, err := load(k)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				continue
 			}
 			if err := emit(v); err != nil {
 				return err

@@ -54,3 +54,27 @@ func TestContextFilterReadsOnlyTheContext(t *testing.T) {
 		}
 	}
 }
+
+// Since schema 6 the context filter decides owner and state from the
+// index values: a listing reads only the tasks it returns, so an
+// unreadable task it filters out costs nothing.
+func TestContextFilterReadsOnlyWhatItLists(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.mutate(t, func(tx *bolt.Tx) error {
+		k, _ := idBytes(w.completed.ID) // alice's, in ctx-alice, COMPLETED
+		return tx.Bucket(bucketTasks).Put(k, []byte{taskFormatBinary, 0xff})
+	})
+	for _, q := range []tasks.ListQuery{
+		{ContextID: "ctx-alice", State: a2a.TaskStateWorking, PageSize: 10},
+		{ContextID: "ctx-alice", OwnerID: w.alice.ID, State: a2a.TaskStateWorking, PageSize: 10},
+	} {
+		page, err := w.db.ListTasks(ctx, q)
+		if err != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != w.waiting.ID || page.Total != 1 || page.Next != nil {
+			t.Fatalf("%+v: %+v %v", q, page, err)
+		}
+	}
+	if _, err := w.db.ListTasks(ctx, tasks.ListQuery{ContextID: "ctx-alice", OwnerID: w.alice.ID, PageSize: 10}); err == nil {
+		t.Fatal("a listing of the unreadable task read it without an error")
+	}
+}

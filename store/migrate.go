@@ -19,6 +19,24 @@ type migration struct {
 	apply   func(tx *bolt.Tx) error
 }
 
+// chunkedSteps are the parts of a migration that run outside its
+// transaction, by version, so that migrating a large file holds a chunk
+// in memory at a time.
+type chunkedSteps struct {
+	// prepare runs before the migration's transaction, in transactions of
+	// its own. It must leave a valid file of the previous schema and be
+	// safe to run again (a crash runs it again at the next open).
+	prepare func(db *bolt.DB) error
+	// sweep runs at every writable open once the migration is done: it
+	// removes what the migration retired, in chunks, and costs a few seeks
+	// when nothing is left.
+	sweep func(db *bolt.DB) error
+}
+
+var migrationSteps = map[int]chunkedSteps{
+	6: {prepare: rewriteContextValues, sweep: sweepContextCounters},
+}
+
 // migrations in order; version n is migrations[n-1]. Never edit one that
 // has shipped: add the next.
 var migrations = []migration{
@@ -82,6 +100,7 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{6, "one context index with owner and state values instead of idx_task_ctx, idx_task_ctxst and context counters", dropOwnerContextIndexes},
 }
 
 // SchemaVersion is the schema this build writes.
@@ -118,6 +137,11 @@ func (s *DB) migrate() error {
 		return nil
 	}
 	for _, m := range migrations[current:] {
+		if prepare := migrationSteps[m.version].prepare; prepare != nil {
+			if err := prepare(s.db); err != nil {
+				return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			if _, err := tx.CreateBucketIfNotExists(bucketMeta); err != nil {
 				return err
@@ -129,6 +153,15 @@ func (s *DB) migrate() error {
 		})
 		if err != nil {
 			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	for _, m := range migrations {
+		sweep := migrationSteps[m.version].sweep
+		if sweep == nil {
+			continue
+		}
+		if err := sweep(s.db); err != nil {
+			return fmt.Errorf("store: sweep after migration %d (%s): %w", m.version, m.name, err)
 		}
 	}
 	return nil

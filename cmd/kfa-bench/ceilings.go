@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -66,7 +67,8 @@ func measureFsync(dir string, dur time.Duration) (Fsync, error) {
 // ceilingServer runs in the subprocess: "hello" answers GET /hello with a
 // small JSON object; "create" answers POST /create by storing the request
 // body under a new 16-byte key in one bbolt Batch (group commit, fsync
-// before the answer) and answering the key as JSON.
+// before the answer) and answering the key as JSON, and GET /stats with
+// its page writes and creates so far.
 func ceilingServer(args []string) error {
 	fs := flag.NewFlagSet(ceilingCmd, flag.ContinueOnError)
 	kind := fs.String("kind", "hello", "hello or create")
@@ -100,6 +102,13 @@ func ceilingServer(args []string) error {
 		if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
 			return err
 		}
+		var creates atomic.Int64
+		mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+			st := db.Stats()
+			b, _ := json.Marshal(ceilingStats{PageWrites: st.TxStats.GetWrite(), Creates: creates.Load()})
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+		})
 		mux.HandleFunc("POST /create", func(w http.ResponseWriter, r *http.Request) {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 256<<10))
 			if err != nil {
@@ -113,6 +122,7 @@ func ceilingServer(args []string) error {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
+			creates.Add(1)
 			b, _ := json.Marshal(struct {
 				ID string `json:"id"`
 			}{fmt.Sprintf("%x", key)})

@@ -132,6 +132,8 @@ func (r *Results) print(out io.Writer) {
 	row("")
 	row(fmt.Sprintf("KFA SERVE (%d agents)", k.Agents), "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of ceiling")
 	tp("durable ask (new task + discussion)", k.Asks, pct(ratio(k.Asks.PerSec, c.Create.PerSec))+" of create")
+	row("pages written per ask / per create", "", f1(k.Pages.PerAsk)+" / "+f1(k.Pages.PerCreate), "", "", "",
+		fmt.Sprintf("%.1fx create", ratio(k.Pages.PerAsk, k.Pages.PerCreate)))
 	tp("GetTask", k.GetTask, pct(ratio(k.GetTask.PerSec, c.Hello.PerSec))+" of hello")
 	tp("ListTasks, page of 50", k.ListTasks, pct(ratio(k.ListTasks.PerSec, c.Hello.PerSec))+" of hello")
 	if k.SearchSkipped != "" {

@@ -18,8 +18,10 @@ import (
 
 // KFA is what the benchmark measures of kfa serve under load.
 type KFA struct {
-	Agents    int        `json:"agents"`
-	Asks      Throughput `json:"asks"`
+	Agents int        `json:"agents"`
+	Asks   Throughput `json:"asks"`
+	// Pages are the pages written per ask, and per create by the ceiling.
+	Pages     Pages      `json:"pagesWritten"`
 	GetTask   Throughput `json:"getTask"`
 	ListTasks Throughput `json:"listTasks"`
 	Search    Throughput `json:"search"`
@@ -178,8 +180,12 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		mu.Unlock()
 		return nil
 	}}
+	pagesBefore := countPages(ctx, hc, p.url, ceil)
 	b.rounds(ctx, create, asks)
 	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
+	if res.Pages, err = pagesSince(pagesBefore, countPages(ctx, hc, p.url, ceil), len(all)); err != nil {
+		b.logf("pages per ask not measured: %v", err)
+	}
 	if len(all) == 0 {
 		return c, res, fmt.Errorf("no ask succeeded: %s", res.Asks.FirstError)
 	}
