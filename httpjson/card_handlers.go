@@ -57,6 +57,15 @@ func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
 	h.fail(w, r, h.deps.Service.ExtendedCard(r.Context(), service.Caller{}))
 }
 
+// info is the connectivity check: anonymous, made once at start, so it
+// answers without touching the store.
+func (h *Handler) info(w http.ResponseWriter, _ *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "public, max-age=60")
+	hd.Set("Access-Control-Allow-Origin", "*")
+	httpkit.WriteRaw(w, http.StatusOK, h.deps.Service.Info())
+}
+
 func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -97,6 +97,8 @@ func New(deps Deps) *Handler {
 	// Discovery and health: anonymous, no version header.
 	r.HandleFunc("/.well-known/agent-card.json", h.card).Methods(get, head)
 	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(opts)
+	r.HandleFunc("/a2a/info", h.info).Methods(get, head)
+	r.HandleFunc("/a2a/info", h.preflight).Methods(opts)
 	r.HandleFunc("/healthz", h.healthz).Methods(get, head)
 	r.HandleFunc("/readyz", h.readyz).Methods(get, head)
 	if deps.JWKS != nil {

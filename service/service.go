@@ -67,6 +67,7 @@ type Service struct {
 	deps   Deps
 	skills skills
 	card   Card
+	info   []byte
 }
 
 // New returns the agent for cfg over deps.
@@ -82,7 +83,11 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
-	return &Service{cfg: cfg, deps: deps, skills: sk, card: card}, nil
+	info, err := buildInfo(cfg, card.Card)
+	if err != nil {
+		return nil, fmt.Errorf("service: build info: %w", err)
+	}
+	return &Service{cfg: cfg, deps: deps, skills: sk, card: card, info: info}, nil
 }
 
 // Card returns the agent card, its JSON and its entity tag.
