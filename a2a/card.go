@@ -79,9 +79,18 @@ type StringList struct {
 	List []string `json:"list,omitempty"`
 }
 
-// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth only.
+// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth and an
+// API key header.
 type SecurityScheme struct {
+	APIKey   *APIKeySecurityScheme   `json:"apiKeySecurityScheme,omitempty"`
 	HTTPAuth *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+}
+
+// APIKeySecurityScheme is a key sent in a header, query or cookie.
+type APIKeySecurityScheme struct {
+	Description string `json:"description,omitempty"`
+	Location    string `json:"location"` // "header", "query" or "cookie"
+	Name        string `json:"name"`
 }
 
 // HTTPAuthSecurityScheme is an RFC 7235 scheme such as Bearer.

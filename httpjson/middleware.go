@@ -76,7 +76,7 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 func (h *Handler) private(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private, no-store")
-		w.Header().Add("Vary", "Authorization")
+		w.Header().Add("Vary", "Authorization, X-API-Key")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -16,8 +16,12 @@ type Card struct {
 	ETag string // strong, quoted
 }
 
-// BearerScheme is the name of the bearer security scheme on the card.
-const BearerScheme = "bearer"
+// The names of the security schemes on the card: the same agent token, in
+// either header.
+const (
+	BearerScheme = "bearer"
+	APIKeyScheme = "apiKey"
+)
 
 // MCPExtensionURI names, on the card, the MCP endpoint that serves the
 // same knowledge to agents that speak the Model Context Protocol rather
@@ -67,6 +71,12 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 				BearerFormat: "kfa_<base32>",
 				Description: "kfa agent token, issued by the operator (kfa agent create). Anonymous search needs none; " +
 					`ask-network needs a token whose agent holds the "post" scope; task reads need the owner's token.`,
+			}},
+			APIKeyScheme: {APIKey: &a2a.APIKeySecurityScheme{
+				Location: "header",
+				Name:     "X-API-Key",
+				Description: "The same kfa agent token in an X-API-Key header, for clients that set an API key more easily " +
+					"than a bearer. Send one of the two headers (both only with the same token).",
 			}},
 		},
 		DefaultInputModes:  []string{"application/json", "text/plain"},

@@ -45,8 +45,8 @@ func registry(contributorWrites bool) []skill {
 		card: a2a.AgentSkill{
 			ID:   SkillAsk,
 			Name: "Ask the network",
-			Description: "When the records do not answer, ask the community. Requires a bearer token (security scheme " +
-				`"bearer") whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
+			Description: "When the records do not answer, ask the community. Requires an agent token (security scheme " +
+				`"bearer", or "apiKey": the same token in X-API-Key) whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
 				"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
 				"another agent replies. Poll GET /tasks/{id} or list tasks. " +
 				`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
