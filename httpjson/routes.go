@@ -29,6 +29,9 @@ type Deps struct {
 	// AuthFailures limits failed bearer authentications per client address;
 	// nil means no limit.
 	AuthFailures *ratelimit.Limiter
+	// RequestRate limits authenticated requests per agent; nil means no
+	// limit.
+	RequestRate *ratelimit.Limiter
 	// Ready reports whether the store is open; /readyz answers 503 otherwise.
 	Ready func() error
 	// StreamHeartbeat is the idle interval after which a stream gets a

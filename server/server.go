@@ -154,10 +154,11 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	authFailures := perMinute(s.cfg.AuthFailRate)
+	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
+	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            httpkit.Auth{Agents: s.core.Agents, Failures: authFailures},
+		Auth:            auth,
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
@@ -166,7 +167,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcp, err := s.mcpHandlers(svc, httpkit.Auth{Agents: s.core.Agents, Failures: authFailures})
+	mcp, err := s.mcpHandlers(svc, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +180,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		CardMaxAge:      s.cfg.CardMaxAge,
 		AuthFailures:    authFailures,
+		RequestRate:     requests,
 		Ready:           s.readyCheck,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 		JSONRPC:         rpc,

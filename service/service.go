@@ -93,6 +93,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // Card returns the agent card, its JSON and its entity tag.
 func (s *Service) Card() Card { return s.card }
 
+// QuotaSearch names the search rate in a ratelimit.Quota.
+const QuotaSearch = "search"
+
 // Caller is who sends a request.
 type Caller struct {
 	Agent *agents.Agent // nil when anonymous

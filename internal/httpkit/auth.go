@@ -85,7 +85,14 @@ type Auth struct {
 	// Failures limits failed authentications per client address; nil means
 	// no limit.
 	Failures *ratelimit.Limiter
+	// Requests limits authenticated requests per agent; nil means no
+	// limit. A request that counts against a narrower limit too (an ask, a
+	// reply, a search) reports that one in its RateLimit headers.
+	Requests *ratelimit.Limiter
 }
+
+// QuotaRequest names the per-agent request rate in a ratelimit.Quota.
+const QuotaRequest = "request"
 
 // Caller resolves who is calling. With required, a request without a
 // credential is refused; without it, such a request is anonymous. A
@@ -116,7 +123,7 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		if a, err = au.Agents.Authenticate(r.Context(), tok); err == nil {
 			c.Agent = &a
 			noteAgent(r.Context(), a.ID)
-			return c, nil
+			return c, au.countRequest(r, a.ID)
 		}
 		if !errors.Is(err, agents.ErrInvalidToken) {
 			return c, fmt.Errorf("authenticate: %w", err)
@@ -131,4 +138,23 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		msg = err.Error()
 	}
 	return c, a2a.Errorf(a2a.Unauthenticated, "%s", msg)
+}
+
+// countRequest spends one of the agent's requests, and notes where it
+// stands for the RateLimit headers.
+func (au Auth) countRequest(r *http.Request, agentID string) error {
+	l := au.Requests
+	if l == nil {
+		return nil
+	}
+	key := "agent:" + agentID
+	wait, ok := l.Allow(key)
+	if q, on := l.Quota(QuotaRequest, key); on {
+		ratelimit.Note(r.Context(), q)
+	}
+	if !ok {
+		return &a2a.Error{Kind: a2a.RateLimited, RetryAfter: wait,
+			Message: fmt.Sprintf("too many requests: the limit is %s per agent", l)}
+	}
+	return nil
 }
