@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/prototest"
 	"github.com/kfa-project/kfa/server"
+	"github.com/kfa-project/kfa/service"
 )
 
 // outcome is what an operation came to, in terms every binding shares.
@@ -99,7 +100,37 @@ func (b restBinding) list(token string) outcome {
 }
 func (b restBinding) extendedCard(token string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/extendedAgentCard", token, "")
-	return restOutcome(b.t, raw, st, "")
+	if st != 200 {
+		return restOutcome(b.t, raw, st, "")
+	}
+	prototest.Valid(b.t, prototest.AgentCard, raw)
+	return cardOutcome(b.t, raw)
+}
+
+// cardOutcome is an extended card as "card <caller's name>", the same in
+// the 1.0 and 0.3 shapes (both carry capabilities.extensions).
+func cardOutcome(t *testing.T, raw []byte) outcome {
+	t.Helper()
+	var c struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("extended card: %v: %s", err, raw)
+	}
+	for _, e := range c.Capabilities.Extensions {
+		if e.URI == service.CallerExtensionURI {
+			return outcome{kind: "card", state: e.Params.Name}
+		}
+	}
+	t.Fatalf("extended card without the caller extension: %s", raw)
+	return outcome{}
 }
 func (b restBinding) push(token, id string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks/"+id+"/pushNotificationConfigs", token, "")
@@ -255,7 +286,13 @@ func (b *rpcBinding) extendedCard(token string) outcome {
 		m = "agent/getAuthenticatedExtendedCard"
 	}
 	res, r := b.call(token, m, nil)
-	return b.outcome(res, r, "")
+	if r != "" {
+		return outcome{kind: "error", reason: r}
+	}
+	if !b.v03 {
+		prototest.Valid(b.t, prototest.AgentCard, res)
+	}
+	return cardOutcome(b.t, res)
 }
 
 func (b *rpcBinding) push(token, id string) outcome {
@@ -369,8 +406,9 @@ func TestBindingsBehaveAlike(t *testing.T) {
 				{"cancel completed", b.cancel(alice.Token, done.id), "error TASK_NOT_CANCELABLE"},
 				{"cancel", b.cancel(alice.Token, asked.id), "task TASK_STATE_CANCELED"},
 				{"cancel again", b.cancel(alice.Token, asked.id), "task TASK_STATE_CANCELED"},
-				{"extended card", b.extendedCard(alice.Token), map[bool]string{false: "error UNSUPPORTED_OPERATION",
-					true: "error EXTENDED_AGENT_CARD_NOT_CONFIGURED"}[b.name() == "JSON-RPC 0.3"]},
+				{"extended card", b.extendedCard(alice.Token), "card alice-" + tag},
+				{"extended card anonymously", b.extendedCard(""), "error UNAUTHENTICATED"},
+				{"extended card with a bad token", b.extendedCard("kfa_nope"), "error UNAUTHENTICATED"},
 				{"push configs", b.push(alice.Token, asked.id), "configs 0"},
 				{"push configs foreign", b.push(bob.Token, asked.id), "error TASK_NOT_FOUND"},
 				{"push configs missing", b.push(alice.Token, "01JD0000000000000000000000"), "error TASK_NOT_FOUND"},

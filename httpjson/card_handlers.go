@@ -9,7 +9,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
-	"github.com/kfa-project/kfa/service"
 )
 
 // card serves the public agent card: anonymous, cacheable, with an ETag.
@@ -51,10 +50,20 @@ func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// extendedCard answers GetExtendedAgentCard: kfa has none, and says so on
-// its card (capabilities.extendedAgentCard is false).
+// extendedCard answers GetExtendedAgentCard: the card plus what the
+// caller may still do. It needs a credential.
 func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
-	h.fail(w, r, h.deps.Service.ExtendedCard(r.Context(), service.Caller{}))
+	c, err := h.caller(r, true)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	card, err := h.deps.Service.ExtendedCard(r.Context(), c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, card)
 }
 
 // info is the connectivity check: anonymous, made once at start, so it

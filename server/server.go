@@ -138,6 +138,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
 	}
+	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
@@ -148,13 +149,13 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Discussions: s.core.Discussions,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
+		RequestRate: requests,
 		Events:      s.broker,
 		Push:        s.pushService(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
 	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,

@@ -64,7 +64,8 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 		Provider:         &a2a.AgentProvider{Organization: "kfa", URL: base},
 		Version:          cfg.Version,
 		DocumentationURL: cfg.DocumentationURL,
-		Capabilities:     a2a.AgentCapabilities{Streaming: cfg.Streaming, PushNotifications: cfg.PushNotifications},
+		Capabilities: a2a.AgentCapabilities{Streaming: cfg.Streaming, PushNotifications: cfg.PushNotifications,
+			ExtendedAgentCard: true},
 		SecuritySchemes: map[string]a2a.SecurityScheme{
 			BearerScheme: {HTTPAuth: &a2a.HTTPAuthSecurityScheme{
 				Scheme:       "Bearer",

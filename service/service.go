@@ -51,6 +51,10 @@ type Deps struct {
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter
+	// RequestRate is the per-agent request limit the bindings apply
+	// (httpkit.Auth.Requests), read here for the extended card. Nil means
+	// no limit.
+	RequestRate *ratelimit.Limiter
 	// Events carries committed task transitions to streams; nil disables
 	// streaming.
 	Events *events.Broker
@@ -211,11 +215,4 @@ func (s *Service) taskError(id string, err error) error {
 		return a2a.Errorf(a2a.TaskNotCancelable, "task %s is completed; a completed task cannot be canceled", id).With("taskId", id)
 	}
 	return err
-}
-
-// ExtendedCard is GetExtendedAgentCard: kfa has no extended card, and says
-// so on its card (capabilities.extendedAgentCard is false).
-func (s *Service) ExtendedCard(context.Context, Caller) error {
-	return a2a.Errorf(a2a.UnsupportedOperation,
-		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
 }
