@@ -13,7 +13,11 @@ import (
 
 // card serves the public agent card: anonymous, cacheable, with an ETag.
 func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
-	c := h.deps.Service.Card()
+	c, err := h.deps.Service.SignedCard(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	hd := w.Header()
 	hd.Set("ETag", c.ETag)
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))

@@ -152,6 +152,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		RequestRate: requests,
 		Events:      s.broker,
 		Push:        s.pushService(),
+		Signer:      s.core.Signer,
 	})
 	if err != nil {
 		return nil, err

@@ -1,9 +1,6 @@
 package service
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -89,10 +86,5 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 	if cfg.MCPURL != "" {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
 	}
-	b, err := json.Marshal(card)
-	if err != nil {
-		return Card{}, err
-	}
-	sum := sha256.Sum256(b)
-	return Card{Card: card, JSON: b, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
+	return encodeCard(card)
 }

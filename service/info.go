@@ -13,13 +13,16 @@ func (s *Service) Info() []byte { return s.info }
 
 // buildInfo makes the connectivity check from the card, so the two name
 // the same endpoints.
-func buildInfo(cfg Config, card a2a.AgentCard) ([]byte, error) {
+func buildInfo(cfg Config, card a2a.AgentCard, signed bool) ([]byte, error) {
 	in := api.Info{
 		Name:             card.Name,
 		Version:          card.Version,
 		ProtocolVersions: []string{a2a.Version10, a2a.Version03},
 		AgentCard:        cfg.PublicURL + "/.well-known/agent-card.json",
 		MCP:              cfg.MCPURL,
+	}
+	if signed {
+		in.JWKS = cfg.PublicURL + JWKSPath
 	}
 	for _, i := range card.SupportedInterfaces {
 		in.Interfaces = append(in.Interfaces, api.InfoInterface{URL: i.URL, ProtocolBinding: i.ProtocolBinding, ProtocolVersion: i.ProtocolVersion})

@@ -62,7 +62,9 @@ type Deps struct {
 	// notifications off (the card says so, and the config methods answer
 	// PushNotificationNotSupportedError).
 	Push *push.Service
-	Now  func() time.Time
+	// Signer, when set, signs the agent card (SignedCard).
+	Signer CardSigner
+	Now    func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
@@ -70,7 +72,8 @@ type Service struct {
 	cfg    Config
 	deps   Deps
 	skills skills
-	card   Card
+	card   Card // unsigned
+	signed signedCards
 	info   []byte
 }
 
@@ -87,7 +90,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
-	info, err := buildInfo(cfg, card.Card)
+	info, err := buildInfo(cfg, card.Card, deps.Signer != nil)
 	if err != nil {
 		return nil, fmt.Errorf("service: build info: %w", err)
 	}
