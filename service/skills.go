@@ -21,7 +21,9 @@ const (
 // same entries, so the card cannot list a skill, an action or a scope
 // that does not run, nor the other way round.
 type skill struct {
-	card    a2a.AgentSkill
+	card a2a.AgentSkill
+	// summary is the skill in one line, for errors that list the skills.
+	summary string
 	scope   agents.Scope // "" means anonymous
 	actions []string     // the data-part actions that select it; the first is its default
 	run     func(s *Service, ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, streaming bool) (answer, error)
@@ -55,6 +57,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
+		summary: `ask the community when the records do not answer: data {"action":"ask","question":"..."}, with a token holding the post scope`,
 		scope:   agents.ScopePost,
 		actions: []string{"ask"},
 		run:     (*Service).runAsk,
@@ -77,6 +80,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json", "text/plain"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
+		summary: `search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
 		actions: []string{"search", "research"},
 		run:     (*Service).runSearch,
 	}, ask}
