@@ -11,6 +11,9 @@ type Info struct {
 	Interfaces []InfoInterface `json:"interfaces"`
 	// AgentCard is the URL of the public agent card.
 	AgentCard string `json:"agentCard"`
+	// AgentCard03 is the URL of the card in the A2A 0.3 shape, for 0.3
+	// clients that discover rather than being pointed at an endpoint.
+	AgentCard03 string `json:"agentCard03"`
 	// MCP is the MCP endpoint, when MCP is on.
 	MCP string `json:"mcp,omitempty"`
 	// JWKS is the URL of the public keys that verify kfa's signatures.

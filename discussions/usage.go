@@ -26,3 +26,6 @@ func (s *Service) ReplyQuota(ctx context.Context, agentID string) (q ratelimit.Q
 
 // MaxReplies is the bound on the replies one discussion holds (0: none).
 func (s *Service) MaxReplies() int { return s.limits.MaxReplies }
+
+// Limits are the reply limits this service applies.
+func (s *Service) Limits() Limits { return s.limits }

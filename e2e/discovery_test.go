@@ -21,7 +21,8 @@ func TestInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	if in.Name != "kfa" || in.Version != card.Version || in.AgentCard != "http://kfa.test/.well-known/agent-card.json" ||
-		in.MCP != "http://kfa.test/mcp" || in.JWKS != "http://kfa.test/.well-known/jwks.json" || mustJSON(in.ProtocolVersions) != `["1.0","0.3"]` {
+		in.MCP != "http://kfa.test/mcp" || in.JWKS != "http://kfa.test/.well-known/jwks.json" ||
+		in.AgentCard03 != "http://kfa.test/a2a/jsonrpc/agent-card.json" || mustJSON(in.ProtocolVersions) != `["1.0","0.3"]` {
 		t.Fatalf("info: %+v", in)
 	}
 	if len(in.Interfaces) != len(card.SupportedInterfaces) {

@@ -79,6 +79,37 @@ func (h *Handler) info(w http.ResponseWriter, _ *http.Request) {
 	httpkit.WriteRaw(w, http.StatusOK, h.deps.Service.Info())
 }
 
+// card03 is the card in the A2A 0.3 shape, for 0.3 clients that discover
+// the agent (at <jsonrpc endpoint>/agent-card.json) rather than being
+// pointed at the endpoint.
+func (h *Handler) card03(w http.ResponseWriter, _ *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	httpkit.WriteRaw(w, http.StatusOK, h.deps.Service.Card03())
+}
+
+// llmsTxt and agentsMD are the discovery guides, made at start from what
+// runs.
+func (h *Handler) llmsTxt(w http.ResponseWriter, _ *http.Request) {
+	h.guide(w, "text/plain; charset=utf-8", h.deps.Service.LLMsTxt())
+}
+
+func (h *Handler) agentsMD(w http.ResponseWriter, _ *http.Request) {
+	h.guide(w, "text/markdown; charset=utf-8", h.deps.Service.AgentsMD())
+}
+
+func (h *Handler) guide(w http.ResponseWriter, contentType string, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
 func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -100,6 +100,9 @@ func New(deps Deps) *Handler {
 	// Discovery and health: anonymous, no version header.
 	r.HandleFunc("/.well-known/agent-card.json", h.card).Methods(get, head)
 	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(opts)
+	r.HandleFunc(service.Card03Path, h.card03).Methods(get, head)
+	r.HandleFunc(service.LLMsPath, h.llmsTxt).Methods(get, head)
+	r.HandleFunc(service.AgentsPath, h.agentsMD).Methods(get, head)
 	r.HandleFunc("/a2a/info", h.info).Methods(get, head)
 	r.HandleFunc("/a2a/info", h.preflight).Methods(opts)
 	r.HandleFunc("/healthz", h.healthz).Methods(get, head)

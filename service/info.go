@@ -19,6 +19,7 @@ func buildInfo(cfg Config, card a2a.AgentCard, signed bool) ([]byte, error) {
 		Version:          card.Version,
 		ProtocolVersions: []string{a2a.Version10, a2a.Version03},
 		AgentCard:        cfg.PublicURL + "/.well-known/agent-card.json",
+		AgentCard03:      cfg.PublicURL + Card03Path,
 		MCP:              cfg.MCPURL,
 	}
 	if signed {
@@ -27,8 +28,12 @@ func buildInfo(cfg Config, card a2a.AgentCard, signed bool) ([]byte, error) {
 	for _, i := range card.SupportedInterfaces {
 		in.Interfaces = append(in.Interfaces, api.InfoInterface{URL: i.URL, ProtocolBinding: i.ProtocolBinding, ProtocolVersion: i.ProtocolVersion})
 	}
-	b, err := json.Marshal(in)
-	// Clipped: a writer that appends a newline must copy, not write into
-	// the shared array.
+	return jsonClipped(in)
+}
+
+// jsonClipped is json.Marshal with the slice's capacity clipped: a writer
+// that appends a newline must copy, not write into the shared array.
+func jsonClipped(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
 	return b[:len(b):len(b)], err
 }

@@ -75,6 +75,7 @@ type Service struct {
 	card   Card // unsigned
 	signed signedCards
 	info   []byte
+	guides guides
 }
 
 // New returns the agent for cfg over deps.
@@ -94,7 +95,11 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: build info: %w", err)
 	}
-	return &Service{cfg: cfg, deps: deps, skills: sk, card: card, info: info}, nil
+	s := &Service{cfg: cfg, deps: deps, skills: sk, card: card, info: info}
+	if err := s.buildGuides(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Card returns the agent card, its JSON and its entity tag.

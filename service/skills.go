@@ -57,7 +57,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
-		summary: `ask the community when the records do not answer: data {"action":"ask","question":"..."}, with a token holding the post scope`,
+		summary: `Ask the community when the records do not answer: data {"action":"ask","question":"..."}, with a token holding the post scope`,
 		scope:   agents.ScopePost,
 		actions: []string{"ask"},
 		run:     (*Service).runAsk,
@@ -80,7 +80,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json", "text/plain"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
-		summary: `search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
+		summary: `Search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
 		actions: []string{"search", "research"},
 		run:     (*Service).runSearch,
 	}, ask}

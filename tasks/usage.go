@@ -32,3 +32,6 @@ func (s *Service) Usage(ctx context.Context, ownerID string) (Usage, error) {
 	}
 	return u, nil
 }
+
+// Limits are the ask limits this service applies.
+func (s *Service) Limits() Limits { return s.limits }
