@@ -84,7 +84,7 @@ func TestAPIKeyHeader(t *testing.T) {
 	}
 
 	// The card declares the key scheme next to the bearer.
-	resp, body = h.raw("GET", "/.well-known/agent-card.json", nil, "")
+	_, body = h.raw("GET", "/.well-known/agent-card.json", nil, "")
 	var card struct {
 		SecuritySchemes map[string]map[string]map[string]string `json:"securitySchemes"`
 	}
