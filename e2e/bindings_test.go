@@ -12,7 +12,6 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/prototest"
 	"github.com/kfa-project/kfa/server"
-	"github.com/kfa-project/kfa/service"
 )
 
 // outcome is what an operation came to, in terms every binding shares.
@@ -97,40 +96,6 @@ func (b restBinding) cancel(token, id string) outcome {
 func (b restBinding) list(token string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks?pageSize=100", token, "")
 	return restOutcome(b.t, raw, st, prototest.ListTasksResponse)
-}
-func (b restBinding) extendedCard(token string) outcome {
-	raw, st := b.do("GET", "/a2a/v1/extendedAgentCard", token, "")
-	if st != 200 {
-		return restOutcome(b.t, raw, st, "")
-	}
-	prototest.Valid(b.t, prototest.AgentCard, raw)
-	return cardOutcome(b.t, raw)
-}
-
-// cardOutcome is an extended card as "card <caller's name>", the same in
-// the 1.0 and 0.3 shapes (both carry capabilities.extensions).
-func cardOutcome(t *testing.T, raw []byte) outcome {
-	t.Helper()
-	var c struct {
-		Capabilities struct {
-			Extensions []struct {
-				URI    string `json:"uri"`
-				Params struct {
-					Name string `json:"name"`
-				} `json:"params"`
-			} `json:"extensions"`
-		} `json:"capabilities"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatalf("extended card: %v: %s", err, raw)
-	}
-	for _, e := range c.Capabilities.Extensions {
-		if e.URI == service.CallerExtensionURI {
-			return outcome{kind: "card", state: e.Params.Name}
-		}
-	}
-	t.Fatalf("extended card without the caller extension: %s", raw)
-	return outcome{}
 }
 func (b restBinding) push(token, id string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks/"+id+"/pushNotificationConfigs", token, "")
@@ -278,21 +243,6 @@ func (b *rpcBinding) list(token string) outcome {
 	}
 	res, r := b.call(token, "ListTasks", map[string]any{"pageSize": 100})
 	return b.outcome(res, r, prototest.ListTasksResponse)
-}
-
-func (b *rpcBinding) extendedCard(token string) outcome {
-	m := "GetExtendedAgentCard"
-	if b.v03 {
-		m = "agent/getAuthenticatedExtendedCard"
-	}
-	res, r := b.call(token, m, nil)
-	if r != "" {
-		return outcome{kind: "error", reason: r}
-	}
-	if !b.v03 {
-		prototest.Valid(b.t, prototest.AgentCard, res)
-	}
-	return cardOutcome(b.t, res)
 }
 
 func (b *rpcBinding) push(token, id string) outcome {

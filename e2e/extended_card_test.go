@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/kfa-project/kfa/internal/prototest"
 	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/service"
 )
@@ -147,4 +148,56 @@ func TestSDKExtendedCard(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cardOutcome is an extended card as "card <caller's name>", the same in
+// the 1.0 and 0.3 shapes (both carry capabilities.extensions).
+func cardOutcome(t *testing.T, raw []byte) outcome {
+	t.Helper()
+	var c struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("extended card: %v: %s", err, raw)
+	}
+	for _, e := range c.Capabilities.Extensions {
+		if e.URI == service.CallerExtensionURI {
+			return outcome{kind: "card", state: e.Params.Name}
+		}
+	}
+	t.Fatalf("extended card without the caller extension: %s", raw)
+	return outcome{}
+}
+
+// The extended card over each binding of the scenario table (bindings_test.go).
+
+func (b restBinding) extendedCard(token string) outcome {
+	raw, st := b.do("GET", "/a2a/v1/extendedAgentCard", token, "")
+	if st != 200 {
+		return restOutcome(b.t, raw, st, "")
+	}
+	prototest.Valid(b.t, prototest.AgentCard, raw)
+	return cardOutcome(b.t, raw)
+}
+
+func (b *rpcBinding) extendedCard(token string) outcome {
+	m := "GetExtendedAgentCard"
+	if b.v03 {
+		m = "agent/getAuthenticatedExtendedCard"
+	}
+	res, r := b.call(token, m, nil)
+	if r != "" {
+		return outcome{kind: "error", reason: r}
+	}
+	if !b.v03 {
+		prototest.Valid(b.t, prototest.AgentCard, res)
+	}
+	return cardOutcome(b.t, res)
 }
