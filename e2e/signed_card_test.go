@@ -84,8 +84,8 @@ func verifyCard(t *testing.T, h *harness, body []byte) (kid, sig string) {
 
 // TestSignedCard: the card carries a JWS over its canonical form that
 // verifies against the served JWKS; it is made once per key (the same
-// signature and ETag until a rotation), and the official SDK still reads
-// the card.
+// signature and ETag until a rotation, across restarts too), and the
+// official SDK still reads the card.
 func TestSignedCard(t *testing.T) {
 	h := start(t, nil)
 	ctx := context.Background()
@@ -109,6 +109,16 @@ func TestSignedCard(t *testing.T) {
 	}
 	if len(card.Signatures) != 1 || card.Signatures[0].Signature != sig {
 		t.Fatalf("the SDK sees signatures %+v", card.Signatures)
+	}
+
+	// Signatures are deterministic: a restarted server over the same file
+	// serves the same bytes, so caches keep their tag.
+	cfg := h.cfg
+	h.stop()
+	h = startWith(t, cfg)
+	resp, again = h.raw("GET", "/.well-known/agent-card.json", nil, "")
+	if string(again) != string(body) || resp.Header.Get("ETag") != etag {
+		t.Fatal("the signed card changed across a restart")
 	}
 
 	// A key rotation re-signs: a new kid, a new signature, a new tag, and

@@ -2,10 +2,13 @@ package signing
 
 import (
 	"context"
+	"crypto"
+	"crypto/sha256"
+	"encoding/asn1"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
-	"strings"
-
-	jose "github.com/go-jose/go-jose/v4"
+	"math/big"
 )
 
 // Detached is a JWS whose payload travels apart from it (RFC 7515
@@ -28,8 +31,11 @@ func (s *Signer) CurrentKeyID(ctx context.Context) (string, error) {
 	return keys[0].rec.ID, nil
 }
 
-// SignDetached signs payload with the current key. The protected header
-// has alg (ES256), kid, typ when not empty, and the members of extra.
+// SignDetached signs payload with the current key (ES256). The protected
+// header has alg, kid, typ when not empty, and the members of extra, in
+// name order. The signature is deterministic (RFC 6979): the same payload,
+// header and key always give the same bytes, so what is signed once can
+// be signed again, after a restart, without anything changing.
 func (s *Signer) SignDetached(ctx context.Context, payload []byte, typ string, extra map[string]string) (Detached, error) {
 	keys, err := s.current(ctx)
 	if err != nil {
@@ -39,28 +45,32 @@ func (s *Signer) SignDetached(ctx context.Context, payload []byte, typ string, e
 		return Detached{}, ErrNoKey
 	}
 	cur := keys[0]
-	opts := &jose.SignerOptions{}
-	if typ != "" {
-		opts = opts.WithType(jose.ContentType(typ))
-	}
+	header := map[string]string{}
 	for k, v := range extra {
-		opts = opts.WithHeader(jose.HeaderKey(k), v)
+		header[k] = v
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: cur.priv, KeyID: cur.rec.ID}}, opts)
+	header["alg"], header["kid"] = Algorithm, cur.rec.ID
+	if typ != "" {
+		header["typ"] = typ
+	}
+	hb, err := json.Marshal(header) // a map: members in name order
 	if err != nil {
-		return Detached{}, fmt.Errorf("signing: key %s: %w", cur.rec.ID, err)
+		return Detached{}, err
 	}
-	obj, err := signer.Sign(payload)
+	b64 := base64.RawURLEncoding
+	protected := b64.EncodeToString(hb)
+	digest := sha256.Sum256([]byte(protected + "." + b64.EncodeToString(payload)))
+	der, err := cur.priv.Sign(nil, digest[:], crypto.SHA256) // nil: RFC 6979
 	if err != nil {
 		return Detached{}, fmt.Errorf("signing: sign: %w", err)
 	}
-	compact, err := obj.DetachedCompactSerialize()
-	if err != nil {
-		return Detached{}, fmt.Errorf("signing: serialize: %w", err)
+	// JWS wants R || S, each 32 bytes, not ASN.1.
+	var rs struct{ R, S *big.Int }
+	if _, err := asn1.Unmarshal(der, &rs); err != nil {
+		return Detached{}, fmt.Errorf("signing: decode signature: %w", err)
 	}
-	protected, sig, ok := strings.Cut(compact, "..")
-	if !ok {
-		return Detached{}, fmt.Errorf("signing: unexpected detached form %q", compact)
-	}
-	return Detached{KeyID: cur.rec.ID, Protected: protected, Signature: sig}, nil
+	sig := make([]byte, 64)
+	rs.R.FillBytes(sig[:32])
+	rs.S.FillBytes(sig[32:])
+	return Detached{KeyID: cur.rec.ID, Protected: protected, Signature: b64.EncodeToString(sig)}, nil
 }

@@ -41,6 +41,10 @@ func TestSignDetached(t *testing.T) {
 		h.ExtraHeaders["jku"] != "https://kfa.example/.well-known/jwks.json" {
 		t.Fatalf("protected header: %+v", h)
 	}
+	// Deterministic: the same payload and key sign alike.
+	if again, err := s.SignDetached(ctx, payload, "JOSE", map[string]string{"jku": "https://kfa.example/.well-known/jwks.json"}); err != nil || again != d {
+		t.Fatalf("a second signature differs: %+v %v", again, err)
+	}
 	set := jwks(t, s)
 	if _, err := obj.Verify(set.Key(kid)[0]); err != nil {
 		t.Fatalf("does not verify: %v", err)
