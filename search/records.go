@@ -24,10 +24,14 @@ func recordDocOf(r *knowledge.Record) recordDoc {
 	}
 }
 
-// catchUp applies the feed entries after x.applied to x.rec, BatchSize at
-// a time, and returns how many it applied. Each step records the position
-// it reached in the index, so a crash resumes from the last step applied.
-// The caller holds writeMu.
+// catchUp applies the feed entries after x.applied to x.rec and returns
+// how many it applied. It reads at most two batches' worth at a time
+// (2×BatchSize entries, 2×BatchBytes of records) and indexes them in
+// batches of at most BatchSize entries and BatchBytes bytes (see
+// batches), so the memory it holds is bounded by bytes whatever the
+// records' sizes. Each step records the position it reached in the index,
+// so a crash resumes from the last step applied. The caller holds
+// writeMu.
 //
 // With a backlog (an import in flight, a start after writes), two batches
 // of one read are indexed at once when they touch different records, so
@@ -39,7 +43,7 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		changes, err := x.o.Records.Changes(ctx, x.applied.Seq, 2*x.o.BatchSize)
+		changes, err := x.o.Records.ChangesWithin(ctx, x.applied.Seq, 2*x.o.BatchSize, 2*x.o.BatchBytes)
 		if err != nil {
 			return total, fmt.Errorf("search: read feed after %d: %w", x.applied.Seq, err)
 		}
@@ -48,10 +52,19 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		}
 		last := changes[len(changes)-1]
 		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
-		if half := len(changes) / 2; len(changes) > x.o.BatchSize && disjoint(changes[:half], changes[half:]) {
-			err = x.applyConcurrently(changes[:half], changes[half:], st)
+		bs := batches(changes, x.o.BatchSize, x.o.BatchBytes)
+		if len(bs) == 2 && disjoint(bs[0], bs[1]) {
+			err = x.applyConcurrently(bs[0], bs[1], st)
 		} else {
-			err = x.apply(changes, &st)
+			for i, b := range bs {
+				var pos *appliedState
+				if i == len(bs)-1 {
+					pos = &st
+				}
+				if err = x.apply(b, pos); err != nil {
+					break
+				}
+			}
 		}
 		if err != nil {
 			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
@@ -60,6 +73,42 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		x.seq.Store(st.Seq)
 		total += len(changes)
 	}
+}
+
+// batches splits changes, in order, into index batches of at most size
+// entries and maxBytes of records (knowledge.Record.Size; a deletion
+// counts nothing), a record larger than maxBytes making a batch of its
+// own.
+func batches(changes []knowledge.Change, size, maxBytes int) [][]knowledge.Change {
+	var out [][]knowledge.Change
+	start, n := 0, 0
+	for i, c := range changes {
+		b := 0
+		if c.Record != nil {
+			b = c.Record.Size()
+		}
+		if i > start && (i-start >= size || n+b > maxBytes) {
+			out = append(out, changes[start:i])
+			start, n = i, 0
+		}
+		n += b
+	}
+	if start < len(changes) {
+		out = append(out, changes[start:])
+	}
+	return out
+}
+
+// fitting returns how many of recs, from the first, fit in maxBytes
+// (knowledge.Record.Size); at least one.
+func fitting(recs []knowledge.Record, maxBytes int) int {
+	n := 0
+	for i := range recs {
+		if n += recs[i].Size(); i > 0 && n > maxBytes {
+			return i
+		}
+	}
+	return len(recs)
 }
 
 // apply indexes changes in one batch, with the position st when it is
@@ -140,16 +189,20 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 	for range buildWorkers {
 		wg.Go(func() {
 			for recs := range pages {
-				b := idx.NewBatch()
-				for i := range recs {
-					if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
-						errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
+				for len(recs) > 0 {
+					n := fitting(recs, x.o.BatchBytes)
+					b := idx.NewBatch()
+					for i := range recs[:n] {
+						if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
+							errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
+							return
+						}
+					}
+					recs = recs[n:]
+					if err := idx.Batch(b); err != nil {
+						errs <- fmt.Errorf("search: index records: %w", err)
 						return
 					}
-				}
-				if err := idx.Batch(b); err != nil {
-					errs <- fmt.Errorf("search: index records: %w", err)
-					return
 				}
 			}
 		})
