@@ -72,8 +72,26 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		x.applied = st
 		x.seq.Store(st.Seq)
 		total += len(changes)
+		// Batches return once searchable, before they reach the disk, and
+		// bleve holds what is not on disk in memory without bound: a
+		// backlog waits for the disk every persistBatches batches' bytes.
+		for _, c := range changes {
+			if c.Record != nil {
+				x.pending += c.Record.Size()
+			}
+		}
+		if x.pending >= persistBatches*x.o.BatchBytes {
+			x.pending = 0
+			if err := flush(x.rec, keyFeed, st.encode()); err != nil {
+				return total, err
+			}
+		}
 	}
 }
+
+// persistBatches is how many batches' bytes (Options.BatchBytes) the
+// follower indexes before it waits for the index to reach the disk.
+const persistBatches = 8
 
 // batches splits changes, in order, into index batches of at most size
 // entries and maxBytes of records (knowledge.Record.Size; a deletion

@@ -61,6 +61,10 @@ func (r *Results) judge() {
 	add("durable asks vs bbolt Batch create ceiling", ">= 60%", pct(q), q, q >= 0.60)
 	q = ratio(k.GetTask.PerSec, c.Hello.PerSec)
 	add("GetTask vs hello-JSON ceiling", ">= 50%", pct(q), q, q >= 0.50)
+	q = ratio(k.Asks.PerSec, c.SDKSend.PerSec)
+	add("durable asks vs the a2a-go SDK's in-memory sends", ">= 5x", times(q), q, q >= 5)
+	q = ratio(k.GetTask.PerSec, c.SDKGet.PerSec)
+	add("GetTask vs the a2a-go SDK's in-memory GetTask", ">= 5x", times(q), q, q >= 5)
 	q = ratio(k.ListTasks.PerSec, c.Hello.PerSec)
 	add("ListTasks page(50) vs hello-JSON ceiling", ">= 20%", pct(q), q, q >= 0.20)
 	if len(r.Sizes) >= 2 {
@@ -82,6 +86,8 @@ func (r *Results) judge() {
 	add("reply completing 1,000 tasks, p99", "< 100 ms", fmt.Sprintf("%.1f ms", k.Reply1000.P99Ms), k.Reply1000.P99Ms,
 		k.Reply1000.N > 0 && k.Reply1000.P99Ms < 100)
 }
+
+func times(q float64) string { return fmt.Sprintf("%.2fx", q) }
 
 func pct(q float64) string { return fmt.Sprintf("%.0f%%", q*100) }
 
@@ -129,10 +135,14 @@ func (r *Results) print(out io.Writer) {
 	}
 	tp("hello-JSON, bare net/http", c.Hello, "")
 	tp("create, bare net/http + bbolt Batch", c.Create, "")
+	tp("a2a-go v2 SDK server, in memory: send", c.SDKSend, "")
+	tp("a2a-go v2 SDK server, in memory: GetTask", c.SDKGet, "")
 	row("")
 	row(fmt.Sprintf("KFA SERVE (%d agents)", k.Agents), "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of ceiling")
 	tp("durable ask (new task + discussion)", k.Asks, pct(ratio(k.Asks.PerSec, c.Create.PerSec))+" of create")
+	row("  durable asks vs the SDK's in-memory sends", "", "", "", "", "", times(ratio(k.Asks.PerSec, c.SDKSend.PerSec)))
 	tp("GetTask", k.GetTask, pct(ratio(k.GetTask.PerSec, c.Hello.PerSec))+" of hello")
+	row("  GetTask vs the SDK's in-memory GetTask", "", "", "", "", "", times(ratio(k.GetTask.PerSec, c.SDKGet.PerSec)))
 	tp("ListTasks, page of 50", k.ListTasks, pct(ratio(k.ListTasks.PerSec, c.Hello.PerSec))+" of hello")
 	if k.SearchSkipped != "" {
 		row("search (message:send)", "", "n/a", "", "", "", "")
@@ -240,7 +250,7 @@ func (r *Results) print(out io.Writer) {
 	for _, t := range []struct {
 		name string
 		tp   Throughput
-	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"mcpsearch", k.MCPSearch}, {"replies", k.Replies},
+	}{{"hello", c.Hello}, {"create", c.Create}, {"sdk-send", c.SDKSend}, {"sdk-get", c.SDKGet}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"mcpsearch", k.MCPSearch}, {"replies", k.Replies},
 		{"asks-quiet", k.Flood.Quiet}, {"asks-flooded", k.Flood.Flooded}, {"refusals", k.Flood.Refusals}} {
 		if t.tp.FirstError != "" {
 			fmt.Fprintf(out, "first error in %s: %s\n", t.name, t.tp.FirstError)

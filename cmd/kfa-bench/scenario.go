@@ -178,8 +178,15 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		mu.Unlock()
 		return nil
 	}}
-	b.rounds(ctx, create, asks)
+	var sdkIDs []string
+	sdkSend := ceil.sdkSendPhase(hc, b.writers, func(id string) {
+		mu.Lock()
+		sdkIDs = append(sdkIDs, id)
+		mu.Unlock()
+	})
+	b.rounds(ctx, create, asks, sdkSend)
 	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
+	c.SDKSend = sdkSend.total.throughput(b.writers)
 	if len(all) == 0 {
 		return c, res, fmt.Errorf("no ask succeeded: %s", res.Asks.FirstError)
 	}
@@ -247,6 +254,11 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		return mcpSearch(ctx, hc, w, mcpURL)
 	}}
 	reads := []*phase{hello, get, list}
+	var sdkGet *phase
+	if len(sdkIDs) > 0 {
+		sdkGet = ceil.sdkGetPhase(hc, b.readers, sdkIDs)
+		reads = append(reads, sdkGet)
+	}
 	if res.SearchSkipped == "" {
 		reads = append(reads, search)
 	}
@@ -258,6 +270,9 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		map[bool]string{true: ", MCP search", false: ""}[res.MCPSearchSkipped == ""], b.readers)
 	b.rounds(ctx, reads...)
 	c.Hello, res.GetTask, res.ListTasks = hello.total.throughput(b.readers), get.total.throughput(b.readers), list.total.throughput(b.readers)
+	if sdkGet != nil {
+		c.SDKGet = sdkGet.total.throughput(b.readers)
+	}
 	if res.SearchSkipped == "" {
 		res.Search = search.total.throughput(b.readers)
 	}
