@@ -43,6 +43,8 @@ type bench struct {
 	sizes      []int
 	profileDir string
 	preload    bool // measure the preloaded sizes
+	imports    int  // records in the import phase; 0 skips it
+	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
 }
 
@@ -93,6 +95,7 @@ func runMain(ctx context.Context, args []string) int {
 	fs.DurationVar(&b.batchDelay, "batch-delay", 2*time.Millisecond, "group-commit window for kfa and the Batch create ceiling")
 	fs.IntVar(&large, "large", 0, "tasks in the large preload (default 1000000, 100000 with --quick)")
 	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR` (uses kfa serve --pprof-addr)")
+	fs.IntVar(&b.imports, "import", -1, "records in the import phase (`kfa records import` into a running server: wall time and peak server RSS); 0 skips it (default 100000, 10000 with --quick)")
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +115,12 @@ func runMain(ctx context.Context, args []string) int {
 		b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeRound = 150*time.Millisecond, 500*time.Millisecond, 3, time.Second, 250*time.Millisecond
 		b.iterations, b.fanoutReps = 50, 5
 		b.sizes = []int{10_000, 100_000}
+	}
+	if b.imports < 0 {
+		b.imports = 100_000
+		if b.quick {
+			b.imports = 10_000
+		}
 	}
 	if round > 0 {
 		b.round = round
@@ -165,6 +174,12 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
 	if res.Push, err = b.pushDelivery(ctx); err != nil {
 		return err
+	}
+	if b.imports > 0 {
+		b.logf("import: %d generated records with kfa records import into a running server", b.imports)
+		if res.Import, err = b.importRSS(ctx, b.imports); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
 	}
 	if b.preload {
 		if res.Sizes, err = b.runSizes(ctx); err != nil {

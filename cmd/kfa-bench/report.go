@@ -10,16 +10,17 @@ import (
 
 // Results is one run of the benchmark.
 type Results struct {
-	Quick    bool      `json:"quick"`
-	Started  time.Time `json:"started"`
-	Seconds  float64   `json:"seconds"`
-	Machine  Machine   `json:"machine"`
-	Settings Settings  `json:"settings"`
-	Ceilings Ceilings  `json:"ceilings"`
-	KFA      KFA       `json:"kfa"`
-	Push     PushBench `json:"push"`
-	Sizes    []Size    `json:"sizes"`
-	Targets  []Target  `json:"targets"`
+	Quick    bool        `json:"quick"`
+	Started  time.Time   `json:"started"`
+	Seconds  float64     `json:"seconds"`
+	Machine  Machine     `json:"machine"`
+	Settings Settings    `json:"settings"`
+	Ceilings Ceilings    `json:"ceilings"`
+	KFA      KFA         `json:"kfa"`
+	Push     PushBench   `json:"push"`
+	Import   ImportBench `json:"import"`
+	Sizes    []Size      `json:"sizes"`
+	Targets  []Target    `json:"targets"`
 }
 
 // Settings are the knobs of the run.
@@ -80,6 +81,10 @@ func (r *Results) judge() {
 			large.StartupMs, large.StartupMs < 1000)
 		add("RSS at "+count(large.Tasks)+" tasks", "< 200 MiB", fmt.Sprintf("%.0f MiB", large.Memory.RSSMiB),
 			large.Memory.RSSMiB, large.Memory.RSSMiB < 200)
+	}
+	if im := r.Import; im.Records >= 100_000 && im.Skipped == "" {
+		add("import of "+count(im.Records)+" records, peak server RSS", "< 256 MiB", fmt.Sprintf("%.0f MiB", im.PeakRSSMiB),
+			im.PeakRSSMiB, im.PeakRSSMiB < 256)
 	}
 	q = ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)
 	add("honest asks during a refusal flood vs without", ">= 80%", pct(q), q, k.Flood.Refusals.Ops > 0 && q >= 0.80)
@@ -179,6 +184,17 @@ func (r *Results) print(out io.Writer) {
 		lat("reply sent -> a notification at the receiver", r.Push.Arrival)
 		lat("reply sent -> the last of them at the receiver", r.Push.All)
 		row("  duplicates received", fmt.Sprint(r.Push.Duplicates))
+		row("")
+	}
+	if im := r.Import; im.Records > 0 {
+		if im.Skipped != "" {
+			row(fmt.Sprintf("IMPORT of %s records: %s", count(im.Records), im.Skipped))
+		} else {
+			row(fmt.Sprintf("IMPORT, kfa records import of %s records (%.0f MiB) into a running server", count(im.Records), im.FileMiB),
+				"wall s", "records/s", "peak RSS MiB", "peak anon MiB", "peak file MiB")
+			row("  server memory: VmHWM, and the highest RssAnon and RssFile sampled", f1(im.Seconds),
+				f1(ratio(float64(im.Records), im.Seconds)), f1(im.PeakRSSMiB), f1(im.PeakAnonMiB), f1(im.PeakFileMiB))
+		}
 		row("")
 	}
 	row("SERVER", "startup ms", "RSS MiB", "anon MiB", "file MiB", "db MiB")
