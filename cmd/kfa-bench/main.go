@@ -96,6 +96,7 @@ func runMain(ctx context.Context, args []string) int {
 	fs.IntVar(&large, "large", 0, "tasks in the large preload (default 1000000, 100000 with --quick)")
 	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR` (uses kfa serve --pprof-addr)")
 	fs.IntVar(&b.imports, "import", -1, "records in the import phase (`kfa records import` into a running server: wall time and peak server RSS); 0 skips it (default 100000, 10000 with --quick)")
+	fs.BoolVar(&b.curve, "curve", false, "also run asks and GetTask at 1, 4, 16, 64 and 256 concurrent clients (throughput, p50, p99)")
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
 	if err := fs.Parse(args); err != nil {

@@ -201,6 +201,7 @@ func (r *Results) print(out io.Writer) {
 	row("after the load phases above", f1(k.StartupMs), f1(k.Memory.RSSMiB), f1(k.Memory.AnonMiB), f1(k.Memory.FileMiB), f1(k.DBMiB))
 	_ = tw.Flush()
 
+	printCurve(out, k.Curve)
 	if len(r.Sizes) > 0 {
 		fmt.Fprintln(out)
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -48,6 +48,8 @@ type KFA struct {
 	StartupMs       float64 `json:"startupMs"`
 	Memory          Memory  `json:"memory"`
 	DBMiB           float64 `json:"dbMiB"`
+	// Curve is asks and GetTask at 1 to 256 clients (--curve).
+	Curve []CurvePoint `json:"curve,omitempty"`
 }
 
 // agent is one bench agent and its token.
@@ -280,6 +282,9 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		res.MCPSearch = mcpPhase.total.throughput(b.readers)
 	}
 	ceil.stop()
+	if b.curve {
+		res.Curve = b.costCurve(ctx, p, agents, all)
+	}
 
 	// Replies: each on its own discussion, by another agent than the
 	// asker, so each qualifies and completes one task.
