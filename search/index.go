@@ -33,11 +33,13 @@ const (
 	DefaultTick      = time.Second
 	DefaultBatchSize = 1000
 	// DefaultBatchBytes bounds the record bytes (knowledge.Record.Size)
-	// of one index batch. Analysing a batch holds tens of times its text
-	// in memory, and two batches are indexed at once; with 100,000
-	// generated records of 1.4 KB, 1 MiB batches indexed as fast as
-	// 1,000-record ones.
-	DefaultBatchBytes = 1 << 20
+	// of one index batch. Analysing a batch and building its segment holds
+	// tens of times its text in memory, and two batches are indexed at
+	// once: importing 100,000 generated records of 1.4 KB into a running
+	// server, the heap's peak after a collection was 127 MiB with 1 MiB
+	// batches and 40 MiB with 256 KiB ones (about 180 records), the import
+	// no slower (docs/performance.md).
+	DefaultBatchBytes = 256 << 10
 )
 
 // Options configure Open.

@@ -52,19 +52,10 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		}
 		last := changes[len(changes)-1]
 		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
-		bs := batches(changes, x.o.BatchSize, x.o.BatchBytes)
-		if len(bs) == 2 && disjoint(bs[0], bs[1]) {
-			err = x.applyConcurrently(bs[0], bs[1], st)
+		if bs := batches(changes, x.o.BatchSize, x.o.BatchBytes); len(bs) == 1 {
+			err = x.apply(bs[0], &st)
 		} else {
-			for i, b := range bs {
-				var pos *appliedState
-				if i == len(bs)-1 {
-					pos = &st
-				}
-				if err = x.apply(b, pos); err != nil {
-					break
-				}
-			}
+			err = x.applyAll(bs, st)
 		}
 		if err != nil {
 			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
@@ -150,14 +141,26 @@ func (x *Index) apply(changes []knowledge.Change, st *appliedState) error {
 	return x.rec.Batch(b)
 }
 
-func (x *Index) applyConcurrently(a, b []knowledge.Change, st appliedState) error {
-	var wg sync.WaitGroup
-	var errB error
-	wg.Go(func() { errB = x.apply(b, nil) })
-	errA := x.apply(a, nil)
-	wg.Wait()
-	if err := errors.Join(errA, errB); err != nil {
-		return err
+// applyAll indexes bs in order, two at a time when they change
+// different records, then the position st in a batch of its own once
+// all are in.
+func (x *Index) applyAll(bs [][]knowledge.Change, st appliedState) error {
+	for i := 0; i < len(bs); i += 2 {
+		if i+1 == len(bs) || !disjoint(bs[i], bs[i+1]) {
+			if err := x.apply(bs[i], nil); err != nil {
+				return err
+			}
+			i-- // the next pair starts at bs[i+1]
+			continue
+		}
+		var wg sync.WaitGroup
+		var errB error
+		wg.Go(func() { errB = x.apply(bs[i+1], nil) })
+		errA := x.apply(bs[i], nil)
+		wg.Wait()
+		if err := errors.Join(errA, errB); err != nil {
+			return err
+		}
 	}
 	pos := x.rec.NewBatch()
 	pos.SetInternal(keyFeed, st.encode())

@@ -82,7 +82,7 @@ func runMain(ctx context.Context, args []string) int {
 			"Run it from the repository root (it builds ./cmd/kfa unless --kfa is given).\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	fs.BoolVar(&b.quick, "quick", false, "short phases and 10k/100k preloads instead of 10k/1M: under a minute")
+	fs.BoolVar(&b.quick, "quick", false, "short phases, 10k/100k preloads instead of 10k/1M and a 10k-record import: a few minutes")
 	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	fs.StringVar(&b.kfaBin, "kfa", "", "kfa `binary` to measure (default: go build ./cmd/kfa)")
 	fs.StringVar(&b.dir, "dir", "", "work `directory` (data, logs); default a new temporary directory, removed after the run")
