@@ -113,12 +113,16 @@ func (s *Service) Import(ctx context.Context, r io.Reader, o ImportOptions) (Imp
 	}
 	err := readRecords(ctx, r, func(rec Record) error {
 		sum.Lines++
-		if batch.full(rec, o) {
+		if batch.overflows(rec, o) {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		batch.add(rec)
+		// A full batch is written at once, not when the next line comes:
+		// a stream that pauses has its records committed.
+		if batch.add(rec); batch.full(o) {
+			return flush()
+		}
 		return nil
 	}, func(e *LineError) {
 		sum.Lines++
@@ -182,11 +186,13 @@ func (s *Service) importStrict(ctx context.Context, r io.Reader, o ImportOptions
 			} else if err != nil {
 				return sum, fmt.Errorf("import: read spool file: %w", err)
 			}
-			if batch.full(rec, o) {
+			if batch.overflows(rec, o) {
 				next = &rec
 				break
 			}
-			batch.add(rec)
+			if batch.add(rec); batch.full(o) {
+				break
+			}
 		}
 		if len(batch.recs) == 0 {
 			return sum, nil
@@ -209,10 +215,15 @@ type batcher struct {
 	bytes int
 }
 
-// full reports whether rec would take the batch past o's bounds; an
+// overflows reports whether rec would take the batch past o's bytes; an
 // empty batch always takes it.
-func (b *batcher) full(rec Record, o ImportOptions) bool {
-	return len(b.recs) > 0 && (len(b.recs) >= o.BatchSize || b.bytes+rec.Size() > o.BatchBytes)
+func (b *batcher) overflows(rec Record, o ImportOptions) bool {
+	return len(b.recs) > 0 && b.bytes+rec.Size() > o.BatchBytes
+}
+
+// full reports whether the batch has reached o's bounds.
+func (b *batcher) full(o ImportOptions) bool {
+	return len(b.recs) >= o.BatchSize || b.bytes >= o.BatchBytes
 }
 
 func (b *batcher) add(rec Record) {
