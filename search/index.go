@@ -94,7 +94,8 @@ type Index struct {
 
 	writeMu   sync.Mutex   // one writer at a time
 	applied   appliedState // last applied feed entry; guarded by writeMu
-	pending   int          // record bytes applied since the last wait for the disk; guarded by writeMu
+	pending   int          // record bytes applied since the last persistence mark; guarded by writeMu
+	persisted chan error   // the last persistence mark's callback, nil when none is out; guarded by writeMu
 	seq       atomic.Uint64
 	discs     discCounts   // discussions indexed; guarded by writeMu
 	discCount atomic.Int64 // discs.all, for Status

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -63,9 +64,6 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		x.applied = st
 		x.seq.Store(st.Seq)
 		total += len(changes)
-		// Batches return once searchable, before they reach the disk, and
-		// bleve holds what is not on disk in memory without bound: a
-		// backlog waits for the disk every persistBatches batches' bytes.
 		for _, c := range changes {
 			if c.Record != nil {
 				x.pending += c.Record.Size()
@@ -73,7 +71,7 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		}
 		if x.pending >= persistBatches*x.o.BatchBytes {
 			x.pending = 0
-			if err := flush(x.rec, keyFeed, st.encode()); err != nil {
+			if err := x.markPersisted(st); err != nil {
 				return total, err
 			}
 		}
@@ -81,8 +79,39 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 }
 
 // persistBatches is how many batches' bytes (Options.BatchBytes) the
-// follower indexes before it waits for the index to reach the disk.
-const persistBatches = 8
+// follower indexes between two persistence marks.
+const persistBatches = 16
+
+// markPersisted bounds what the index holds in memory. Batches return
+// once searchable, before they reach the disk, and bleve keeps what is
+// not on disk in memory with no bound of its own, so a long backlog (an
+// import) could outrun the disk. Every persistBatches batches' bytes, the
+// follower waits until the previous mark reached the disk, then sets a
+// new one (the position st, with a callback once persisted): at most two
+// marks' worth of records is in memory, and indexing goes on while the
+// disk catches up with the last mark.
+func (x *Index) markPersisted(st appliedState) error {
+	if x.persisted != nil {
+		select {
+		case err := <-x.persisted:
+			if err != nil {
+				return fmt.Errorf("search: write the index: %w", err)
+			}
+		case <-time.After(flushTimeout):
+			return fmt.Errorf("search: the index did not reach the disk within %s", flushTimeout)
+		}
+		x.persisted = nil
+	}
+	done := make(chan error, 1)
+	b := x.rec.NewBatch()
+	b.SetInternal(keyFeed, st.encode())
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.rec.Batch(b); err != nil {
+		return err
+	}
+	x.persisted = done
+	return nil
+}
 
 // batches splits changes, in order, into index batches of at most size
 // entries and maxBytes of records (knowledge.Record.Size; a deletion
