@@ -61,7 +61,7 @@ lint:
 
 ## bench: load benchmark: this machine's ceilings (and the a2a-go SDK server) vs kfa serve, an import
 ##        of 100k records (wall time, peak RSS), then search latency (p50/p99) and throughput at 10k and
-##        100k records (skipped with --quick); BENCHFLAGS=--quick: about a minute; BENCHFLAGS=--curve adds
+##        100k records (skipped with --quick); BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
 ##        asks and GetTask at 1, 4, 16, 64 and 256 clients
 bench:
 	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)

@@ -1,14 +1,16 @@
 // Command kfa-bench is kfa's load benchmark. In one run it measures the
 // machine's own ceilings (raw fsync, a bare net/http hello-JSON server, a
-// bare net/http + bbolt Batch create server) and then a real `kfa serve`
-// subprocess under the same in-process load generator: durable asks,
-// GetTask, ListTasks, search, replies, completion latencies, fan-out, and
-// reads, startup, memory and file size over bulk-preloaded databases. It
-// reports each kfa number as a ratio to the ceiling measured in the same
-// run, and judges the targets of docs/performance.md.
+// bare net/http + bbolt Batch create server, the official a2a-go v2 SDK's
+// server in memory) and then a real `kfa serve` subprocess under the same
+// in-process load generator: durable asks, GetTask, ListTasks, search,
+// replies, completion latencies, fan-out, an import of generated records
+// (wall time, peak RSS), with --curve asks and GetTask at 1 to 256
+// clients, and reads, startup, memory and file size over bulk-preloaded
+// databases. It reports each kfa number as a ratio to the ceiling measured
+// in the same run, and judges the targets of docs/performance.md.
 //
 // Everything is on loopback and bounded in time and count. `make bench`
-// runs it; --quick finishes in under a minute.
+// runs it; --quick finishes in a few minutes.
 package main
 
 import (
