@@ -59,8 +59,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: load benchmark: this machine's ceilings vs kfa serve (BENCHFLAGS=--quick: under a minute),
-##        then search latency (p50/p99) and throughput at 10k and 100k records (skipped with --quick)
+## bench: load benchmark: this machine's ceilings (and the a2a-go SDK server) vs kfa serve, an import
+##        of 100k records (wall time, peak RSS), then search latency (p50/p99) and throughput at 10k and
+##        100k records (skipped with --quick); BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
+##        asks and GetTask at 1, 4, 16, 64 and 256 clients
 bench:
 	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)
 	@case "$(BENCHFLAGS)" in *--quick*) ;; *) $(GO) test -run '^$$' -bench 'BenchmarkSearch' -benchtime 3s ./search ;; esac
