@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/store/storetest"
 )
@@ -23,4 +24,10 @@ func openTest(t *testing.T) *postgres.DB {
 // PostgreSQL.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return openTest(t) })
+}
+
+// TestRecordsConformance runs the records and feed suite against
+// PostgreSQL.
+func TestRecordsConformance(t *testing.T) {
+	storetest.RunRecords(t, func(t *testing.T) knowledge.Store { return openTest(t) })
 }
