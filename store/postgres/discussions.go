@@ -173,9 +173,12 @@ func inboxEntryID(replyID, agentID string, at time.Time) string {
 // replier's, under their row locks (a cancel racing it waits, or is
 // waited for and then skipped), and writes the inbox entries.
 func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
-	var res discussions.ReplyResult
+	var (
+		res  discussions.ReplyResult
+		done []tasks.Task
+	)
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		res = discussions.ReplyResult{Reply: r}
+		res, done = discussions.ReplyResult{Reply: r}, nil
 		d, err := getDiscussion(ctx, tx, r.DiscussionID, true)
 		if err != nil {
 			return err
@@ -196,8 +199,11 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 		acc := deltas{}
 		res.Qualifying = discussions.Qualifies(d, r)
 		if res.Qualifying {
-			if res.CompletedTaskIDs, err = completeWorking(ctx, tx, r, acc); err != nil {
+			if done, err = completeWorking(ctx, tx, r, acc); err != nil {
 				return err
+			}
+			for _, t := range done {
+				res.CompletedTaskIDs = append(res.CompletedTaskIDs, t.ID)
 			}
 		}
 		oldStatus := d.Status
@@ -217,12 +223,13 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
+	s.notify(done)
 	return res, nil
 }
 
 // completeWorking completes the discussion's WORKING tasks r answers (all
-// but the replier's own), in id order, and returns their ids.
-func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc deltas) ([]string, error) {
+// but the replier's own), in id order, and returns them.
+func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc deltas) ([]tasks.Task, error) {
 	rows, err := tx.Query(ctx, "SELECT "+taskColumns+` FROM tasks
 		WHERE discussion_id = $1 AND state = $2 AND owner_id <> $3 ORDER BY id FOR UPDATE`,
 		r.DiscussionID, string(a2a.TaskStateWorking), r.AuthorID)
@@ -237,7 +244,7 @@ func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc de
 		DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
 		Body: r.Body, At: r.CreatedAt,
 	}
-	var done []string
+	var done []tasks.Task
 	for i := range working {
 		t, err := working[i].task()
 		if err != nil {
@@ -253,7 +260,7 @@ func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc de
 		if err := enqueuePush(ctx, tx, &t, acc); err != nil {
 			return nil, err
 		}
-		done = append(done, t.ID)
+		done = append(done, t)
 	}
 	return done, nil
 }

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kfa-project/kfa/tasks"
 )
 
 //go:embed migrations/*.sql
@@ -24,7 +28,9 @@ const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
 
 // DB is a kfa store in a PostgreSQL database.
 type DB struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	secret   []byte
+	onChange func(tasks.Task)
 }
 
 // Options configure Open.
@@ -32,6 +38,9 @@ type Options struct {
 	// MaxConns bounds the pool; 0 keeps pgxpool's default (the larger of
 	// 4 and the number of CPUs).
 	MaxConns int32
+	// OnTaskChange receives each task after the transaction that moved it
+	// (a cancel, a completion by a reply) committed; nil for none.
+	OnTaskChange func(tasks.Task)
 }
 
 // ErrSchemaNewer is a database migrated by a newer kfa than this one.
@@ -51,12 +60,45 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool}
+	db := &DB{pool: pool, onChange: opts.OnTaskChange}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if db.secret, err = db.loadSecret(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// loadSecret reads the database's secret (page tokens are keyed with it,
+// so every process must share it), making it on first use.
+func (s *DB) loadSecret(ctx context.Context) ([]byte, error) {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	if _, err := s.pool.Exec(ctx, "INSERT INTO kfa_meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING",
+		hex.EncodeToString(b[:])); err != nil {
+		return nil, fmt.Errorf("postgres: store the secret: %w", err)
+	}
+	var v string
+	if err := s.pool.QueryRow(ctx, "SELECT value FROM kfa_meta WHERE key = 'secret'").Scan(&v); err != nil {
+		return nil, fmt.Errorf("postgres: read the secret: %w", err)
+	}
+	return hex.DecodeString(v)
+}
+
+// Secret returns the database's secret (for page tokens).
+func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }
+
+// notify hands committed transitions to OnTaskChange.
+func (s *DB) notify(ts []tasks.Task) {
+	if s.onChange == nil {
+		return
+	}
+	for _, t := range ts {
+		s.onChange(t)
+	}
 }
 
 // Close closes the pool.
@@ -65,8 +107,20 @@ func (s *DB) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers.
-func (s *DB) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+// pingTimeout bounds Ping, so that /readyz answers while the database
+// does not.
+const pingTimeout = 2 * time.Second
+
+// Ping checks that the database answers a query.
+func (s *DB) Ping() error {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, "SELECT 1")
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
 
 type migration struct {
 	version int

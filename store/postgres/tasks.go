@@ -314,5 +314,8 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 	if err != nil {
 		return tasks.Task{}, false, err
 	}
+	if changed {
+		s.notify([]tasks.Task{out})
+	}
 	return out, changed, nil
 }

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/server"
+)
+
+// waitFor polls cond until it holds, failing t after a generous deadline
+// (a slow machine only waits longer).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPostgresTwoProcesses: two kfa serve on one PostgreSQL database share
+// their data: an agent made on A works on B, an ask made on A is
+// completed by a reply on B, and records imported on A are found by B's
+// own search index, which follows the shared change feed.
+func TestPostgresTwoProcesses(t *testing.T) {
+	url := pgtest.URL(t)
+	a := start(t, func(c *server.Config) { c.Store = url })
+	b := start(t, func(c *server.Config) { c.Store = url })
+	ctx := context.Background()
+
+	alice, _ := a.agent("alice")
+	_, bobOnB := b.agent("bob")
+	aliceOnB := b.anon.WithToken(alice.Token)
+	tk := a.ask(a.anon.WithToken(alice.Token), "two-1", "how do two processes share one database?")
+	if _, err := bobOnB.Reply(ctx, discussionOf(t, tk), "through PostgreSQL"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := aliceOnB.GetTask(ctx, tk.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("task asked on A, answered on B, read on B: %s", got.Status.State)
+	}
+
+	line := `{"id":"pg-shared","kind":"fix","title":"Shared feed xylophone","body":"Imported through process A."}` + "\n"
+	if _, err := a.admin.ImportRecords(ctx, strings.NewReader(line), true); err != nil {
+		t.Fatal(err)
+	}
+	cs := mcpSession(t, b, "")
+	waitFor(t, "process B's index to find the record imported on A", func() bool {
+		for _, r := range mcpSearch(t, cs, map[string]any{"query": "xylophone"}) {
+			if r.ID == "pg-shared" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestPostgresReadyz: /readyz answers 503 while the database refuses
+// connections, and 200 again once it is back, without a restart.
+func TestPostgresReadyz(t *testing.T) {
+	url := pgtest.URL(t)
+	h := start(t, func(c *server.Config) { c.Store = url })
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	admin := func(stmt string) {
+		t.Helper()
+		conn, err := pgx.Connect(context.Background(), os.Getenv(pgtest.EnvURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := func() int {
+		resp, _ := h.raw("GET", "/readyz", nil, "")
+		return resp.StatusCode
+	}
+	if code := ready(); code != http.StatusOK {
+		t.Fatalf("/readyz %d at start", code)
+	}
+	admin("ALTER DATABASE " + db + " ALLOW_CONNECTIONS false")
+	admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db + "'")
+	waitFor(t, "/readyz to answer 503 with the database refusing connections", func() bool {
+		return ready() == http.StatusServiceUnavailable
+	})
+	admin("ALTER DATABASE " + db + " ALLOW_CONNECTIONS true")
+	waitFor(t, "/readyz to answer 200 with the database back", func() bool { return ready() == http.StatusOK })
+}
+
+// TestPostgresStartErrors: a server that cannot use its database does not
+// start, and says why without the password.
+func TestPostgresStartErrors(t *testing.T) {
+	url := pgtest.URL(t)
+	wrongPassword, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongPassword.User = neturl.UserPassword(wrongPassword.User.Username(), "s3cretpw")
+	for _, tc := range []struct{ name, url, want string }{
+		{"wrong password", wrongPassword.String(), "password authentication failed"},
+		{"unreachable", "postgres://kfa:s3cretpw@127.0.0.1:1/kfa?connect_timeout=5", "connect"},
+		{"malformed", "postgres://kfa:s3cretpw@127.0.0.1:port/kfa", "malformed database URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := server.DefaultConfig()
+			cfg.Addr, cfg.DataDir, cfg.Store = "127.0.0.1:0", t.TempDir(), tc.url
+			srv, err := server.New(cfg, slog.New(slog.DiscardHandler))
+			if err == nil {
+				_ = srv.Shutdown(context.Background())
+				t.Fatal("the server started")
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "s3cretpw") {
+				t.Fatalf("err %q: want %q, and never the password", err, tc.want)
+			}
+		})
+	}
+}
