@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
@@ -133,5 +134,53 @@ func TestPostgresStartErrors(t *testing.T) {
 				t.Fatalf("err %q: want %q, and never the password", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestPostgresEventsAcrossProcesses: an ask streamed from process A is
+// completed by a reply made on process B, and A's stream gets the
+// completion (B's commit NOTIFYs, A LISTENs); a push config set through A
+// is delivered for the completion B made.
+func TestPostgresEventsAcrossProcesses(t *testing.T) {
+	url := pgtest.URL(t)
+	recv := newReceiver(t, nil)
+	pushOK := func(c *server.Config) { c.Store = url; c.PushAllow = []string{"127.0.0.1"} }
+	a := start(t, pushOK)
+	b := start(t, pushOK)
+	ctx := context.Background()
+	alice, aliceOnA := a.agent("alice")
+	_, bobOnB := b.agent("bob")
+
+	body := `{"message":{"role":"ROLE_USER","messageId":"x-1","parts":[{"data":{"action":"ask","question":"streamed on A, answered on B?"}}]}}`
+	s := openSSE(t, http.DefaultClient, "POST", a.url+"/a2a/v1/message:stream", a2aHeaders(alice.Token), body)
+	first := decodeEvent(t, s.next(t))
+	if first.Task == nil || first.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("first event: %+v", first)
+	}
+	res, err := aliceOnA.SendMessage(ctx, askWithPush("x-2", "pushed from A, answered on B?", map[string]any{"url": recv.url() + "/hook"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed := *res.Task
+
+	if _, err := bobOnB.Reply(ctx, discussionOf(t, *first.Task), "answered on B"); err != nil {
+		t.Fatal(err)
+	}
+	decodeEvent(t, s.next(t)) // artifact
+	if ev := decodeEvent(t, s.next(t)); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("A's stream, final event: %+v", ev)
+	}
+	s.ended(t)
+
+	if _, err := bobOnB.Reply(ctx, discussionOf(t, pushed), "answered on B too"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the push receiver to get the completion", func() bool { return len(recv.got()) > 0 })
+	var ev a2a.StreamResponse
+	if err := json.Unmarshal(recv.got()[0].body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.StatusUpdate == nil || ev.StatusUpdate.TaskID != pushed.ID || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("pushed event: %s", recv.got()[0].body)
 	}
 }

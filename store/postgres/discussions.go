@@ -218,6 +218,9 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 		if res.Notified, err = notifyMembers(ctx, tx, d, r); err != nil {
 			return err
 		}
+		if err := s.notifyTasks(ctx, tx, done); err != nil {
+			return err
+		}
 		return acc.apply(ctx, tx)
 	})
 	if err != nil {

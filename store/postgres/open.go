@@ -31,6 +31,8 @@ type DB struct {
 	pool     *pgxpool.Pool
 	secret   []byte
 	onChange func(tasks.Task)
+	procID   string    // this process, in the payload of its NOTIFYs
+	listen   *listener // nil without OnTaskChange
 }
 
 // Options configure Open.
@@ -39,7 +41,8 @@ type Options struct {
 	// 4 and the number of CPUs).
 	MaxConns int32
 	// OnTaskChange receives each task after the transaction that moved it
-	// (a cancel, a completion by a reply) committed; nil for none.
+	// (a cancel, a completion by a reply) committed, in this process or in
+	// any other on the database (NOTIFY/LISTEN); nil for none.
 	OnTaskChange func(tasks.Task)
 }
 
@@ -60,7 +63,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, onChange: opts.OnTaskChange}
+	db := &DB{pool: pool, onChange: opts.OnTaskChange, procID: newProcessID()}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -68,6 +71,12 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if db.secret, err = db.loadSecret(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if db.onChange != nil {
+		if err := db.startListener(ctx, url); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres: listen for other processes' transitions: %w", err)
+		}
 	}
 	return db, nil
 }
@@ -101,8 +110,11 @@ func (s *DB) notify(ts []tasks.Task) {
 	}
 }
 
-// Close closes the pool.
+// Close stops listening and closes the pool.
 func (s *DB) Close() error {
+	if s.listen != nil {
+		s.listen.stop()
+	}
 	s.pool.Close()
 	return nil
 }

@@ -309,6 +309,9 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 		if err := enqueuePush(ctx, tx, &t, acc); err != nil {
 			return err
 		}
+		if err := s.notifyTasks(ctx, tx, []tasks.Task{t}); err != nil {
+			return err
+		}
 		return acc.apply(ctx, tx)
 	})
 	if err != nil {
