@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/server"
 )
@@ -140,7 +141,8 @@ func TestPostgresStartErrors(t *testing.T) {
 // TestPostgresEventsAcrossProcesses: an ask streamed from process A is
 // completed by a reply made on process B, and A's stream gets the
 // completion (B's commit NOTIFYs, A LISTENs); a push config set through A
-// is delivered for the completion B made.
+// is delivered for the completion B made, exactly once although both
+// processes' workers send from the shared outbox (claims).
 func TestPostgresEventsAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	recv := newReceiver(t, nil)
@@ -175,7 +177,15 @@ func TestPostgresEventsAcrossProcesses(t *testing.T) {
 	if _, err := bobOnB.Reply(ctx, discussionOf(t, pushed), "answered on B too"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the push receiver to get the completion", func() bool { return len(recv.got()) > 0 })
+	waitFor(t, "the completion's delivery to be recorded delivered", func() bool {
+		l, err := b.admin.Deliveries(ctx, client.DeliveryQuery{TaskID: pushed.ID, State: "delivered"})
+		return err == nil && len(l.Deliveries) == 1
+	})
+	// Both processes' workers saw the delivery due; each claims before it
+	// sends, so exactly one sent it.
+	if n := len(recv.got()); n != 1 {
+		t.Fatalf("the receiver got %d requests, want exactly 1", n)
+	}
 	var ev a2a.StreamResponse
 	if err := json.Unmarshal(recv.got()[0].body, &ev); err != nil {
 		t.Fatal(err)

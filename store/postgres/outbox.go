@@ -101,10 +101,29 @@ func putDelivery(ctx context.Context, tx pgx.Tx, old, d *push.Delivery, acc delt
 			VALUES ($1, $2, $3, $4, $5, $6)`, d.ID, d.TaskID, stateCode(d.State), next, d.Destination, v)
 		return err
 	}
-	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4 WHERE id = $1",
+	// A recorded attempt (or any other change) ends the delivery's claim.
+	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4, claim_until_ms = NULL WHERE id = $1",
 		d.ID, stateCode(d.State), next, v)
 	return err
 }
+
+// ClaimDelivery implements push.Claimer: a pending delivery nobody holds
+// (no claim, or one run out) is claimed; one another transaction is
+// claiming right now is skipped, not waited for (SKIP LOCKED).
+func (s *DB) ClaimDelivery(ctx context.Context, id string, now, until time.Time) (bool, error) {
+	var got string
+	err := s.pool.QueryRow(ctx, `UPDATE push_deliveries SET claim_until_ms = $3 WHERE id = (
+			SELECT id FROM push_deliveries WHERE id = $1 AND state = 'p'
+			  AND (claim_until_ms IS NULL OR claim_until_ms <= $2)
+			FOR UPDATE SKIP LOCKED)
+		RETURNING id`, id, now.UnixMilli(), until.UnixMilli()).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+var _ push.Claimer = (*DB)(nil)
 
 func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]push.Delivery, error) {
 	rows, err := tx.Query(ctx, q, args...)
