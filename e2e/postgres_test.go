@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
@@ -192,5 +194,49 @@ func TestPostgresEventsAcrossProcesses(t *testing.T) {
 	}
 	if ev.StatusUpdate == nil || ev.StatusUpdate.TaskID != pushed.ID || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("pushed event: %s", recv.got()[0].body)
+	}
+}
+
+// TestPostgresLimitsAcrossProcesses: the open-task cap and the ask rate are
+// counted in the database, so asks split over two processes, all at
+// once, keep them: exactly the cap's worth are created.
+func TestPostgresLimitsAcrossProcesses(t *testing.T) {
+	url := pgtest.URL(t)
+	for _, tc := range []struct {
+		name   string
+		limits func(*server.Config)
+	}{
+		{"open-task cap", func(c *server.Config) { c.MaxOpenTasks = 3 }},
+		{"ask rate", func(c *server.Config) { c.AskRate = 3 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mutate := func(c *server.Config) { c.Store = url; tc.limits(c) }
+			a, b := start(t, mutate), start(t, mutate)
+			alice, _ := a.agent("alice-" + strings.ReplaceAll(tc.name, " ", "-"))
+			clients := []*client.Client{a.anon.WithToken(alice.Token), b.anon.WithToken(alice.Token)}
+			const asks = 12
+			errs := make(chan error, asks)
+			for i := range asks {
+				go func() {
+					_, err := clients[i%2].SendMessage(bg(), askReq(fmt.Sprintf("lim-%d", i), fmt.Sprintf("question %d", i), nil))
+					errs <- err
+				}()
+			}
+			created := 0
+			for range asks {
+				err := <-errs
+				var ce *client.Error
+				switch {
+				case err == nil:
+					created++
+				case errors.As(err, &ce) && (ce.StatusCode == 429 || ce.StatusCode == 400):
+				default:
+					t.Fatalf("ask: %v", err)
+				}
+			}
+			if created != 3 {
+				t.Fatalf("%d asks created over two processes, want 3", created)
+			}
+		})
 	}
 }
