@@ -7,8 +7,8 @@
 #   .ci/postgres.sh stop DIR    stop it (DIR is left for the caller to
 #                               delete)
 #
-# The server binaries come from PG_BIN, else /usr/lib/postgresql/15/bin,
-# else PATH. Run as root, the cluster belongs to the postgres user (initdb
+# The server binaries come from PG_BIN, else /usr/lib/postgresql/15/bin
+# (else the newest /usr/lib/postgresql/*/bin), else PATH. Run as root, the cluster belongs to the postgres user (initdb
 # refuses root). The server listens on 127.0.0.1 only, with password
 # authentication (a random password, in the URL), fsync off: it holds test
 # data only.
@@ -20,6 +20,10 @@ cmd=$1
 dir=$2
 
 bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
+if [ ! -x "$bin/initdb" ]; then
+  # another Debian version: the newest installed
+  for b in /usr/lib/postgresql/*/bin; do [ -x "$b/initdb" ] && bin=$b; done
+fi
 if [ ! -x "$bin/initdb" ]; then
   bin=$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/initdb)")
 fi
