@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
@@ -238,5 +239,30 @@ func TestPostgresLimitsAcrossProcesses(t *testing.T) {
 				t.Fatalf("%d asks created over two processes, want 3", created)
 			}
 		})
+	}
+}
+
+// TestPostgresAdminOps: kfa stats works on PostgreSQL (from the
+// counters); kfa check and kfa backup, bbolt file operations, answer a
+// clear error rather than a wrong answer.
+func TestPostgresAdminOps(t *testing.T) {
+	url := pgtest.URL(t)
+	h := start(t, func(c *server.Config) { c.Store = url })
+	ctx := context.Background()
+	alice, ac := h.agent("alice")
+	h.ask(ac, "ops-1", "what do the stats say?")
+	st, err := h.admin.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Agents != 1 || st.Tasks.Total != 1 || st.Tasks.ByState[string(a2a.TaskStateWorking)] != 1 ||
+		st.Discussions.Open != 1 || st.Tasks.OldestWaiting == nil || st.Tasks.OldestWaiting.OwnerID != alice.ID {
+		t.Fatalf("stats on PostgreSQL: %+v", st)
+	}
+	if _, err := h.admin.Check(ctx, false); err == nil || !strings.Contains(err.Error(), "not available on the PostgreSQL store") {
+		t.Fatalf("check on PostgreSQL: %v", err)
+	}
+	if _, err := h.admin.Backup(ctx, io.Discard); err == nil || !strings.Contains(err.Error(), "pg_dump") {
+		t.Fatalf("backup on PostgreSQL: %v", err)
 	}
 }
