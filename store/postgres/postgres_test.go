@@ -10,7 +10,7 @@ import (
 	"github.com/kfa-project/kfa/store/storetest"
 )
 
-func openTest(t *testing.T) *postgres.DB {
+func openTest(t testing.TB) *postgres.DB {
 	t.Helper()
 	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
 	if err != nil {
