@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64
 DIST     := dist
 
-.PHONY: run build install release test lint bench microbench crashtest fuzz help
+.PHONY: run build install release test test-postgres lint bench microbench crashtest fuzz help
 
 ## run: build kfa and serve on 127.0.0.1:8080 with data in ./data (sample records on first start);
 ##      ADDR=host:port and DATA=dir change them (or KFA_ADDR, KFA_DATA)
@@ -51,6 +51,11 @@ release:
 ##       examples run too, against a real server (they need curl and jq)
 test:
 	$(GO) run ./internal/testsum $(GO) test -race -count=1 ./...
+
+## test-postgres: the e2e suite again, every server on PostgreSQL (KFA_TEST_POSTGRES names the
+##                server; .ci/postgres.sh starts one; see docs/scale-out.md)
+test-postgres:
+	KFA_E2E_STORE=postgres $(GO) run ./internal/testsum $(GO) test -race -count=1 ./e2e/
 
 ## lint: gofmt check, go vet, staticcheck (pinned)
 lint:
