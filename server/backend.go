@@ -33,6 +33,9 @@ type Backend interface {
 	push.OutboxStore
 	signing.Store
 	knowledge.Store
+	// ChangesWithin reads the records' feed bounded by bytes, as the
+	// search index does (search.RecordSource).
+	ChangesWithin(ctx context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error)
 	// Secret keys page tokens; every process on one database shares it.
 	Secret() []byte
 	// Ping tells whether the store answers (/readyz).

@@ -178,8 +178,17 @@ func (s *DB) ListRecords(ctx context.Context, after string, limit int) (knowledg
 // Changes implements knowledge.Store: each upsert entry with its record as
 // it is now, read in the same snapshot.
 func (s *DB) Changes(ctx context.Context, after uint64, limit int) ([]knowledge.Change, error) {
+	return s.ChangesWithin(ctx, after, limit, 0)
+}
+
+// ChangesWithin is Changes bounded by bytes too, as the search index reads
+// the feed: it stops before the entry whose record would take the
+// records' Size past maxBytes, but returns at least one entry; maxBytes 0
+// means no bound.
+func (s *DB) ChangesWithin(ctx context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error) {
 	var out []knowledge.Change
 	err := s.read(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
 		rows, err := tx.Query(ctx, `SELECT f.seq, f.id, f.op, f.at_ms, r.doc FROM feed f
 			LEFT JOIN records r ON f.op = 'upsert' AND r.id = f.id
 			WHERE f.seq > $1 ORDER BY f.seq LIMIT $2`, int64(after), limit)
@@ -187,6 +196,7 @@ func (s *DB) Changes(ctx context.Context, after uint64, limit int) ([]knowledge.
 			return err
 		}
 		defer rows.Close()
+		size := 0
 		for rows.Next() {
 			var (
 				seq, at int64
@@ -201,6 +211,9 @@ func (s *DB) Changes(ctx context.Context, after uint64, limit int) ([]knowledge.
 				r, err := decodeRecord(doc)
 				if err != nil {
 					return err
+				}
+				if size += r.Size(); maxBytes > 0 && size > maxBytes && len(out) > 0 {
+					return nil
 				}
 				ch.Record = &r
 			}
