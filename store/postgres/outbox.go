@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,62 +10,10 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 const counterPushPending = "push|pending"
-
-// deliveryRecord is a delivery's document, as the bbolt store keeps it.
-type deliveryRecord struct {
-	ID          string          `json:"id"`
-	TaskID      string          `json:"task"`
-	ConfigID    string          `json:"config"`
-	OwnerID     string          `json:"owner"`
-	Destination string          `json:"dest"`
-	State       push.State      `json:"state"`
-	Event       json.RawMessage `json:"event"`
-	CreatedAt   int64           `json:"created"`
-	NextAt      int64           `json:"next,omitempty"`
-	Attempts    int             `json:"attempts,omitempty"`
-	Recent      []attemptRecord `json:"recent,omitempty"`
-	FinishedAt  int64           `json:"finished,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	RetriedAt   int64           `json:"retried,omitempty"`
-}
-
-type attemptRecord struct {
-	At      int64        `json:"at"`
-	Micros  int64        `json:"us"`
-	Status  int          `json:"status,omitempty"`
-	Error   string       `json:"err,omitempty"`
-	Outcome push.Outcome `json:"outcome"`
-	NextAt  int64        `json:"next,omitempty"`
-}
-
-func encodeDelivery(d *push.Delivery) ([]byte, error) {
-	r := deliveryRecord{ID: d.ID, TaskID: d.TaskID, ConfigID: d.ConfigID, OwnerID: d.OwnerID, Destination: d.Destination,
-		State: d.State, Event: d.Event, CreatedAt: d.CreatedAt.UnixMilli(), NextAt: msOrZero(d.NextAt), Attempts: d.Attempts,
-		FinishedAt: msOrZero(d.FinishedAt), Reason: d.Reason, RetriedAt: msOrZero(d.RetriedAt)}
-	for _, a := range d.Recent {
-		r.Recent = append(r.Recent, attemptRecord{At: a.At.UnixMilli(), Micros: a.Duration.Microseconds(), Status: a.Status,
-			Error: a.Error, Outcome: a.Outcome, NextAt: msOrZero(a.NextAt)})
-	}
-	return json.Marshal(r)
-}
-
-func decodeDelivery(v []byte) (push.Delivery, error) {
-	var r deliveryRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return push.Delivery{}, fmt.Errorf("postgres: decode delivery: %w", err)
-	}
-	d := push.Delivery{ID: r.ID, TaskID: r.TaskID, ConfigID: r.ConfigID, OwnerID: r.OwnerID, Destination: r.Destination,
-		State: r.State, Event: r.Event, CreatedAt: fromMS(r.CreatedAt), NextAt: timeOrZero(r.NextAt),
-		Attempts: r.Attempts, FinishedAt: timeOrZero(r.FinishedAt), Reason: r.Reason, RetriedAt: timeOrZero(r.RetriedAt)}
-	for _, a := range r.Recent {
-		d.Recent = append(d.Recent, push.Attempt{At: fromMS(a.At), Duration: time.Duration(a.Micros) * time.Microsecond,
-			Status: a.Status, Error: a.Error, Outcome: a.Outcome, NextAt: timeOrZero(a.NextAt)})
-	}
-	return d, nil
-}
 
 func stateCode(s push.State) string {
 	switch s {
@@ -81,7 +28,7 @@ func stateCode(s push.State) string {
 // putDelivery writes d, which was old (nil for a new delivery), moving
 // the pending counter in acc.
 func putDelivery(ctx context.Context, tx pgx.Tx, old, d *push.Delivery, acc deltas) error {
-	v, err := encodeDelivery(d)
+	v, err := storedoc.EncodeDelivery(d)
 	if err != nil {
 		return err
 	}
@@ -136,7 +83,7 @@ func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]p
 	}
 	out := make([]push.Delivery, 0, len(docs))
 	for _, v := range docs {
-		d, err := decodeDelivery(v)
+		d, err := storedoc.DecodeDelivery(v)
 		if err != nil {
 			return nil, err
 		}

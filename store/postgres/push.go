@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,33 +12,12 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// pushConfigRecord is a config's document (times in Unix ms, as in bbolt).
-type pushConfigRecord struct {
-	ID              string `json:"id"`
-	TaskID          string `json:"task"`
-	OwnerID         string `json:"owner"`
-	URL             string `json:"url"`
-	Token           string `json:"token,omitempty"`
-	AuthScheme      string `json:"scheme,omitempty"`
-	AuthCredentials string `json:"cred,omitempty"`
-	CreatedAt       int64  `json:"created"`
-}
-
-func decodePushConfig(v []byte) (push.Config, error) {
-	var r pushConfigRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return push.Config{}, fmt.Errorf("postgres: decode push config: %w", err)
-	}
-	return push.Config{ID: r.ID, TaskID: r.TaskID, OwnerID: r.OwnerID, URL: r.URL, Token: r.Token,
-		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, CreatedAt: fromMS(r.CreatedAt)}, nil
-}
-
 func putPushConfig(ctx context.Context, tx pgx.Tx, c *push.Config) error {
-	v, err := json.Marshal(pushConfigRecord{ID: c.ID, TaskID: c.TaskID, OwnerID: c.OwnerID, URL: c.URL, Token: c.Token,
-		AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, CreatedAt: c.CreatedAt.UnixMilli()})
+	v, err := storedoc.EncodePushConfig(c)
 	if err != nil {
 		return err
 	}
@@ -108,7 +86,7 @@ func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config
 	}
 	var out []push.Config
 	for _, v := range docs {
-		c, err := decodePushConfig(v)
+		c, err := storedoc.DecodePushConfig(v)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +119,7 @@ func (s *DB) PushConfig(ctx context.Context, taskID, id string) (push.Config, er
 	if err != nil {
 		return push.Config{}, err
 	}
-	return decodePushConfig(v)
+	return storedoc.DecodePushConfig(v)
 }
 
 // DeletePushConfig implements push.ConfigStore: the config's pending

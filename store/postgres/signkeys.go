@@ -2,30 +2,21 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 // signingLock serializes the writes of signing keys across processes (two
 // processes starting together must not both make a current key).
 const signingLock int64 = 0x6b66615f7369676e // "kfa_sign"
 
-type signKeyRecord struct {
-	ID        string `json:"id"`
-	Algorithm string `json:"alg"`
-	Private   []byte `json:"priv"` // PKCS #8 DER
-	CreatedAt int64  `json:"created"`
-	RetiredAt int64  `json:"retired,omitempty"`
-}
-
 func putSignKey(ctx context.Context, tx pgx.Tx, k *signing.KeyRecord) error {
-	v, err := json.Marshal(signKeyRecord{ID: k.ID, Algorithm: k.Algorithm, Private: k.Private,
-		CreatedAt: k.CreatedAt.UnixMilli(), RetiredAt: msOrZero(k.RetiredAt)})
+	v, err := storedoc.EncodeSignKey(k)
 	if err != nil {
 		return err
 	}
@@ -46,12 +37,11 @@ func signKeys(ctx context.Context, tx pgx.Tx) ([]signing.KeyRecord, error) {
 	}
 	out := make([]signing.KeyRecord, 0, len(docs))
 	for _, v := range docs {
-		var r signKeyRecord
-		if err := json.Unmarshal(v, &r); err != nil {
-			return nil, fmt.Errorf("postgres: decode signing key: %w", err)
+		k, err := storedoc.DecodeSignKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
 		}
-		out = append(out, signing.KeyRecord{ID: r.ID, Algorithm: r.Algorithm, Private: r.Private,
-			CreatedAt: fromMS(r.CreatedAt), RetiredAt: timeOrZero(r.RetiredAt)})
+		out = append(out, k)
 	}
 	return out, nil
 }
