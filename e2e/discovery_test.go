@@ -39,7 +39,11 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("info with junk headers: %d %v", resp.StatusCode, resp.Header)
 	}
 	// No store read: background loops may read now and then, but far
-	// fewer times than the requests made.
+	// fewer times than the requests made. bbolt counts its read
+	// transactions; PostgreSQL's statistics are flushed too late to count.
+	if onPostgres() {
+		return
+	}
 	const n = 50
 	before := h.srv.Core().DB.BoltStats().ReadTx
 	for range n {
