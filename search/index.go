@@ -64,6 +64,10 @@ type Options struct {
 	BatchSize int
 	// Log receives index events. Default: discarded.
 	Log *slog.Logger
+
+	// reconcileHook, when set (by tests), is called before each page of a
+	// background reconcile, with the number of pages done.
+	reconcileHook func(pages int)
 }
 
 // Index is the search index: records and discussions, in one bleve
@@ -82,6 +86,13 @@ type Index struct {
 	seq       atomic.Uint64
 	discs     discCounts   // discussions indexed; guarded by writeMu
 	discCount atomic.Int64 // discs.all, for Status
+	// stale: discs is a guess until a reconcile ends; reconciling: one
+	// runs in the background. Both guarded by writeMu.
+	stale, reconciling bool
+
+	recMu     sync.Mutex // guards recCancel and recDone
+	recCancel context.CancelFunc
+	recDone   chan struct{}
 
 	runMu  sync.Mutex
 	cancel context.CancelFunc
@@ -100,9 +111,11 @@ const (
 var ErrClosed = errors.New("search: index is closed")
 
 // Open opens the index in o.Dir, creating or rebuilding what is missing,
-// corrupt or stale, and catches up with the feed (and the answered
-// discussions) before it returns, so that the first search sees every
-// committed record.
+// corrupt or stale, and catches up with the feed before it returns, so
+// that the first search sees every committed record. The discussions are
+// reconciled in the background after it returns (see reconcileLive):
+// until that ends, a search may miss discussion writes the index did not
+// see before it opened.
 func Open(ctx context.Context, o Options) (*Index, error) {
 	if o.Records == nil {
 		return nil, errors.New("search: Options.Records is required")
@@ -138,19 +151,20 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 		return nil, err
 	}
 	if o.Discussions != nil {
-		n, err := x.reconcileDiscussions(ctx, x.rec)
+		// Until the reconcile ends, the store's counts stand for the
+		// indexed ones.
+		n, err := x.storeCounts(ctx)
 		if err != nil {
 			_ = x.rec.Close()
 			return nil, err
 		}
 		x.setDiscs(n)
-		if o.Watch != nil {
-			o.Watch.take() // the reconcile covered them
-		}
+		x.stale = true
+		x.startReconcile(ctx)
 	}
 	n, _ := x.rec.DocCount()
 	o.Log.Info("search index ready", "dir", o.Dir, "records", int64(n)-x.discCount.Load(), "feed_seq", x.applied.Seq,
-		"discussions", x.discs.all, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+		"discussions", x.discs.all, "reconciling", x.reconciling, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
 	return x, nil
 }
 
@@ -305,6 +319,7 @@ func (x *Index) Lag(ctx context.Context) (int64, error) {
 // closed after it.
 func (x *Index) Close() error {
 	x.Stop()
+	x.stopReconcile()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	x.mu.Lock()
