@@ -80,7 +80,7 @@ func waitReconciled(t testing.TB, x *Index) {
 	}
 	select {
 	case <-done:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(10 * time.Minute):
 		t.Fatal("the discussions reconcile did not end")
 	}
 }
