@@ -163,7 +163,7 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 		x.startReconcile(ctx)
 	}
 	n, _ := x.rec.DocCount()
-	o.Log.Info("search index ready", "dir", o.Dir, "records", int64(n)-x.discCount.Load(), "feed_seq", x.applied.Seq,
+	o.Log.Info("search index ready", "dir", o.Dir, "records", x.records(n), "feed_seq", x.applied.Seq,
 		"discussions", x.discs.all, "reconciling", x.reconciling, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
 	return x, nil
 }
@@ -293,13 +293,20 @@ func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
 		return st, err
 	}
 	st.Discussions = int(x.discCount.Load())
-	st.Records = int(n) - st.Discussions
+	st.Records = x.records(n)
 	fs, err := x.o.Records.Feed(ctx)
 	if err != nil {
 		return st, err
 	}
 	st.FeedSeq = fs.Last
 	return st, nil
+}
+
+// records is how many of the index's docs documents are records. While a
+// reconcile runs, the discussions counted are the store's, so it is only
+// an estimate then, never below zero.
+func (x *Index) records(docs uint64) int {
+	return max(0, int(docs)-int(x.discCount.Load()))
 }
 
 // Lag is how many change-feed entries the index has yet to apply.
