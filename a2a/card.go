@@ -21,7 +21,17 @@ type AgentCard struct {
 	DefaultInputModes    []string                  `json:"defaultInputModes"`
 	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
 	Skills               []AgentSkill              `json:"skills"`
+	Signatures           []AgentCardSignature      `json:"signatures,omitempty"`
 	IconURL              string                    `json:"iconUrl,omitempty"`
+}
+
+// AgentCardSignature is a JWS over the card (RFC 7515, detached payload):
+// the payload is the RFC 8785 canonical JSON of the card without its
+// signatures and without unset fields.
+type AgentCardSignature struct {
+	Protected string         `json:"protected"` // base64url JWS protected header
+	Signature string         `json:"signature"` // base64url
+	Header    map[string]any `json:"header,omitempty"`
 }
 
 // AgentInterface is one way to reach the agent.
@@ -38,12 +48,12 @@ type AgentProvider struct {
 	URL          string `json:"url"`
 }
 
-// AgentCapabilities are written out explicitly, false included, so a
-// reader never has to guess.
+// AgentCapabilities leave out what is false, as ProtoJSON leaves out
+// unset fields: the signed card then has one form, whoever re-encodes it.
 type AgentCapabilities struct {
-	Streaming         bool             `json:"streaming"`
-	PushNotifications bool             `json:"pushNotifications"`
-	ExtendedAgentCard bool             `json:"extendedAgentCard"`
+	Streaming         bool             `json:"streaming,omitempty"`
+	PushNotifications bool             `json:"pushNotifications,omitempty"`
+	ExtendedAgentCard bool             `json:"extendedAgentCard,omitempty"`
 	Extensions        []AgentExtension `json:"extensions,omitempty"`
 }
 
@@ -53,7 +63,7 @@ type AgentCapabilities struct {
 type AgentExtension struct {
 	URI         string         `json:"uri"`
 	Description string         `json:"description,omitempty"`
-	Required    bool           `json:"required"`
+	Required    bool           `json:"required,omitempty"`
 	Params      map[string]any `json:"params,omitempty"`
 }
 
@@ -79,9 +89,18 @@ type StringList struct {
 	List []string `json:"list,omitempty"`
 }
 
-// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth only.
+// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth and an
+// API key header.
 type SecurityScheme struct {
+	APIKey   *APIKeySecurityScheme   `json:"apiKeySecurityScheme,omitempty"`
 	HTTPAuth *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+}
+
+// APIKeySecurityScheme is a key sent in a header, query or cookie.
+type APIKeySecurityScheme struct {
+	Description string `json:"description,omitempty"`
+	Location    string `json:"location"` // "header", "query" or "cookie"
+	Name        string `json:"name"`
 }
 
 // HTTPAuthSecurityScheme is an RFC 7235 scheme such as Bearer.

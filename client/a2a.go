@@ -152,3 +152,10 @@ func (c *Client) Ack(ctx context.Context, ids []string) (api.AckResponse, error)
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/api/v1/inbox:ack", body: api.AckRequest{IDs: ids}}, &out)
 	return out, err
 }
+
+// Info fetches GET /a2a/info, the anonymous connectivity check.
+func (c *Client) Info(ctx context.Context) (api.Info, error) {
+	var out api.Info
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/a2a/info"}, &out)
+	return out, err
+}

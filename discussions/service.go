@@ -110,6 +110,9 @@ type Store interface {
 	// lim.ReplyRate for r's author (whose window the same transaction
 	// moves on).
 	AddReply(ctx context.Context, r Reply, lim Limits) (ReplyResult, error)
+	// ReplyWindow reads agentID's reply window: the kept time of
+	// Limits.ReplyRate, zero when it never replied under a rate.
+	ReplyWindow(ctx context.Context, agentID string) (time.Time, error)
 	ListInbox(ctx context.Context, q InboxQuery) (InboxPage, error)
 	AckInbox(ctx context.Context, agentID string, ids []string, at time.Time) (AckResult, error)
 }

@@ -97,10 +97,6 @@ func (b restBinding) list(token string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks?pageSize=100", token, "")
 	return restOutcome(b.t, raw, st, prototest.ListTasksResponse)
 }
-func (b restBinding) extendedCard(token string) outcome {
-	raw, st := b.do("GET", "/a2a/v1/extendedAgentCard", token, "")
-	return restOutcome(b.t, raw, st, "")
-}
 func (b restBinding) push(token, id string) outcome {
 	raw, st := b.do("GET", "/a2a/v1/tasks/"+id+"/pushNotificationConfigs", token, "")
 	return restConfigsOutcome(b.t, raw, st)
@@ -249,15 +245,6 @@ func (b *rpcBinding) list(token string) outcome {
 	return b.outcome(res, r, prototest.ListTasksResponse)
 }
 
-func (b *rpcBinding) extendedCard(token string) outcome {
-	m := "GetExtendedAgentCard"
-	if b.v03 {
-		m = "agent/getAuthenticatedExtendedCard"
-	}
-	res, r := b.call(token, m, nil)
-	return b.outcome(res, r, "")
-}
-
 func (b *rpcBinding) push(token, id string) outcome {
 	m := "ListTaskPushNotificationConfigs"
 	if b.v03 {
@@ -369,8 +356,9 @@ func TestBindingsBehaveAlike(t *testing.T) {
 				{"cancel completed", b.cancel(alice.Token, done.id), "error TASK_NOT_CANCELABLE"},
 				{"cancel", b.cancel(alice.Token, asked.id), "task TASK_STATE_CANCELED"},
 				{"cancel again", b.cancel(alice.Token, asked.id), "task TASK_STATE_CANCELED"},
-				{"extended card", b.extendedCard(alice.Token), map[bool]string{false: "error UNSUPPORTED_OPERATION",
-					true: "error EXTENDED_AGENT_CARD_NOT_CONFIGURED"}[b.name() == "JSON-RPC 0.3"]},
+				{"extended card", b.extendedCard(alice.Token), "card alice-" + tag},
+				{"extended card anonymously", b.extendedCard(""), "error UNAUTHENTICATED"},
+				{"extended card with a bad token", b.extendedCard("kfa_nope"), "error UNAUTHENTICATED"},
 				{"push configs", b.push(alice.Token, asked.id), "configs 0"},
 				{"push configs foreign", b.push(bob.Token, asked.id), "error TASK_NOT_FOUND"},
 				{"push configs missing", b.push(alice.Token, "01JD0000000000000000000000"), "error TASK_NOT_FOUND"},

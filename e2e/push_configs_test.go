@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/server"
@@ -216,14 +217,17 @@ func TestPushSSRF(t *testing.T) {
 	}
 }
 
-// TestPushOff: with --push=false the card says pushNotifications false,
+// TestPushOff: with --push=false the card leaves pushNotifications out
+// (false, unset),
 // the config methods answer PushNotificationNotSupportedError on every
 // binding, and an ask with an inline config is refused without writing.
 func TestPushOff(t *testing.T) {
 	h := start(t, func(c *server.Config) { c.Push = false })
 	alice, ac := h.agent("alice")
 	_, body := h.raw("GET", "/.well-known/agent-card.json", nil, "")
-	if !strings.Contains(string(body), `"pushNotifications":false`) {
+	var card a2a.AgentCard
+	if err := json.Unmarshal(body, &card); err != nil || card.Capabilities.PushNotifications || !card.Capabilities.Streaming ||
+		strings.Contains(string(body), `"pushNotifications"`) {
 		t.Fatalf("card: %s", body)
 	}
 	task := h.ask(ac, "m1", "No pushes here")

@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/ratelimit"
 )
 
 // publicRead marks an anonymous, credential-free response: shareable by
@@ -116,6 +117,11 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 	}
 	id := pathID(r)
 	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: c.Agent.ID, Name: c.Agent.Name}, id, *req.Body)
+	// The RateLimit headers tell what is left of the reply rate (a read
+	// after the write: failing it costs the headers only).
+	if q, limited, qerr := h.deps.Discussions.ReplyQuota(r.Context(), c.Agent.ID); qerr == nil && limited {
+		ratelimit.Note(r.Context(), q)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

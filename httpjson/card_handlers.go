@@ -9,12 +9,15 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
-	"github.com/kfa-project/kfa/service"
 )
 
 // card serves the public agent card: anonymous, cacheable, with an ETag.
 func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
-	c := h.deps.Service.Card()
+	c, err := h.deps.Service.SignedCard(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	hd := w.Header()
 	hd.Set("ETag", c.ETag)
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
@@ -51,10 +54,60 @@ func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// extendedCard answers GetExtendedAgentCard: kfa has none, and says so on
-// its card (capabilities.extendedAgentCard is false).
+// extendedCard answers GetExtendedAgentCard: the card plus what the
+// caller may still do. It needs a credential.
 func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
-	h.fail(w, r, h.deps.Service.ExtendedCard(r.Context(), service.Caller{}))
+	c, err := h.caller(r, true)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	card, err := h.deps.Service.ExtendedCard(r.Context(), c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, card)
+}
+
+// info is the connectivity check: anonymous, made once at start, so it
+// answers without touching the store.
+func (h *Handler) info(w http.ResponseWriter, _ *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "public, max-age=60")
+	hd.Set("Access-Control-Allow-Origin", "*")
+	httpkit.WriteRaw(w, http.StatusOK, h.deps.Service.Info())
+}
+
+// card03 is the card in the A2A 0.3 shape, for 0.3 clients that discover
+// the agent (at <jsonrpc endpoint>/agent-card.json) rather than being
+// pointed at the endpoint.
+func (h *Handler) card03(w http.ResponseWriter, _ *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	httpkit.WriteRaw(w, http.StatusOK, h.deps.Service.Card03())
+}
+
+// llmsTxt and agentsMD are the discovery guides, made at start from what
+// runs.
+func (h *Handler) llmsTxt(w http.ResponseWriter, _ *http.Request) {
+	h.guide(w, "text/plain; charset=utf-8", h.deps.Service.LLMsTxt())
+}
+
+func (h *Handler) agentsMD(w http.ResponseWriter, _ *http.Request) {
+	h.guide(w, "text/markdown; charset=utf-8", h.deps.Service.AgentsMD())
+}
+
+func (h *Handler) guide(w http.ResponseWriter, contentType string, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -27,7 +27,7 @@ var fuzzServer = sync.OnceValues(func() (*server.Server, error) {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DataDir = filepath.Join(dir, "data")
 	cfg.AdminSocket = "off"
-	cfg.AskRate, cfg.MaxOpenTasks, cfg.SearchRate, cfg.AuthFailRate = 0, 0, 0, 0
+	cfg.AskRate, cfg.MaxOpenTasks, cfg.SearchRate, cfg.AuthFailRate, cfg.RequestRate = 0, 0, 0, 0, 0
 	cfg.BatchDelay = time.Millisecond
 	return server.New(cfg, slog.New(slog.DiscardHandler))
 })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/ratelimit"
 )
 
 // serve is the outermost layer: request id, recovery, access log.
@@ -17,7 +18,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 	r, q := httpkit.Begin(r)
 	id, ctx := q.ID, r.Context()
 	w.Header().Set("X-Request-Id", id)
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK, quota: q.Quota}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -46,22 +47,37 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 	next.ServeHTTP(rec, r)
 }
 
-// recorder notes the status and size of a response for the access log.
+// recorder notes the status and size of a response for the access log,
+// and adds the RateLimit headers of the limit the request counted against
+// (an authenticated request; none for a refused credential) before the
+// headers go out.
 type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
 	wrote  bool
+	quota  *ratelimit.Report
+}
+
+// start is called before the first byte of the response.
+func (r *recorder) start() {
+	if q, ok := r.quota.Quota(); ok {
+		httpkit.SetRateLimitHeaders(r.ResponseWriter.Header(), q)
+	}
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if !r.wrote {
 		r.status, r.wrote = code, true
+		r.start()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
+	if !r.wrote {
+		r.start()
+	}
 	r.wrote = true
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
@@ -76,7 +92,7 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 func (h *Handler) private(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private, no-store")
-		w.Header().Add("Vary", "Authorization")
+		w.Header().Add("Vary", "Authorization, X-API-Key")
 		next.ServeHTTP(w, r)
 	})
 }

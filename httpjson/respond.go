@@ -41,5 +41,5 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 }
 
 func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
-	return httpkit.Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures}.Caller(r, required)
+	return httpkit.Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures, Requests: h.deps.RequestRate}.Caller(r, required)
 }

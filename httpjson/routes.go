@@ -29,6 +29,9 @@ type Deps struct {
 	// AuthFailures limits failed bearer authentications per client address;
 	// nil means no limit.
 	AuthFailures *ratelimit.Limiter
+	// RequestRate limits authenticated requests per agent; nil means no
+	// limit.
+	RequestRate *ratelimit.Limiter
 	// Ready reports whether the store is open; /readyz answers 503 otherwise.
 	Ready func() error
 	// StreamHeartbeat is the idle interval after which a stream gets a
@@ -97,6 +100,11 @@ func New(deps Deps) *Handler {
 	// Discovery and health: anonymous, no version header.
 	r.HandleFunc("/.well-known/agent-card.json", h.card).Methods(get, head)
 	r.HandleFunc("/.well-known/agent-card.json", h.preflight).Methods(opts)
+	r.HandleFunc(service.Card03Path, h.card03).Methods(get, head)
+	r.HandleFunc(service.LLMsPath, h.llmsTxt).Methods(get, head)
+	r.HandleFunc(service.AgentsPath, h.agentsMD).Methods(get, head)
+	r.HandleFunc("/a2a/info", h.info).Methods(get, head)
+	r.HandleFunc("/a2a/info", h.preflight).Methods(opts)
 	r.HandleFunc("/healthz", h.healthz).Methods(get, head)
 	r.HandleFunc("/readyz", h.readyz).Methods(get, head)
 	if deps.JWKS != nil {

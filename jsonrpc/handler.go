@@ -70,7 +70,7 @@ var nullID = json.RawMessage("null")
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "private, no-store")
-	w.Header().Add("Vary", "Authorization")
+	w.Header().Add("Vary", "Authorization, X-API-Key")
 	if err := httpkit.JSONContentType(r); err != nil {
 		h.writeError(w, r, nullID, false, err)
 		return

@@ -94,9 +94,8 @@ func v03(m method) method { m.v03 = true; return m }
 func (h *Handler) methodTable() map[string]method {
 	svc := h.deps.Service
 	const anonymous, owner = optional, required
-	card := unary(ignored, none, h.extendedCard, same[struct{}])
-	card03 := card
-	card03.mapErr = extendedCardError03
+	card := unary(required, none, h.extendedCard, same[a2a.AgentCard])
+	card03 := unary(required, none, h.extendedCard, card03)
 	return map[string]method{
 		MethodSendMessage:          unary(anonymous, decodeSend, svc.SendMessage, same[a2a.SendMessageResponse]),
 		MethodSendStreamingMessage: streaming(anonymous, decodeSend, svc.SendStreamingMessage),
@@ -141,8 +140,8 @@ func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams,
 	return h.deps.Service.SubscribeToTask(ctx, c, p.ID, lastEventID)
 }
 
-func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (struct{}, error) {
-	return struct{}{}, h.deps.Service.ExtendedCard(ctx, c)
+func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (a2a.AgentCard, error) {
+	return h.deps.Service.ExtendedCard(ctx, c)
 }
 
 // Decoders.
@@ -289,13 +288,8 @@ func taskJSON03(b json.RawMessage) (any, error) {
 	return t.ToV03(), nil
 }
 
-// extendedCardError03 is 0.3's name for "no extended card".
-func extendedCardError03(err error) error {
-	if e, ok := a2a.AsError(err); ok && e.Kind == a2a.UnsupportedOperation {
-		return a2a.Errorf(a2a.ExtendedCardNotConfigured, "%s", e.Message)
-	}
-	return err
-}
+// card03 is the extended card in 0.3's shape.
+func card03(c a2a.AgentCard) (any, error) { return c.ToV03(), nil }
 
 // caller authenticates the request as m requires.
 func (h *Handler) caller(r *http.Request, m method) (service.Caller, error) {

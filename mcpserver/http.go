@@ -87,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	// whoami depends on the credential: never cached, never shared.
 	hdr.Set("Cache-Control", "no-store")
-	hdr.Add("Vary", "Authorization")
+	hdr.Add("Vary", "Authorization, X-API-Key")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {

@@ -43,6 +43,7 @@ type Config struct {
 	MaxReplies   int // replies one discussion holds; 0 disables the limit
 	SearchRate   int // searches per minute per client address; 0 disables the limit
 	AuthFailRate int // failed bearer authentications per minute per address; 0 disables the limit
+	RequestRate  int // authenticated requests per minute per agent; 0 disables the limit
 
 	MaxStreams         int           // open task streams in total; 0 disables the limit
 	MaxStreamsPerAgent int           // open task streams per agent; 0 disables the limit
@@ -128,6 +129,7 @@ func DefaultConfig() Config {
 		MaxReplies:         200,
 		SearchRate:         60,
 		AuthFailRate:       30,
+		RequestRate:        1200,
 		MaxStreams:         10_000,
 		MaxStreamsPerAgent: 50,
 		StreamHeartbeat:    15 * time.Second,
@@ -200,7 +202,7 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"reply-rate", c.ReplyRate}, {"max-replies", c.MaxReplies},
-		{"search-rate", c.SearchRate},
+		{"search-rate", c.SearchRate}, {"request-rate", c.RequestRate},
 		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
 	} {
 		if f.v < 0 {

@@ -138,6 +138,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
 	}
+	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
@@ -148,16 +149,18 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Discussions: s.core.Discussions,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
+		RequestRate: requests,
 		Events:      s.broker,
 		Push:        s.pushService(),
+		Signer:      s.core.Signer,
 	})
 	if err != nil {
 		return nil, err
 	}
-	authFailures := perMinute(s.cfg.AuthFailRate)
+	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            httpkit.Auth{Agents: s.core.Agents, Failures: authFailures},
+		Auth:            auth,
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
@@ -166,7 +169,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcp, err := s.mcpHandlers(svc, httpkit.Auth{Agents: s.core.Agents, Failures: authFailures})
+	mcp, err := s.mcpHandlers(svc, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +182,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		CardMaxAge:      s.cfg.CardMaxAge,
 		AuthFailures:    authFailures,
+		RequestRate:     requests,
 		Ready:           s.readyCheck,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 		JSONRPC:         rpc,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -65,6 +66,7 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 	}
 	ai.Push = p
 	t, _, err := s.deps.Tasks.Ask(ctx, ai)
+	s.noteAskQuota(ctx, ag.ID)
 	if err != nil {
 		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)
 	}
@@ -82,4 +84,14 @@ func (s *Service) askError(discussionID string, err error) error {
 			discussionID, s.cfg.PublicURL, discussionID).With("discussionId", discussionID)
 	}
 	return toA2A(err, "data.")
+}
+
+// noteAskQuota reports, for the RateLimit headers, what the asker has left
+// of the ask rate after this ask (allowed or not). It is a read after the
+// write, so a failure to read costs the headers only.
+func (s *Service) noteAskQuota(ctx context.Context, agentID string) {
+	u, err := s.deps.Tasks.Usage(ctx, agentID)
+	if err == nil && u.Asks != nil {
+		ratelimit.Note(ctx, *u.Asks)
+	}
 }

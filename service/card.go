@@ -1,9 +1,6 @@
 package service
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -16,8 +13,12 @@ type Card struct {
 	ETag string // strong, quoted
 }
 
-// BearerScheme is the name of the bearer security scheme on the card.
-const BearerScheme = "bearer"
+// The names of the security schemes on the card: the same agent token, in
+// either header.
+const (
+	BearerScheme = "bearer"
+	APIKeyScheme = "apiKey"
+)
 
 // MCPExtensionURI names, on the card, the MCP endpoint that serves the
 // same knowledge to agents that speak the Model Context Protocol rather
@@ -60,13 +61,20 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 		Provider:         &a2a.AgentProvider{Organization: "kfa", URL: base},
 		Version:          cfg.Version,
 		DocumentationURL: cfg.DocumentationURL,
-		Capabilities:     a2a.AgentCapabilities{Streaming: cfg.Streaming, PushNotifications: cfg.PushNotifications},
+		Capabilities: a2a.AgentCapabilities{Streaming: cfg.Streaming, PushNotifications: cfg.PushNotifications,
+			ExtendedAgentCard: true},
 		SecuritySchemes: map[string]a2a.SecurityScheme{
 			BearerScheme: {HTTPAuth: &a2a.HTTPAuthSecurityScheme{
 				Scheme:       "Bearer",
 				BearerFormat: "kfa_<base32>",
 				Description: "kfa agent token, issued by the operator (kfa agent create). Anonymous search needs none; " +
 					`ask-network needs a token whose agent holds the "post" scope; task reads need the owner's token.`,
+			}},
+			APIKeyScheme: {APIKey: &a2a.APIKeySecurityScheme{
+				Location: "header",
+				Name:     "X-API-Key",
+				Description: "The same kfa agent token in an X-API-Key header, for clients that set an API key more easily " +
+					"than a bearer. Send one of the two headers (both only with the same token).",
 			}},
 		},
 		DefaultInputModes:  []string{"application/json", "text/plain"},
@@ -78,10 +86,5 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 	if cfg.MCPURL != "" {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
 	}
-	b, err := json.Marshal(card)
-	if err != nil {
-		return Card{}, err
-	}
-	sum := sha256.Sum256(b)
-	return Card{Card: card, JSON: b, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
+	return encodeCard(card)
 }

@@ -148,6 +148,9 @@ func (s *Service) readInput(req *a2a.SendMessageRequest) (msgInput, error) {
 		}
 		in.skill = sk.card.ID
 	}
+	if in.skill == "" && in.data != nil && in.data["query"] == nil && strings.TrimSpace(in.text) == "" {
+		return msgInput{}, s.undetermined()
+	}
 	if in.skill == "" {
 		in.skill = s.skills.all[0].card.ID // the first skill is the default: knowledge-search
 	}
@@ -178,11 +181,37 @@ func (s *Service) checkSkill(field, id string) error {
 		}
 		return nil
 	}
+	return s.withSkills(a2a.BadParam(field, "unknown skill %q; %s", truncate(id, 64), s.skillList()))
+}
+
+// undetermined refuses a message from which no skill can be told: a data
+// part with neither action, skill nor query, and no text or metadata that
+// names one.
+func (s *Service) undetermined() error {
+	return s.withSkills(a2a.BadParam("message.parts",
+		`cannot tell which skill this message is for: send a data part with "action" (%s) or "skill", `+
+			"set metadata.skill, or send the query as text; %s", s.actionList(), s.skillList()))
+}
+
+// skillList names the skills this server runs with their one-line
+// summaries, for an error message.
+func (s *Service) skillList() string {
+	var lines []string
+	for _, sk := range s.skills.enabled() {
+		lines = append(lines, sk.card.ID+" - "+sk.summary)
+	}
+	return "available skills: " + strings.Join(lines, "; ")
+}
+
+// withSkills adds the skills this server runs to e's ErrorInfo metadata,
+// the same on every binding: availableSkills (the ids, comma-separated)
+// and skill.<id> (its one-line summary).
+func (s *Service) withSkills(e *a2a.Error) *a2a.Error {
 	var ids []string
 	for _, sk := range s.skills.enabled() {
 		ids = append(ids, sk.card.ID)
+		e = e.With("skill."+sk.card.ID, sk.summary)
 	}
-	e := a2a.BadParam(field, "unknown skill %q; available skills: %s", truncate(id, 64), strings.Join(ids, ", "))
 	return e.With("availableSkills", strings.Join(ids, ","))
 }
 

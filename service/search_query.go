@@ -8,6 +8,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/ratelimit"
 )
 
 // Search runs a knowledge search that does not arrive as an A2A message
@@ -41,8 +42,12 @@ func (s *Service) runQuery(ctx context.Context, c Caller, q *knowledge.Query, pr
 	if err := f.Validate(); err != nil {
 		return knowledge.Result{}, toA2A(err, prefix)
 	}
-	if s.deps.SearchRate != nil {
-		if wait, ok := s.deps.SearchRate.Allow(c.limitKey()); !ok {
+	if l := s.deps.SearchRate; l != nil {
+		wait, ok := l.Allow(c.limitKey())
+		if quota, on := l.Quota(QuotaSearch, c.limitKey()); on && c.Agent != nil {
+			ratelimit.Note(ctx, quota)
+		}
+		if !ok {
 			return knowledge.Result{}, &a2a.Error{
 				Kind:       a2a.RateLimited,
 				Message:    fmt.Sprintf("too many searches: the limit is %s per client", s.deps.SearchRate),

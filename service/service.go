@@ -51,6 +51,10 @@ type Deps struct {
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter
+	// RequestRate is the per-agent request limit the bindings apply
+	// (httpkit.Auth.Requests), read here for the extended card. Nil means
+	// no limit.
+	RequestRate *ratelimit.Limiter
 	// Events carries committed task transitions to streams; nil disables
 	// streaming.
 	Events *events.Broker
@@ -58,7 +62,9 @@ type Deps struct {
 	// notifications off (the card says so, and the config methods answer
 	// PushNotificationNotSupportedError).
 	Push *push.Service
-	Now  func() time.Time
+	// Signer, when set, signs the agent card (SignedCard).
+	Signer CardSigner
+	Now    func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
@@ -66,7 +72,10 @@ type Service struct {
 	cfg    Config
 	deps   Deps
 	skills skills
-	card   Card
+	card   Card // unsigned
+	signed signedCards
+	info   []byte
+	guides guides
 }
 
 // New returns the agent for cfg over deps.
@@ -82,11 +91,22 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
-	return &Service{cfg: cfg, deps: deps, skills: sk, card: card}, nil
+	info, err := buildInfo(cfg, card.Card, deps.Signer != nil)
+	if err != nil {
+		return nil, fmt.Errorf("service: build info: %w", err)
+	}
+	s := &Service{cfg: cfg, deps: deps, skills: sk, card: card, info: info}
+	if err := s.buildGuides(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Card returns the agent card, its JSON and its entity tag.
 func (s *Service) Card() Card { return s.card }
+
+// QuotaSearch names the search rate in a ratelimit.Quota.
+const QuotaSearch = "search"
 
 // Caller is who sends a request.
 type Caller struct {
@@ -203,11 +223,4 @@ func (s *Service) taskError(id string, err error) error {
 		return a2a.Errorf(a2a.TaskNotCancelable, "task %s is completed; a completed task cannot be canceled", id).With("taskId", id)
 	}
 	return err
-}
-
-// ExtendedCard is GetExtendedAgentCard: kfa has no extended card, and says
-// so on its card (capabilities.extendedAgentCard is false).
-func (s *Service) ExtendedCard(context.Context, Caller) error {
-	return a2a.Errorf(a2a.UnsupportedOperation,
-		"this agent has no extended agent card (capabilities.extendedAgentCard is false); the public card is at /.well-known/agent-card.json")
 }

@@ -183,7 +183,12 @@ func TestReadInput(t *testing.T) {
 		{"data skill defaults its action", data(`{"skill":"knowledge-search","query":"q"}`), "", SkillSearch, "search", ""},
 		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research or ask"},
 		{"action of another skill", data(`{"skill":"knowledge-search","action":"ask"}`), "", "", "", "belongs to ask-network"},
-		{"unknown skill", text("x"), `{"skill":"weather"}`, "", "", "available skills: knowledge-search, ask-network"},
+		{"unknown skill", text("x"), `{"skill":"weather"}`, "", "", "available skills: knowledge-search - Search curated records"},
+		{"data query without action searches", data(`{"query":"q"}`), "", SkillSearch, "search", ""},
+		{"data part naming no skill", data(`{"topic":"q"}`), "", "", "", "cannot tell which skill"},
+		{"empty data part", data(`{}`), "", "", "", "; ask-network - Ask the community"},
+		{"data part naming no skill, with text", append(data(`{"topic":"q"}`), text("bbolt")...), "", SkillSearch, "search", ""},
+		{"data part naming no skill, with metadata", data(`{"question":"q"}`), `{"skill":"ask-network"}`, SkillAsk, "ask", ""},
 		{"action not a string", data(`{"action":3}`), "", "", "", "data.action"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

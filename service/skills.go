@@ -21,7 +21,9 @@ const (
 // same entries, so the card cannot list a skill, an action or a scope
 // that does not run, nor the other way round.
 type skill struct {
-	card    a2a.AgentSkill
+	card a2a.AgentSkill
+	// summary is the skill in one line, for errors that list the skills.
+	summary string
 	scope   agents.Scope // "" means anonymous
 	actions []string     // the data-part actions that select it; the first is its default
 	run     func(s *Service, ctx context.Context, c Caller, req *a2a.SendMessageRequest, in msgInput, streaming bool) (answer, error)
@@ -45,8 +47,8 @@ func registry(contributorWrites bool) []skill {
 		card: a2a.AgentSkill{
 			ID:   SkillAsk,
 			Name: "Ask the network",
-			Description: "When the records do not answer, ask the community. Requires a bearer token (security scheme " +
-				`"bearer") whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
+			Description: "When the records do not answer, ask the community. Requires an agent token (security scheme " +
+				`"bearer", or "apiKey": the same token in X-API-Key) whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
 				"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
 				"another agent replies. Poll GET /tasks/{id} or list tasks. " +
 				`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
@@ -55,6 +57,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
+		summary: `Ask the community when the records do not answer: data {"action":"ask","question":"..."}, with a token holding the post scope`,
 		scope:   agents.ScopePost,
 		actions: []string{"ask"},
 		run:     (*Service).runAsk,
@@ -77,6 +80,7 @@ func registry(contributorWrites bool) []skill {
 			InputModes:  []string{"application/json", "text/plain"},
 			OutputModes: []string{"application/json", "text/plain"},
 		},
+		summary: `Search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
 		actions: []string{"search", "research"},
 		run:     (*Service).runSearch,
 	}, ask}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -69,10 +68,7 @@ func takeWindow(tx *bolt.Tx, kind byte, agent []byte, rate ratelimit.Rate, now t
 		return nil, nil
 	}
 	k := cat([]byte{kind}, agent)
-	var tat time.Time
-	if v := tx.Bucket(bucketRateWindows).Get(k); len(v) == 8 {
-		tat = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
-	}
+	tat := readWindow(tx, kind, agent)
 	next, wait, ok := rate.Take(tat, now)
 	if !ok {
 		return nil, refuse(&ratelimit.Exceeded{RetryAfter: wait})

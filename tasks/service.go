@@ -100,6 +100,16 @@ type Store interface {
 	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
 	// owner when ownerID is "").
 	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
+	// AskUsage reads what the ask limits know of ownerID: its ask window
+	// (the kept time of Limits.AskRate, zero when it never asked under a
+	// rate) and its WORKING tasks, in one read.
+	AskUsage(ctx context.Context, ownerID string) (AskUsage, error)
+}
+
+// AskUsage is what the store knows of one agent's asks.
+type AskUsage struct {
+	Window time.Time // the ask rate's kept time; zero for none
+	Open   int       // WORKING tasks
 }
 
 // Limits are the ask limits of one server.

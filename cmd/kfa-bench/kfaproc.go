@@ -62,7 +62,7 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	}
 	args := []string{"serve",
 		"--addr", addr, "--data", dataDir,
-		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0",
+		"--ask-rate", "0", "--max-open-tasks", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--request-rate", "0",
 		"--max-streams-per-agent", "0",
 		"--batch-delay", b.batchDelay.String(),
 	}

@@ -95,6 +95,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.ReplyRate, "reply-rate", cfg.ReplyRate, "replies per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.MaxReplies, "max-replies", cfg.MaxReplies, "replies one discussion holds (0: no limit)")
 	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address (0: no limit)")
+	fs.IntVar(&cfg.RequestRate, "request-rate", cfg.RequestRate, "authenticated requests per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address (0: no limit)")
 	fs.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "open task streams in total (0: no limit)")
 	fs.IntVar(&cfg.MaxStreamsPerAgent, "max-streams-per-agent", cfg.MaxStreamsPerAgent, "open task streams per agent (0: no limit)")

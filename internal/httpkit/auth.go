@@ -12,6 +12,14 @@ import (
 	"github.com/kfa-project/kfa/service"
 )
 
+// APIKeyHeader is the second way to send an agent token, for clients whose
+// SDK sets an API key header more easily than a bearer.
+const APIKeyHeader = "X-API-Key"
+
+// errConflict is a request with both credential headers, naming
+// different tokens: refused as malformed, not as a failed guess.
+var errConflict = errors.New("both Authorization: Bearer and X-API-Key are set, to different tokens; send one of the two (or the same token in both)")
+
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
 // present is false when there is no Authorization header at all.
 func bearer(r *http.Request) (token string, present bool, err error) {
@@ -33,13 +41,58 @@ func bearer(r *http.Request) (token string, present bool, err error) {
 	return tok, true, nil
 }
 
-// Auth resolves bearer tokens to callers, for every binding.
+// apiKey extracts the token of an "X-API-Key: <token>" header.
+func apiKey(r *http.Request) (token string, present bool, err error) {
+	vals := r.Header.Values(APIKeyHeader)
+	if len(vals) == 0 {
+		return "", false, nil
+	}
+	if len(vals) > 1 {
+		return "", true, errors.New("more than one X-API-Key header")
+	}
+	tok := strings.TrimSpace(vals[0])
+	if tok == "" {
+		return "", true, errors.New("empty X-API-Key")
+	}
+	return tok, true, nil
+}
+
+// credential extracts the agent token from either header. Both may be
+// sent only with the same token: a client that sends two different ones
+// has a bug worth telling it about.
+func credential(r *http.Request) (token string, present bool, err error) {
+	tok, present, err := bearer(r)
+	key, keyPresent, keyErr := apiKey(r)
+	switch {
+	case !keyPresent:
+		return tok, present, err
+	case !present:
+		return key, true, keyErr
+	case err != nil:
+		return "", true, err
+	case keyErr != nil:
+		return "", true, keyErr
+	case tok != key:
+		return "", true, errConflict
+	}
+	return tok, true, nil
+}
+
+// Auth resolves agent tokens (Authorization: Bearer or X-API-Key) to
+// callers, for every binding.
 type Auth struct {
 	Agents *agents.Service
 	// Failures limits failed authentications per client address; nil means
 	// no limit.
 	Failures *ratelimit.Limiter
+	// Requests limits authenticated requests per agent; nil means no
+	// limit. A request that counts against a narrower limit too (an ask, a
+	// reply, a search) reports that one in its RateLimit headers.
+	Requests *ratelimit.Limiter
 }
+
+// QuotaRequest names the per-agent request rate in a ratelimit.Quota.
+const QuotaRequest = "request"
 
 // Caller resolves who is calling. With required, a request without a
 // credential is refused; without it, such a request is anonymous. A
@@ -47,12 +100,15 @@ type Auth struct {
 // one wants to know it does not work.
 func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 	c := service.Caller{Addr: ClientAddr(r)}
-	tok, present, err := bearer(r)
+	tok, present, err := credential(r)
 	if !present {
 		if required {
-			return c, a2a.Errorf(a2a.Unauthenticated, "missing bearer token: send Authorization: Bearer kfa_...")
+			return c, a2a.Errorf(a2a.Unauthenticated, "missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...)")
 		}
 		return c, nil
+	}
+	if errors.Is(err, errConflict) {
+		return c, a2a.Errorf(a2a.InvalidRequest, "%s", err.Error())
 	}
 	// An address out of failed attempts is refused before its credential is
 	// even looked at: a guess made while limited learns nothing.
@@ -67,7 +123,7 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		if a, err = au.Agents.Authenticate(r.Context(), tok); err == nil {
 			c.Agent = &a
 			noteAgent(r.Context(), a.ID)
-			return c, nil
+			return c, au.countRequest(r, a.ID)
 		}
 		if !errors.Is(err, agents.ErrInvalidToken) {
 			return c, fmt.Errorf("authenticate: %w", err)
@@ -82,4 +138,23 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 		msg = err.Error()
 	}
 	return c, a2a.Errorf(a2a.Unauthenticated, "%s", msg)
+}
+
+// countRequest spends one of the agent's requests, and notes where it
+// stands for the RateLimit headers.
+func (au Auth) countRequest(r *http.Request, agentID string) error {
+	l := au.Requests
+	if l == nil {
+		return nil
+	}
+	key := "agent:" + agentID
+	wait, ok := l.Allow(key)
+	if q, on := l.Quota(QuotaRequest, key); on {
+		ratelimit.Note(r.Context(), q)
+	}
+	if !ok {
+		return &a2a.Error{Kind: a2a.RateLimited, RetryAfter: wait,
+			Message: fmt.Sprintf("too many requests: the limit is %s per agent", l)}
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/ratelimit"
 )
 
 type ctxKey int
@@ -27,6 +29,9 @@ type Request struct {
 	// plain, otherwise a new ULID.
 	ID   string
 	slot *agentSlot
+	// Quota is the limit the request counted against, noted by whoever
+	// spent it (ratelimit.Note), for the RateLimit headers.
+	Quota *ratelimit.Report
 }
 
 // Agent is the id of the agent that authenticated on this request, or "".
@@ -41,6 +46,7 @@ type agentSlot struct{ id string }
 func Begin(r *http.Request) (*http.Request, *Request) {
 	q := &Request{ID: requestIDFrom(r), slot: &agentSlot{}}
 	ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, q.ID), keyAgentID, q.slot)
+	ctx, q.Quota = ratelimit.WithReport(ctx)
 	return r.WithContext(ctx), q
 }
 

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -73,4 +75,14 @@ func quoteSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// SetRateLimitHeaders writes q as the RateLimit header fields of the IETF
+// draft: the limit, what is left of it, and the seconds until it is whole
+// again; RateLimit-Policy names the limit and its window.
+func SetRateLimitHeaders(h http.Header, q ratelimit.Quota) {
+	h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(int((q.Reset+time.Second-1)/time.Second)))
+	h.Set("RateLimit-Policy", strconv.Itoa(q.Limit)+";w="+strconv.Itoa(int(q.Window/time.Second))+`;name="`+q.Name+`"`)
 }

@@ -65,6 +65,7 @@ func Run(t *testing.T, open Opener) {
 		{"SessionsPurge", testSessionsPurge},
 		{"AskRateIsStored", testAskRateIsStored},
 		{"ReplyLimits", testReplyLimits},
+		{"Usage", testUsage},
 		{"RepliesPaginated", testRepliesPaginated},
 		{"ReplyAfterManyFinishedTasks", testReplyAfterManyFinishedTasks},
 		{"PushConfigs", testPushConfigs},

@@ -1,0 +1,133 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/ratelimit"
+)
+
+// CallerExtensionURI names the extension the extended card adds: who the
+// caller is and what it may still do.
+const CallerExtensionURI = "urn:kfa:extension:caller:v1"
+
+// CallerInfo is the params of the caller extension on the extended card.
+type CallerInfo struct {
+	AgentID string   `json:"agentId"`
+	Name    string   `json:"name"`
+	Scopes  []string `json:"scopes"`
+	// Skills are the card's skills this caller may use now.
+	Skills []string `json:"skills"`
+	Limits Limits   `json:"limits"`
+}
+
+// Limits are the caller's limits; a limit that is off is absent.
+type Limits struct {
+	Requests *RateStatus `json:"requests,omitempty"` // authenticated requests per window
+	Searches *RateStatus `json:"searches,omitempty"`
+	Asks     *RateStatus `json:"asks,omitempty"`
+	Replies  *RateStatus `json:"replies,omitempty"`
+	// OpenTasks are the caller's WORKING tasks against their bound.
+	OpenTasks *CountStatus `json:"openTasks,omitempty"`
+	// RepliesPerDiscussion bounds the replies one discussion takes.
+	RepliesPerDiscussion *int `json:"repliesPerDiscussion,omitempty"`
+}
+
+// RateStatus is where the caller stands against a rate: Limit events per
+// WindowSeconds, Remaining allowed now, the whole quota back after
+// ResetSeconds.
+type RateStatus struct {
+	Limit         int `json:"limit"`
+	WindowSeconds int `json:"windowSeconds"`
+	Remaining     int `json:"remaining"`
+	ResetSeconds  int `json:"resetSeconds"`
+}
+
+// CountStatus is where the caller stands against a bound.
+type CountStatus struct {
+	Limit     int `json:"limit"`
+	Used      int `json:"used"`
+	Remaining int `json:"remaining"`
+}
+
+func rateStatus(q ratelimit.Quota) *RateStatus {
+	return &RateStatus{Limit: q.Limit, WindowSeconds: int(q.Window.Seconds()), Remaining: q.Remaining,
+		ResetSeconds: int((q.Reset + time.Second - 1) / time.Second)}
+}
+
+// ExtendedCard is GetExtendedAgentCard: the public card plus the caller
+// extension, read now from the limits' stored windows and counters. It
+// needs a credential.
+func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, error) {
+	ag, err := requireAgent(c, "GetExtendedAgentCard")
+	if err != nil {
+		return a2a.AgentCard{}, err
+	}
+	info, err := s.callerInfo(ctx, c, ag)
+	if err != nil {
+		return a2a.AgentCard{}, err
+	}
+	b, err := json.Marshal(info)
+	if err != nil {
+		return a2a.AgentCard{}, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(b, &params); err != nil {
+		return a2a.AgentCard{}, err
+	}
+	card := s.card.Card
+	card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{
+		URI:         CallerExtensionURI,
+		Description: "Who this card was made for, and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit).",
+		Params:      params,
+	})
+	return card, nil
+}
+
+func (s *Service) callerInfo(ctx context.Context, c Caller, ag *agents.Agent) (CallerInfo, error) {
+	info := CallerInfo{AgentID: ag.ID, Name: ag.Name, Scopes: ag.ScopeStrings()}
+	for _, sk := range s.skills.enabled() {
+		if sk.card.ID != SkillAsk || ag.Has(agents.ScopePost) {
+			info.Skills = append(info.Skills, sk.card.ID)
+		}
+	}
+	if l := s.deps.RequestRate; l != nil {
+		if q, ok := l.Quota("", "agent:"+ag.ID); ok {
+			info.Limits.Requests = rateStatus(q)
+		}
+	}
+	if l := s.deps.SearchRate; l != nil {
+		if q, ok := l.Quota(QuotaSearch, c.limitKey()); ok {
+			info.Limits.Searches = rateStatus(q)
+		}
+	}
+	if !s.cfg.ContributorWrites {
+		return info, nil
+	}
+	u, err := s.deps.Tasks.Usage(ctx, ag.ID)
+	if err != nil {
+		return info, fmt.Errorf("extended card: %w", err)
+	}
+	if u.Asks != nil {
+		info.Limits.Asks = rateStatus(*u.Asks)
+	}
+	if u.MaxOpen > 0 {
+		info.Limits.OpenTasks = &CountStatus{Limit: u.MaxOpen, Used: u.Open, Remaining: max(u.MaxOpen-u.Open, 0)}
+	}
+	q, limited, err := s.deps.Discussions.ReplyQuota(ctx, ag.ID)
+	if err != nil {
+		return info, fmt.Errorf("extended card: %w", err)
+	}
+	if limited {
+		info.Limits.Replies = rateStatus(q)
+	}
+	if n := s.deps.Discussions.MaxReplies(); n > 0 {
+		info.Limits.RepliesPerDiscussion = &n
+	}
+	return info, nil
+}
