@@ -126,6 +126,10 @@ func (s *watchedTasks) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.
 // discCounts are how many discussions the index holds.
 type discCounts struct{ all, answered int }
 
+func (a discCounts) plus(b discCounts) discCounts {
+	return discCounts{all: a.all + b.all, answered: a.answered + b.answered}
+}
+
 // indexedState is the reply count (-1 when absent) and status stored
 // with discussion id.
 func indexedState(idx bleve.Index, id string) (int, string) {
@@ -248,7 +252,7 @@ func (x *Index) storeCounts(ctx context.Context) (discCounts, error) {
 // caller holds writeMu.
 func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 	b := x.rec.NewBatch()
-	n := x.discs
+	n, walked := x.discs, x.rc.n
 	for _, id := range ids {
 		d, err := x.o.Discussions.GetDiscussion(ctx, id)
 		if errors.Is(err, discussions.ErrNotFound) {
@@ -261,11 +265,16 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 		if replies == d.ReplyCount && status == string(d.Status) {
 			continue
 		}
+		var delta discCounts
 		if replies < 0 {
-			n.all++
+			delta.all++
 		}
 		if status != string(discussions.StatusAnswered) && d.Status == discussions.StatusAnswered {
-			n.answered++
+			delta.answered++
+		}
+		n = n.plus(delta)
+		if x.rc.walked(id) {
+			walked = walked.plus(delta)
 		}
 		if err := x.addDiscussion(ctx, b, d); err != nil {
 			return err
@@ -277,6 +286,7 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 		}
 	}
 	x.setDiscs(n)
+	x.rc.n = walked
 	return nil
 }
 

@@ -87,8 +87,9 @@ type Index struct {
 	discs     discCounts   // discussions indexed; guarded by writeMu
 	discCount atomic.Int64 // discs.all, for Status
 	// stale: discs is a guess until a reconcile ends; reconciling: one
-	// runs in the background. Both guarded by writeMu.
+	// runs in the background, rc its progress. Guarded by writeMu.
 	stale, reconciling bool
+	rc                 reconcileState
 
 	recMu     sync.Mutex // guards recCancel and recDone
 	recCancel context.CancelFunc

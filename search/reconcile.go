@@ -67,13 +67,30 @@ func (x *Index) reconcileDiscussions(ctx context.Context, idx bleve.Index) (disc
 	}
 }
 
+// reconcileState is how far a background reconcile has walked. The walk
+// goes newest first, so the discussions it has passed are those from its
+// cursor up, and any asked after it started; it will still read those
+// below the cursor, as they are then.
+type reconcileState struct {
+	after string     // the last discussion walked; "" before the first page
+	end   bool       // every page walked
+	n     discCounts // the walked discussions, as indexed
+}
+
+// walked reports whether the walk has passed discussion id, so that a
+// change the watch indexes there is counted in n (the walk counts the
+// others itself when it reaches them).
+func (r reconcileState) walked(id string) bool {
+	return r.end || (r.after != "" && id >= r.after)
+}
+
 // startReconcile starts a reconcile of the live index in the background,
 // unless one runs. The caller holds writeMu.
 func (x *Index) startReconcile(ctx context.Context) {
 	if x.reconciling || x.o.Discussions == nil {
 		return
 	}
-	x.reconciling = true
+	x.reconciling, x.rc = true, reconcileState{}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	x.recMu.Lock()
@@ -86,18 +103,20 @@ func (x *Index) startReconcile(ctx context.Context) {
 }
 
 // reconcileLive walks the discussions into the live index, taking writeMu
-// for one page at a time. When the walk ends it indexes what the watch
-// named meanwhile and takes the store's counts as the indexed ones: every
-// discussion the store then holds was either walked or named by the
-// watch (or was written behind it, which the next count check notices).
+// for one page at a time; between pages the follower indexes what the
+// watch names. The indexed counts it ends with are exact: those of the
+// walked pages, plus what the watch changed among the discussions the
+// walk had passed. A write behind the watch during the walk therefore
+// leaves them unequal to the store's, and the next count check starts
+// another reconcile.
 func (x *Index) reconcileLive(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	after, pages := "", 0
+	pages := 0
 	for {
 		if x.o.reconcileHook != nil {
 			x.o.reconcileHook(pages)
 		}
-		next, last, err := x.reconcileStep(ctx, after)
+		last, err := x.reconcileStep(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				x.o.Log.Error("reconciling the discussions failed; retrying on the next tick", "err", err.Error())
@@ -108,15 +127,14 @@ func (x *Index) reconcileLive(ctx context.Context, done chan<- struct{}) {
 			x.o.Log.Info("discussions reconciled", "discussions", x.discCount.Load(), "pages", pages+1)
 			return
 		}
-		after = next
 		pages++
 	}
 }
 
-// reconcileStep reconciles one page under writeMu and, after the last,
-// ends the reconcile. On an error the reconcile ends too, and the index
-// stays stale so that the next sync starts another.
-func (x *Index) reconcileStep(ctx context.Context, after string) (next string, last bool, err error) {
+// reconcileStep reconciles the next page under writeMu and, after the
+// last, ends the reconcile. On an error the reconcile ends too, and the
+// index stays stale so that the next sync starts another.
+func (x *Index) reconcileStep(ctx context.Context) (last bool, err error) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	defer func() {
@@ -125,30 +143,33 @@ func (x *Index) reconcileStep(ctx context.Context, after string) (next string, l
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return "", false, err
+		return false, err
 	}
 	if x.rec == nil {
-		return "", false, ErrClosed
+		return false, ErrClosed
 	}
-	if next, _, err = x.reconcilePage(ctx, x.rec, after); err != nil || next != "" {
-		return next, false, err
+	next, n, err := x.reconcilePage(ctx, x.rec, x.rc.after)
+	if err != nil {
+		return false, err
 	}
+	x.rc.n = x.rc.n.plus(n)
+	if next != "" {
+		x.rc.after = next
+		return false, nil
+	}
+	x.rc.end = true
 	if x.o.Watch != nil {
 		ids := x.o.Watch.take()
 		if err := x.indexDiscussions(ctx, ids); err != nil {
 			for _, id := range ids {
 				x.o.Watch.mark(id)
 			}
-			return "", false, err
+			return false, err
 		}
 	}
-	store, err := x.storeCounts(ctx)
-	if err != nil {
-		return "", false, err
-	}
-	x.setDiscs(store)
+	x.setDiscs(x.rc.n)
 	x.stale = false
-	return "", true, nil
+	return true, nil
 }
 
 // stopReconcile cancels a running reconcile and waits for it. The caller
