@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64
 DIST     := dist
 
-.PHONY: run build install release test lint bench microbench crashtest fuzz help
+.PHONY: run build install release test test-postgres lint bench microbench crashtest fuzz help
 
 ## run: build kfa and serve on 127.0.0.1:8080 with data in ./data (sample records on first start);
 ##      ADDR=host:port and DATA=dir change them (or KFA_ADDR, KFA_DATA)
@@ -52,6 +52,11 @@ release:
 test:
 	$(GO) run ./internal/testsum $(GO) test -race -count=1 ./...
 
+## test-postgres: the e2e suite again, every server on PostgreSQL (KFA_TEST_POSTGRES names the
+##                server; .ci/postgres.sh starts one; see docs/scale-out.md)
+test-postgres:
+	KFA_E2E_STORE=postgres $(GO) run ./internal/testsum $(GO) test -race -count=1 ./e2e/
+
 ## lint: gofmt check, go vet, staticcheck (pinned)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -59,8 +64,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: load benchmark: this machine's ceilings vs kfa serve (BENCHFLAGS=--quick: under a minute),
-##        then search latency (p50/p99) and throughput at 10k and 100k records (skipped with --quick)
+## bench: load benchmark: this machine's ceilings (and the a2a-go SDK server) vs kfa serve, an import
+##        of 100k records (wall time, peak RSS), then search latency (p50/p99) and throughput at 10k and
+##        100k records (skipped with --quick); BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
+##        asks and GetTask at 1, 4, 16, 64 and 256 clients
 bench:
 	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)
 	@case "$(BENCHFLAGS)" in *--quick*) ;; *) $(GO) test -run '^$$' -bench 'BenchmarkSearch' -benchtime 3s ./search ;; esac

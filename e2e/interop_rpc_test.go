@@ -121,6 +121,9 @@ func TestSDKStreamsAndJSONRPC(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := waitEvents(t, events)
+			if onlyEnded(got, sdk.TaskStateCanceled) {
+				return // the cancel committed before the stream read the task
+			}
 			if len(got) != 2 {
 				t.Fatalf("streamed ask events: %#v", got)
 			}
@@ -134,8 +137,27 @@ func TestSDKStreamsAndJSONRPC(t *testing.T) {
 	}
 }
 
+// onlyEnded reports whether a stream's events are the one Task of a task
+// already in state: the transition committed between the subscription
+// (which waitSubscribed waits for) and the stream's read of the task, and
+// the stream answered with the task as it ended, as it must. The window
+// is wider on PostgreSQL, where that read is a round trip.
+func onlyEnded(got []any, state sdk.TaskState) bool {
+	if len(got) != 1 {
+		return false
+	}
+	tk, ok := got[0].(*sdk.Task)
+	return ok && tk.Status.State == state
+}
+
 func checkCompletionEvents(t *testing.T, got []any, id sdk.TaskID) {
 	t.Helper()
+	if onlyEnded(got, sdk.TaskStateCompleted) {
+		if got[0].(*sdk.Task).ID != id {
+			t.Fatalf("the ended task: %#v", got[0])
+		}
+		return
+	}
 	if len(got) != 3 {
 		t.Fatalf("subscribe events: %#v", got)
 	}
@@ -235,10 +257,12 @@ func TestSDK03Interop(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := waitEvents(t, events)
-	if len(evs) != 3 {
+	if tk, ok := evs[0].(*sdk03.Task); len(evs) == 1 && ok && tk.Status.State == sdk03.TaskStateCompleted {
+		// The reply committed before the stream read the task (see
+		// onlyEnded): the task as it ended stands for every event.
+	} else if len(evs) != 3 {
 		t.Fatalf("0.3 resubscribe events: %#v", evs)
-	}
-	if su, ok := evs[2].(*sdk03.TaskStatusUpdateEvent); !ok || su.Status.State != sdk03.TaskStateCompleted || !su.Final {
+	} else if su, ok := evs[2].(*sdk03.TaskStatusUpdateEvent); !ok || su.Status.State != sdk03.TaskStateCompleted || !su.Final {
 		t.Fatalf("0.3 final event: %#v", evs[2])
 	}
 	// A completed task is not cancelable; a waiting one is.

@@ -379,7 +379,7 @@ func TestMCPChangesAfterRetention(t *testing.T) {
 	}
 	// What the server's trimmer does once the entries are past the
 	// horizon; here the horizon is now.
-	if n, err := h.srv.Core().DB.TrimFeed(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
+	if n, err := h.srv.Core().Store.TrimFeed(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
 		t.Fatalf("trim: %d, %v", n, err)
 	}
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": first.NextCursor}),

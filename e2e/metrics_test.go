@@ -80,6 +80,9 @@ func TestMetrics(t *testing.T) {
 		"\nkfa_db_size_bytes ",
 		"\ngo_goroutines ",
 	} {
+		if onPostgres() && (strings.Contains(want, "kfa_bbolt_") || strings.Contains(want, "kfa_db_size_bytes")) {
+			continue // the bbolt file's statistics: none on PostgreSQL
+		}
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -103,12 +103,14 @@ func TestShutdownUnderLoad(t *testing.T) {
 	}
 
 	// Reopen the file as the next start would, and look for every write.
-	core, err := server.OpenCore(server.CoreOptions{DataDir: dataDir})
+	core, err := server.OpenCore(server.CoreOptions{DataDir: dataDir, Store: h.cfg.Store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer core.Close()
-	if rep, err := core.DB.Check(context.Background()); err != nil || !rep.OK() {
+	if core.DB == nil {
+		// PostgreSQL: no kfa check yet; the reads below still run.
+	} else if rep, err := core.DB.Check(context.Background()); err != nil || !rep.OK() {
 		t.Fatalf("kfa check after shutdown under load: %v %+v", err, rep.Violations)
 	}
 	completed := 0

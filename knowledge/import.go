@@ -12,8 +12,9 @@ import (
 
 // Import defaults.
 const (
-	DefaultBatchSize   = 1000 // records per transaction
-	DefaultMaxReported = 1000 // line errors listed in a summary
+	DefaultBatchSize   = 1000    // records per transaction
+	DefaultBatchBytes  = 4 << 20 // record bytes (Record.Size) per transaction
+	DefaultMaxReported = 1000    // line errors listed in a summary
 )
 
 // ImportOptions tune Import. The zero value imports leniently in batches
@@ -23,6 +24,10 @@ type ImportOptions struct {
 	Strict bool
 	// BatchSize is the number of records written per transaction.
 	BatchSize int
+	// BatchBytes bounds the records' bytes (Record.Size) written per
+	// transaction, so a file of large records holds no more in memory
+	// than one of small ones. A batch holds at least one record.
+	BatchBytes int
 	// MaxReported bounds the line errors listed in the summary; the rest
 	// are only counted.
 	MaxReported int
@@ -69,7 +74,8 @@ func (s *ImportSummary) reject(e *LineError, max int) {
 }
 
 // Import reads JSON Lines from r and upserts each valid record by id, in
-// transactions of BatchSize records. Bad lines are reported with their
+// transactions of at most BatchSize records and BatchBytes bytes: the
+// memory it holds is bounded whatever the size of r. Bad lines are reported with their
 // numbers and skipped; with Strict, any bad line means nothing is written.
 // Blank lines are skipped.
 //
@@ -81,6 +87,9 @@ func (s *Service) Import(ctx context.Context, r io.Reader, o ImportOptions) (Imp
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
 	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
 	if o.MaxReported <= 0 {
 		o.MaxReported = DefaultMaxReported
 	}
@@ -88,24 +97,30 @@ func (s *Service) Import(ctx context.Context, r io.Reader, o ImportOptions) (Imp
 	if o.Strict {
 		return s.importStrict(ctx, r, o, sum)
 	}
-	batch := make([]Record, 0, o.BatchSize)
+	var batch batcher
 	flush := func() error {
-		if len(batch) == 0 {
+		if len(batch.recs) == 0 {
 			return nil
 		}
-		out, err := s.Upsert(ctx, batch)
+		out, err := s.Upsert(ctx, batch.recs)
 		if err != nil {
 			return err
 		}
 		sum.count(out)
 		sum.Written = true
-		batch = batch[:0]
+		batch.reset()
 		return nil
 	}
 	err := readRecords(ctx, r, func(rec Record) error {
 		sum.Lines++
-		batch = append(batch, rec)
-		if len(batch) == o.BatchSize {
+		if batch.overflows(rec, o) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		// A full batch is written at once, not when the next line comes:
+		// a stream that pauses has its records committed.
+		if batch.add(rec); batch.full(o) {
 			return flush()
 		}
 		return nil
@@ -156,31 +171,70 @@ func (s *Service) importStrict(ctx context.Context, r io.Reader, o ImportOptions
 		return sum, fmt.Errorf("import: rewind spool file: %w", err)
 	}
 	dec := json.NewDecoder(bufio.NewReader(spool))
-	batch := make([]Record, 0, o.BatchSize)
+	var batch batcher
+	var next *Record // read, but did not fit in the last batch
 	for {
-		batch = batch[:0]
-		for len(batch) < o.BatchSize {
+		batch.reset()
+		if next != nil {
+			batch.add(*next)
+			next = nil
+		}
+		for {
 			var rec Record
 			if err := dec.Decode(&rec); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
 				return sum, fmt.Errorf("import: read spool file: %w", err)
 			}
-			batch = append(batch, rec)
+			if batch.overflows(rec, o) {
+				next = &rec
+				break
+			}
+			if batch.add(rec); batch.full(o) {
+				break
+			}
 		}
-		if len(batch) == 0 {
+		if len(batch.recs) == 0 {
 			return sum, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return sum, importFailed(sum, err)
 		}
-		out, err := s.Upsert(ctx, batch)
+		out, err := s.Upsert(ctx, batch.recs)
 		if err != nil {
 			return sum, importFailed(sum, err)
 		}
 		sum.count(out)
 		sum.Written = true
 	}
+}
+
+// batcher gathers the records of one import transaction.
+type batcher struct {
+	recs  []Record
+	bytes int
+}
+
+// overflows reports whether rec would take the batch past o's bytes; an
+// empty batch always takes it.
+func (b *batcher) overflows(rec Record, o ImportOptions) bool {
+	return len(b.recs) > 0 && b.bytes+rec.Size() > o.BatchBytes
+}
+
+// full reports whether the batch has reached o's bounds.
+func (b *batcher) full(o ImportOptions) bool {
+	return len(b.recs) >= o.BatchSize || b.bytes >= o.BatchBytes
+}
+
+func (b *batcher) add(rec Record) {
+	b.recs = append(b.recs, rec)
+	b.bytes += rec.Size()
+}
+
+// reset empties the batch, letting go of its records.
+func (b *batcher) reset() {
+	clear(b.recs)
+	b.recs, b.bytes = b.recs[:0], 0
 }
 
 // readRecords parses r line by line, calling good for each valid record

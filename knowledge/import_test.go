@@ -176,3 +176,57 @@ func TestWrittenSignal(t *testing.T) {
 		t.Fatal("no signal after a delete")
 	}
 }
+
+// batchSpy is the real store, noting the records of each upsert.
+type batchSpy struct {
+	knowledge.Store
+	batches [][]int // Record.Size of each record, per transaction
+}
+
+func (s *batchSpy) UpsertRecords(ctx context.Context, recs []knowledge.Record, now time.Time) ([]knowledge.Outcome, error) {
+	sizes := make([]int, len(recs))
+	for i := range recs {
+		sizes[i] = recs[i].Size()
+	}
+	s.batches = append(s.batches, sizes)
+	return s.Store.UpsertRecords(ctx, recs, now)
+}
+
+// TestImportBatchesAreBoundedByBytes: a transaction holds at most
+// BatchBytes of records (or one record larger than that), whatever the
+// count, in lenient and strict imports alike.
+func TestImportBatchesAreBoundedByBytes(t *testing.T) {
+	rec := func(id string, body int) string {
+		return fmt.Sprintf(`{"id":%q,"kind":"fix","title":"t","body":%q}`, id, strings.Repeat("b", body))
+	}
+	// Sizes: id (2) + kind (3) + title (1) + body.
+	in := lines(rec("r1", 94), rec("r2", 94), rec("r3", 94), rec("r4", 394), rec("r5", 44), rec("r6", 44), rec("r7", 94))
+	tests := []struct {
+		name string
+		o    knowledge.ImportOptions
+		want string
+	}{
+		{"bytes bind", knowledge.ImportOptions{BatchBytes: 250}, "[[100 100] [100] [400] [50 50 100]]"},
+		{"bytes bind, strict", knowledge.ImportOptions{BatchBytes: 250, Strict: true}, "[[100 100] [100] [400] [50 50 100]]"},
+		{"count binds first", knowledge.ImportOptions{BatchBytes: 10_000, BatchSize: 3}, "[[100 100 100] [400 50 50] [100]]"},
+		{"one record per batch", knowledge.ImportOptions{BatchBytes: 1}, "[[100] [100] [100] [400] [50] [50] [100]]"},
+		{"defaults: one batch", knowledge.ImportOptions{}, "[[100 100 100 400 50 50 100]]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, db := setup(t)
+			spy := &batchSpy{Store: db}
+			svc := knowledge.NewService(spy, nil)
+			sum, err := svc.Import(context.Background(), strings.NewReader(in), tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Added != 7 {
+				t.Fatalf("summary %+v, want 7 added", sum)
+			}
+			if got := fmt.Sprint(spy.batches); got != tt.want {
+				t.Fatalf("transactions %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

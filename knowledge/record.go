@@ -47,6 +47,16 @@ type Record struct {
 	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
 }
 
+// Size is r's text in bytes: what its storage and its indexing cost grow
+// with. Imports and the search index bound their batches by it.
+func (r *Record) Size() int {
+	n := len(r.ID) + len(r.Kind) + len(r.Product) + len(r.Environment) + len(r.Title) + len(r.Body) + len(r.URL)
+	for _, t := range r.Tags {
+		n += len(t)
+	}
+	return n
+}
+
 // FormatTime writes t as kfa writes every timestamp: RFC 3339, UTC,
 // milliseconds, "Z".
 func FormatTime(t time.Time) string { return t.UTC().Format(timeLayoutOut) }

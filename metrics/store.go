@@ -15,6 +15,21 @@ type Source interface {
 	FileSize() (int64, error)
 }
 
+// CountSource is the part of Source a store without a bbolt file (the
+// PostgreSQL store) has.
+type CountSource interface {
+	Counts() (store.Counts, error)
+}
+
+// WatchCounts registers the collectors of WatchStore that read the
+// store's counters only: tasks by state, discussions by status, agents.
+// Call it once, instead of WatchStore.
+func (m *Metrics) WatchCounts(src CountSource) {
+	c := newStoreCollector(nil)
+	c.counts = src
+	m.reg.MustRegister(c)
+}
+
 // WatchStore registers collectors that read src at every scrape: tasks by
 // state, discussions by status, agents, the file size and bbolt's
 // transaction and freelist statistics. Call it once.
@@ -23,7 +38,8 @@ func (m *Metrics) WatchStore(src Source) {
 }
 
 type storeCollector struct {
-	src Source
+	src    Source // nil without a bbolt file
+	counts CountSource
 
 	tasks, discussions, agents, size *prometheus.Desc
 	gauges                           []boltMetric
@@ -45,6 +61,7 @@ func newStoreCollector(src Source) *storeCollector {
 	}
 	return &storeCollector{
 		src:         src,
+		counts:      src,
 		tasks:       d("kfa_tasks", "Tasks by state, from the store's counters.", "state"),
 		discussions: d("kfa_discussions", "Discussions by status: open (waiting for a qualifying reply) or answered.", "status"),
 		agents:      d("kfa_agents", "Agents, revoked ones included."),
@@ -79,6 +96,9 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tasks
 	ch <- c.discussions
 	ch <- c.agents
+	if c.src == nil {
+		return
+	}
 	ch <- c.size
 	for _, g := range c.gauges {
 		ch <- g.desc
@@ -93,7 +113,7 @@ var askStates = []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2
 
 // Collect implements prometheus.Collector.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	counts, err := c.src.Counts()
+	counts, err := c.counts.Counts()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.tasks, err)
 	} else {
@@ -108,6 +128,9 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.discussions, prometheus.GaugeValue, float64(counts.Open), "open")
 		ch <- prometheus.MustNewConstMetric(c.discussions, prometheus.GaugeValue, float64(counts.Answered), "answered")
 		ch <- prometheus.MustNewConstMetric(c.agents, prometheus.GaugeValue, float64(counts.Agents))
+	}
+	if c.src == nil {
+		return
 	}
 	if n, err := c.src.FileSize(); err != nil {
 		ch <- prometheus.NewInvalidMetric(c.size, err)

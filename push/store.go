@@ -78,3 +78,15 @@ type OutboxStore interface {
 	// OutboxStats reads the gauges.
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 }
+
+// Claimer is an outbox several processes send from. A sender claims each
+// delivery before it sends it: a claim holds until until, or until the
+// attempt is recorded, and another process's claim of the same delivery
+// meanwhile fails, so each attempt is made by one process; a crashed
+// process's claims run out and its deliveries are sent again. An outbox
+// only one process sends from need not implement it.
+type Claimer interface {
+	// ClaimDelivery claims the pending delivery id at now until until;
+	// claimed is false when it is claimed already or pending no more.
+	ClaimDelivery(ctx context.Context, id string, now, until time.Time) (claimed bool, err error)
+}

@@ -256,15 +256,32 @@ func TestClosed(t *testing.T) {
 	}
 }
 
-// TestCatchUpInSmallBatches: a backlog is applied in batches, two at a
-// time when they touch different records, in order when they do not.
+// TestCatchUpInSmallBatches: a backlog is applied in batches bounded by
+// count or by bytes, two at a time when they touch different records, in
+// order when they do not.
 func TestCatchUpInSmallBatches(t *testing.T) {
+	// The records are 38 to 41 bytes (knowledge.Record.Size).
+	for _, tt := range []struct {
+		name string
+		o    Options
+	}{
+		{"three entries", Options{BatchSize: 3}},
+		{"100 bytes: two records, five a read", Options{BatchBytes: 100}},
+		{"60 bytes: one record, three a read", Options{BatchBytes: 60}},
+		{"1 byte: one record a read", Options{BatchBytes: 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { catchUpInSmallBatches(t, tt.o) })
+	}
+}
+
+func catchUpInSmallBatches(t *testing.T, o Options) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openStore(t, dir)
 	svc := knowledge.NewService(db, now)
+	o.Dir, o.Records = filepath.Join(dir, "index"), db
 	open := func() *Index {
-		idx, err := Open(ctx, Options{Dir: filepath.Join(dir, "index"), Records: db, BatchSize: 3})
+		idx, err := Open(ctx, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,5 +101,6 @@ func (x *Index) swap(dir, built string) error {
 		return fmt.Errorf("search: open the rebuilt index: %w", err)
 	}
 	x.rec = idx
+	x.pending, x.persisted = 0, nil // a mark of the old index may never be called back
 	return nil
 }

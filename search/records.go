@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -24,10 +25,14 @@ func recordDocOf(r *knowledge.Record) recordDoc {
 	}
 }
 
-// catchUp applies the feed entries after x.applied to x.rec, BatchSize at
-// a time, and returns how many it applied. Each step records the position
-// it reached in the index, so a crash resumes from the last step applied.
-// The caller holds writeMu.
+// catchUp applies the feed entries after x.applied to x.rec and returns
+// how many it applied. It reads at most two batches' worth at a time
+// (2×BatchSize entries, 2×BatchBytes of records) and indexes them in
+// batches of at most BatchSize entries and BatchBytes bytes (see
+// batches), so the memory it holds is bounded by bytes whatever the
+// records' sizes. Each step records the position it reached in the index,
+// so a crash resumes from the last step applied. The caller holds
+// writeMu.
 //
 // With a backlog (an import in flight, a start after writes), two batches
 // of one read are indexed at once when they touch different records, so
@@ -39,7 +44,7 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		changes, err := x.o.Records.Changes(ctx, x.applied.Seq, 2*x.o.BatchSize)
+		changes, err := x.o.Records.ChangesWithin(ctx, x.applied.Seq, 2*x.o.BatchSize, 2*x.o.BatchBytes)
 		if err != nil {
 			return total, fmt.Errorf("search: read feed after %d: %w", x.applied.Seq, err)
 		}
@@ -48,10 +53,10 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		}
 		last := changes[len(changes)-1]
 		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
-		if half := len(changes) / 2; len(changes) > x.o.BatchSize && disjoint(changes[:half], changes[half:]) {
-			err = x.applyConcurrently(changes[:half], changes[half:], st)
+		if bs := batches(changes, x.o.BatchSize, x.o.BatchBytes); len(bs) == 1 {
+			err = x.apply(bs[0], &st)
 		} else {
-			err = x.apply(changes, &st)
+			err = x.applyAll(bs, st)
 		}
 		if err != nil {
 			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
@@ -59,7 +64,89 @@ func (x *Index) catchUp(ctx context.Context) (int, error) {
 		x.applied = st
 		x.seq.Store(st.Seq)
 		total += len(changes)
+		for _, c := range changes {
+			if c.Record != nil {
+				x.pending += c.Record.Size()
+			}
+		}
+		if x.pending >= persistBatches*x.o.BatchBytes {
+			x.pending = 0
+			if err := x.markPersisted(st); err != nil {
+				return total, err
+			}
+		}
 	}
+}
+
+// persistBatches is how many batches' bytes (Options.BatchBytes) the
+// follower indexes between two persistence marks.
+const persistBatches = 16
+
+// markPersisted bounds what the index holds in memory. Batches return
+// once searchable, before they reach the disk, and bleve keeps what is
+// not on disk in memory with no bound of its own, so a long backlog (an
+// import) could outrun the disk. Every persistBatches batches' bytes, the
+// follower waits until the previous mark reached the disk, then sets a
+// new one (the position st, with a callback once persisted): at most two
+// marks' worth of records is in memory, and indexing goes on while the
+// disk catches up with the last mark.
+func (x *Index) markPersisted(st appliedState) error {
+	if x.persisted != nil {
+		select {
+		case err := <-x.persisted:
+			if err != nil {
+				return fmt.Errorf("search: write the index: %w", err)
+			}
+		case <-time.After(flushTimeout):
+			return fmt.Errorf("search: the index did not reach the disk within %s", flushTimeout)
+		}
+		x.persisted = nil
+	}
+	done := make(chan error, 1)
+	b := x.rec.NewBatch()
+	b.SetInternal(keyFeed, st.encode())
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.rec.Batch(b); err != nil {
+		return err
+	}
+	x.persisted = done
+	return nil
+}
+
+// batches splits changes, in order, into index batches of at most size
+// entries and maxBytes of records (knowledge.Record.Size; a deletion
+// counts nothing), a record larger than maxBytes making a batch of its
+// own.
+func batches(changes []knowledge.Change, size, maxBytes int) [][]knowledge.Change {
+	var out [][]knowledge.Change
+	start, n := 0, 0
+	for i, c := range changes {
+		b := 0
+		if c.Record != nil {
+			b = c.Record.Size()
+		}
+		if i > start && (i-start >= size || n+b > maxBytes) {
+			out = append(out, changes[start:i])
+			start, n = i, 0
+		}
+		n += b
+	}
+	if start < len(changes) {
+		out = append(out, changes[start:])
+	}
+	return out
+}
+
+// fitting returns how many of recs, from the first, fit in maxBytes
+// (knowledge.Record.Size); at least one.
+func fitting(recs []knowledge.Record, maxBytes int) int {
+	n := 0
+	for i := range recs {
+		if n += recs[i].Size(); i > 0 && n > maxBytes {
+			return i
+		}
+	}
+	return len(recs)
 }
 
 // apply indexes changes in one batch, with the position st when it is
@@ -83,14 +170,26 @@ func (x *Index) apply(changes []knowledge.Change, st *appliedState) error {
 	return x.rec.Batch(b)
 }
 
-func (x *Index) applyConcurrently(a, b []knowledge.Change, st appliedState) error {
-	var wg sync.WaitGroup
-	var errB error
-	wg.Go(func() { errB = x.apply(b, nil) })
-	errA := x.apply(a, nil)
-	wg.Wait()
-	if err := errors.Join(errA, errB); err != nil {
-		return err
+// applyAll indexes bs in order, two at a time when they change
+// different records, then the position st in a batch of its own once
+// all are in.
+func (x *Index) applyAll(bs [][]knowledge.Change, st appliedState) error {
+	for i := 0; i < len(bs); i += 2 {
+		if i+1 == len(bs) || !disjoint(bs[i], bs[i+1]) {
+			if err := x.apply(bs[i], nil); err != nil {
+				return err
+			}
+			i-- // the next pair starts at bs[i+1]
+			continue
+		}
+		var wg sync.WaitGroup
+		var errB error
+		wg.Go(func() { errB = x.apply(bs[i+1], nil) })
+		errA := x.apply(bs[i], nil)
+		wg.Wait()
+		if err := errors.Join(errA, errB); err != nil {
+			return err
+		}
 	}
 	pos := x.rec.NewBatch()
 	pos.SetInternal(keyFeed, st.encode())
@@ -140,16 +239,20 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 	for range buildWorkers {
 		wg.Go(func() {
 			for recs := range pages {
-				b := idx.NewBatch()
-				for i := range recs {
-					if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
-						errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
+				for len(recs) > 0 {
+					n := fitting(recs, x.o.BatchBytes)
+					b := idx.NewBatch()
+					for i := range recs[:n] {
+						if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
+							errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
+							return
+						}
+					}
+					recs = recs[n:]
+					if err := idx.Batch(b); err != nil {
+						errs <- fmt.Errorf("search: index records: %w", err)
 						return
 					}
-				}
-				if err := idx.Batch(b); err != nil {
-					errs <- fmt.Errorf("search: index records: %w", err)
-					return
 				}
 			}
 		})

@@ -18,9 +18,16 @@ import (
 // Config is everything kfa serve can be told. Zero durations and sizes are
 // replaced by their defaults in Validate.
 type Config struct {
-	Addr      string // listen address, default 127.0.0.1:8080
-	DataDir   string // holds kfa.db, the search index and the admin socket; default ./data
-	PublicURL string // base URL clients see; default http://<Addr>
+	Addr    string // listen address, default 127.0.0.1:8080
+	DataDir string // holds kfa.db, the search index and the admin socket; default ./data
+	// Store, when set, is the postgres:// URL of a PostgreSQL database the
+	// server keeps its data in instead of <DataDir>/kfa.db (DataDir still
+	// holds this process's search index and admin socket).
+	Store string
+	// StorePoolSize bounds the PostgreSQL connections; 0 for the default
+	// (the larger of 4 and the number of CPUs).
+	StorePoolSize int
+	PublicURL     string // base URL clients see; default http://<Addr>
 	// AdminSocket is the admin unix socket path; default <DataDir>/kfa.sock,
 	// "off" disables it.
 	AdminSocket       string
@@ -170,6 +177,13 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		return errors.New("data: must not be empty")
+	}
+	if c.Store != "" && !IsPostgresURL(c.Store) {
+		// The value may hold a password: never print it.
+		return errors.New("store: want a postgres://user:password@host:port/database URL, or nothing for the bbolt file in --data")
+	}
+	if c.StorePoolSize < 0 || c.StorePoolSize > 10000 {
+		return fmt.Errorf("store-pool-size: %d must be between 0 and 10000", c.StorePoolSize)
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

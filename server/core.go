@@ -16,12 +16,18 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store"
+	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
 )
 
 // Core is the store with the domain services over it: what both kfa serve
 // and the CLI (when no server runs) need.
 type Core struct {
+	// Store is the store the services run on: the bbolt file, or
+	// PostgreSQL.
+	Store Backend
+	// DB is the bbolt store, for what only a bbolt file has (its
+	// statistics, check, backup, bulk loading); nil on PostgreSQL.
 	DB          *store.DB
 	Agents      *agents.Service
 	Tasks       *tasks.Service
@@ -47,6 +53,11 @@ type Core struct {
 // CoreOptions tune OpenCore.
 type CoreOptions struct {
 	DataDir string
+	// Store, when set, is the postgres:// URL of a PostgreSQL database to
+	// use instead of the bbolt file in DataDir.
+	Store string
+	// PoolSize bounds the PostgreSQL connections; 0 for pgxpool's default.
+	PoolSize int
 	// ReadOnly opens the file with a shared lock and refuses every write
 	// (kfa mcp without a server); the file must exist.
 	ReadOnly    bool
@@ -72,51 +83,78 @@ type CoreOptions struct {
 	SigningKeyGrace time.Duration
 }
 
-// OpenCore opens <DataDir>/kfa.db and builds the services.
+// OpenCore opens the store (<DataDir>/kfa.db, or the PostgreSQL database
+// of o.Store) and builds the services.
 func OpenCore(o CoreOptions) (*Core, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{
-		LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange, ReadOnly: o.ReadOnly,
-	})
-	if err != nil {
-		return nil, err
+	var (
+		backend Backend
+		bolt    *store.DB
+	)
+	if o.Store != "" {
+		db, err := openPostgres(o)
+		if err != nil {
+			return nil, err
+		}
+		backend = db
+	} else {
+		db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{
+			LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange, ReadOnly: o.ReadOnly,
+		})
+		if err != nil {
+			return nil, err
+		}
+		backend, bolt = db, db
 	}
-	var ts tasks.Store = db
+	var ts tasks.Store = backend
 	if o.WrapTasks != nil {
 		ts = o.WrapTasks(ts)
 	}
-	var ds discussions.Store = db
+	var ds discussions.Store = backend
 	if o.WrapDiscussions != nil {
 		ds = o.WrapDiscussions(ds)
 	}
+	secret := backend.Secret()
 	return &Core{
-		DB:     db,
-		Agents: agents.NewService(db, o.Now),
+		Store:  backend,
+		DB:     bolt,
+		Agents: agents.NewService(backend, o.Now),
 		Tasks: tasks.NewService(ts, tasks.Limits{AskRate: ratelimit.PerMinute(o.AskRate), MaxOpen: o.MaxOpen},
-			db.Secret(), o.Now),
+			secret, o.Now),
 		Discussions: discussions.NewService(ds,
-			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, db.Secret(), o.Now),
-		Records: knowledge.NewService(db, o.Now),
-		Push:    push.NewService(db, o.PushPolicy, db.Secret(), o.Now),
-		Signer:  signing.New(db, o.SigningKeyGrace, o.Now),
+			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
+		Records: knowledge.NewService(backend, o.Now),
+		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
+		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
 	}, nil
 }
 
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: adminStore{c.DB}, Log: log,
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
-		Push: pushOps{db: c.DB, signer: c.Signer, kick: c.pushKick},
+		Push: pushOps{db: c.Store, signer: c.Signer, kick: c.pushKick},
 	})
+}
+
+// adminStore is the admin API's view of the store.
+func (c *Core) adminStore() admin.Store {
+	if c.DB != nil {
+		return adminStore{c.DB}
+	}
+	if pg, ok := c.Store.(*postgres.DB); ok {
+		return pgAdminStore{pg}
+	}
+	return nil
 }
 
 // Close closes the store.
 func (c *Core) Close() error {
-	if err := c.DB.Close(); err != nil {
+	if err := c.Store.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/kfa-project/kfa/metrics"
+	"github.com/kfa-project/kfa/store/postgres"
 )
 
 // observability is the server's metrics: one registry, the stores that
@@ -43,8 +44,17 @@ func (o *observability) countEvents(co *CoreOptions) {
 	co.WrapTasks, co.WrapDiscussions = o.m.WrapTasks, o.m.WrapDiscussions
 }
 
-// watch reads the store's counters and bbolt's statistics at each scrape.
-func (o *observability) watch(core *Core) { o.m.WatchStore(core.DB) }
+// watch reads the store's counters, and bbolt's statistics on the bbolt
+// file, at each scrape.
+func (o *observability) watch(core *Core) {
+	if core.DB != nil {
+		o.m.WatchStore(core.DB)
+		return
+	}
+	if pg, ok := core.Store.(*postgres.DB); ok {
+		o.m.WatchCounts(pgCounts{pg})
+	}
+}
 
 // handler instruments the public handler, labelling requests with the
 // route template it reports, and serves /metrics on it when there is no

@@ -7,13 +7,12 @@ import (
 
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
-	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/webhook"
 )
 
 // pushOps gives the admin API the outbox and the signing keys.
 type pushOps struct {
-	db     *store.DB
+	db     Backend
 	signer *signing.Signer
 	kick   func() // wakes the delivery worker; nil when none runs
 }
@@ -48,7 +47,7 @@ func (s *Server) openPush() error {
 		Policy: s.core.Push.Policy(), Timeout: s.cfg.PushTimeout, Resolver: s.cfg.PushResolver,
 		UserAgent: "kfa/" + s.cfg.Version + " (push notifications)",
 	})
-	s.worker = webhook.NewWorker(s.core.DB, s.core.Signer, sender, webhook.Config{
+	s.worker = webhook.NewWorker(s.core.Store, s.core.Signer, sender, webhook.Config{
 		Concurrency: s.cfg.PushConcurrency,
 		Retry:       push.RetryPolicy{First: s.cfg.PushFirstRetry, For: s.cfg.PushRetryFor},
 		Keep:        s.cfg.PushKeep,
@@ -57,7 +56,7 @@ func (s *Server) openPush() error {
 	})
 	s.kick.Store(s.worker)
 	s.core.pushKick = s.worker.Kick
-	db := s.core.DB
+	db := s.core.Store
 	s.obs.m.WatchOutbox(func() (push.OutboxStats, error) { return db.OutboxStats(context.Background()) }, time.Now)
 	return nil
 }

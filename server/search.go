@@ -32,9 +32,9 @@ func (s *Server) openSearch(watch *search.DiscussionWatch) error {
 	}
 	idx, err := search.Open(ctx, search.Options{
 		Dir:          filepath.Join(s.cfg.DataDir, IndexDir),
-		Records:      s.core.DB,
+		Records:      s.core.Store,
 		Written:      s.core.Records.Written(),
-		Discussions:  s.core.DB,
+		Discussions:  s.core.Store,
 		Watch:        watch,
 		SynonymsFile: filepath.Join(s.cfg.DataDir, search.SynonymsFile),
 		PublicURL:    s.cfg.PublicURL,
@@ -117,8 +117,8 @@ func (o offlineIndex) Rebuild(context.Context) (knowledge.IndexStatus, error) {
 func OpenIndex(ctx context.Context, core *Core, dataDir, publicURL string, log *slog.Logger) (*search.Index, error) {
 	idx, err := search.Open(ctx, search.Options{
 		Dir:          filepath.Join(dataDir, IndexDir),
-		Records:      core.DB,
-		Discussions:  core.DB,
+		Records:      core.Store,
+		Discussions:  core.Store,
 		SynonymsFile: filepath.Join(dataDir, search.SynonymsFile),
 		PublicURL:    strings.TrimRight(publicURL, "/"),
 		Log:          log,

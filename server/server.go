@@ -67,7 +67,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	kick := &atomic.Pointer[webhook.Worker]{}
 	co := CoreOptions{
-		DataDir: cfg.DataDir, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
+		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
 		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
 		// A committed transition reaches the streams and wakes the
@@ -92,7 +92,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	obs.watch(core)
 	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3), kick: kick}
 	if cfg.FeedRetention > 0 {
-		s.trimmer = knowledge.NewTrimmer(core.DB, knowledge.TrimmerOptions{Retention: cfg.FeedRetention, Log: log})
+		s.trimmer = knowledge.NewTrimmer(core.Store, knowledge.TrimmerOptions{Retention: cfg.FeedRetention, Log: log})
 	}
 	if err := s.openPush(); err != nil {
 		_ = core.Close()
@@ -196,7 +196,7 @@ func (s *Server) readyCheck() error {
 	if !s.ready.Load() {
 		return errors.New("starting or shutting down")
 	}
-	return s.core.DB.Ping()
+	return s.core.Store.Ping()
 }
 
 // Start listens on the public address and the admin socket and serves in
@@ -255,9 +255,18 @@ func (s *Server) startOn(ln net.Listener) error {
 	}
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
-		"data", s.cfg.DataDir, "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
+		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
 		"metrics_addr", s.MetricsAddr(), "version", s.cfg.Version)
 	return nil
+}
+
+// storeName says which store serves, for the log: never the URL, which
+// may hold a password.
+func (s *Server) storeName() string {
+	if s.core.DB != nil {
+		return "bbolt"
+	}
+	return "postgresql"
 }
 
 func ignoreClosed(err error) error {

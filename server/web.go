@@ -21,7 +21,7 @@ func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter)
 		Service:      svc,
 		Discussions:  s.core.Discussions,
 		Records:      s.core.Records,
-		Sessions:     sessions.NewService(s.core.DB, s.core.DB, s.cfg.WebSessionTTL, time.Now),
+		Sessions:     sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now),
 		AuthFailures: authFailures,
 		Log:          s.log,
 		PublicURL:    s.cfg.PublicURL,

@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 // VPush is a push config or delivery that disagrees with its task, its
@@ -27,7 +28,7 @@ func (c *checker) checkPush() error {
 			return
 		}
 		taskID := idString(k[:16])
-		cfg, err := decodePushConfig(v)
+		cfg, err := storedoc.DecodePushConfig(v)
 		if err != nil {
 			c.rep.addf(VDecode, bucketPushConfigs, k, taskID, taskID, "%v", err)
 			return
@@ -49,7 +50,7 @@ func (c *checker) checkPush() error {
 		if len(k) == 16 {
 			id = idString(k)
 		}
-		d, err := decodeDelivery(v)
+		d, err := storedoc.DecodeDelivery(v)
 		if err != nil {
 			c.rep.addf(VDecode, bucketPushOutbox, k, id, "", "%v", err)
 			return

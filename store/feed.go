@@ -53,8 +53,18 @@ func appendChange(tx *bolt.Tx, id string, op knowledge.Op, at, now time.Time) er
 
 // Changes implements knowledge.Store: one seek and limit steps, each
 // entry with its record as of this read.
-func (s *DB) Changes(_ context.Context, after uint64, limit int) ([]knowledge.Change, error) {
+func (s *DB) Changes(ctx context.Context, after uint64, limit int) ([]knowledge.Change, error) {
+	return s.ChangesWithin(ctx, after, limit, 0)
+}
+
+// ChangesWithin is Changes bounded by bytes too: it stops before the
+// entry whose record would take the records' Size past maxBytes, but
+// returns at least one entry. maxBytes 0 means no bound. The search
+// index reads the feed with it, so a backlog of large records costs no
+// more memory than one of small ones.
+func (s *DB) ChangesWithin(_ context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error) {
 	var out []knowledge.Change
+	size := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketFeed).Cursor()
 		for k, v := c.Seek(u64(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
@@ -72,6 +82,11 @@ func (s *DB) Changes(_ context.Context, after uint64, limit int) ([]knowledge.Ch
 					return err
 				}
 				ch.Record = r
+				if r != nil {
+					if size += r.Size(); maxBytes > 0 && size > maxBytes && len(out) > 0 {
+						return nil
+					}
+				}
 			}
 			out = append(out, ch)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -21,32 +21,6 @@ import (
 // transaction, so the outbox holds exactly the transitions that
 // committed. The transition code calls enqueuePush and nothing else of
 // this file.
-
-// pushConfigRecord is a stored config. Times are Unix milliseconds.
-type pushConfigRecord struct {
-	ID              string `json:"id"`
-	TaskID          string `json:"task"`
-	OwnerID         string `json:"owner"`
-	URL             string `json:"url"`
-	Token           string `json:"token,omitempty"`
-	AuthScheme      string `json:"scheme,omitempty"`
-	AuthCredentials string `json:"cred,omitempty"`
-	CreatedAt       int64  `json:"created"`
-}
-
-func encodePushConfig(c *push.Config) ([]byte, error) {
-	return json.Marshal(pushConfigRecord{ID: c.ID, TaskID: c.TaskID, OwnerID: c.OwnerID, URL: c.URL, Token: c.Token,
-		AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, CreatedAt: c.CreatedAt.UnixMilli()})
-}
-
-func decodePushConfig(v []byte) (push.Config, error) {
-	var r pushConfigRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return push.Config{}, fmt.Errorf("store: decode push config: %w", err)
-	}
-	return push.Config{ID: r.ID, TaskID: r.TaskID, OwnerID: r.OwnerID, URL: r.URL, Token: r.Token,
-		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, CreatedAt: fromMS(uint64(r.CreatedAt))}, nil
-}
 
 // pushConfigKey is task id (16) | config id.
 func pushConfigKey(task []byte, id string) []byte { return cat(task, []byte(id)) }
@@ -111,7 +85,7 @@ func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Conf
 	if err := s.db.View(func(tx *bolt.Tx) error { _, err := checkPutPushConfig(tx, &c, max); return err }); err != nil {
 		return push.Config{}, false, unrefuse(err)
 	}
-	v, err := encodePushConfig(&c)
+	v, err := storedoc.EncodePushConfig(&c)
 	if err != nil {
 		return push.Config{}, false, err
 	}
@@ -134,7 +108,7 @@ func pushConfigsOf(tx *bolt.Tx, tk []byte) ([]push.Config, error) {
 	var out []push.Config
 	cur := tx.Bucket(bucketPushConfigs).Cursor()
 	for k, v := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
-		c, err := decodePushConfig(v)
+		c, err := storedoc.DecodePushConfig(v)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +144,7 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 			return push.ErrNotFound
 		}
 		var err error
-		c, err = decodePushConfig(v)
+		c, err = storedoc.DecodePushConfig(v)
 		return err
 	})
 	return c, err
@@ -273,7 +247,7 @@ func enqueuePush(tx *bolt.Tx, t *tasks.Task) error {
 	}
 	var ds []push.Delivery
 	for ; k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
-		c, err := decodePushConfig(v)
+		c, err := storedoc.DecodePushConfig(v)
 		if err != nil {
 			return err
 		}

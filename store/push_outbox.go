@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 // The outbox. push_outbox holds each delivery under its id; three
@@ -25,74 +24,6 @@ import (
 // The counter pushPendingKey counts the pending ones (the queue depth).
 
 var pushPendingKey = []byte("push_pending")
-
-// deliveryRecord is a stored delivery. Times are Unix milliseconds, 0 for
-// none.
-type deliveryRecord struct {
-	ID          string          `json:"id"`
-	TaskID      string          `json:"task"`
-	ConfigID    string          `json:"config"`
-	OwnerID     string          `json:"owner"`
-	Destination string          `json:"dest"`
-	State       push.State      `json:"state"`
-	Event       json.RawMessage `json:"event"`
-	CreatedAt   int64           `json:"created"`
-	NextAt      int64           `json:"next,omitempty"`
-	Attempts    int             `json:"attempts,omitempty"`
-	Recent      []attemptRecord `json:"recent,omitempty"`
-	FinishedAt  int64           `json:"finished,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	RetriedAt   int64           `json:"retried,omitempty"`
-}
-
-type attemptRecord struct {
-	At      int64        `json:"at"`
-	Micros  int64        `json:"us"`
-	Status  int          `json:"status,omitempty"`
-	Error   string       `json:"err,omitempty"`
-	Outcome push.Outcome `json:"outcome"`
-	NextAt  int64        `json:"next,omitempty"`
-}
-
-func msOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func timeOrZero(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return fromMS(uint64(ms))
-}
-
-func encodeDelivery(d *push.Delivery) ([]byte, error) {
-	r := deliveryRecord{ID: d.ID, TaskID: d.TaskID, ConfigID: d.ConfigID, OwnerID: d.OwnerID, Destination: d.Destination,
-		State: d.State, Event: d.Event, CreatedAt: d.CreatedAt.UnixMilli(), NextAt: msOrZero(d.NextAt), Attempts: d.Attempts,
-		FinishedAt: msOrZero(d.FinishedAt), Reason: d.Reason, RetriedAt: msOrZero(d.RetriedAt)}
-	for _, a := range d.Recent {
-		r.Recent = append(r.Recent, attemptRecord{At: a.At.UnixMilli(), Micros: a.Duration.Microseconds(), Status: a.Status,
-			Error: a.Error, Outcome: a.Outcome, NextAt: msOrZero(a.NextAt)})
-	}
-	return json.Marshal(r)
-}
-
-func decodeDelivery(v []byte) (push.Delivery, error) {
-	var r deliveryRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return push.Delivery{}, fmt.Errorf("store: decode delivery: %w", err)
-	}
-	d := push.Delivery{ID: r.ID, TaskID: r.TaskID, ConfigID: r.ConfigID, OwnerID: r.OwnerID, Destination: r.Destination,
-		State: r.State, Event: r.Event, CreatedAt: fromMS(uint64(r.CreatedAt)), NextAt: timeOrZero(r.NextAt),
-		Attempts: r.Attempts, FinishedAt: timeOrZero(r.FinishedAt), Reason: r.Reason, RetriedAt: timeOrZero(r.RetriedAt)}
-	for _, a := range r.Recent {
-		d.Recent = append(d.Recent, push.Attempt{At: fromMS(uint64(a.At)), Duration: time.Duration(a.Micros) * time.Microsecond,
-			Status: a.Status, Error: a.Error, Outcome: a.Outcome, NextAt: timeOrZero(a.NextAt)})
-	}
-	return d, nil
-}
 
 func deliveryStateByte(s push.State) byte {
 	switch s {
@@ -111,7 +42,7 @@ func getDelivery(tx *bolt.Tx, id []byte) (push.Delivery, error) {
 	if v == nil {
 		return push.Delivery{}, push.ErrDeliveryNotFound
 	}
-	return decodeDelivery(v)
+	return storedoc.DecodeDelivery(v)
 }
 
 // putDelivery writes d, which was old (nil for a new delivery), moving
@@ -121,7 +52,7 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 	if !ok {
 		return errBadID("delivery", d.ID)
 	}
-	v, err := encodeDelivery(d)
+	v, err := storedoc.EncodeDelivery(d)
 	if err != nil {
 		return err
 	}

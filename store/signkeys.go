@@ -2,41 +2,17 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
-
-// signKeyRecord is a stored signing key. Times are Unix milliseconds.
-type signKeyRecord struct {
-	ID        string `json:"id"`
-	Algorithm string `json:"alg"`
-	Private   []byte `json:"priv"` // PKCS #8 DER
-	CreatedAt int64  `json:"created"`
-	RetiredAt int64  `json:"retired,omitempty"`
-}
 
 // signKeyKey is created (ms, 8) | key id: iteration order is age order.
 func signKeyKey(k *signing.KeyRecord) []byte {
 	return cat(u64(uint64(k.CreatedAt.UnixMilli())), []byte(k.ID))
-}
-
-func encodeSignKey(k *signing.KeyRecord) ([]byte, error) {
-	return json.Marshal(signKeyRecord{ID: k.ID, Algorithm: k.Algorithm, Private: k.Private,
-		CreatedAt: k.CreatedAt.UnixMilli(), RetiredAt: msOrZero(k.RetiredAt)})
-}
-
-func decodeSignKey(v []byte) (signing.KeyRecord, error) {
-	var r signKeyRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return signing.KeyRecord{}, fmt.Errorf("store: decode signing key: %w", err)
-	}
-	return signing.KeyRecord{ID: r.ID, Algorithm: r.Algorithm, Private: r.Private,
-		CreatedAt: fromMS(uint64(r.CreatedAt)), RetiredAt: timeOrZero(r.RetiredAt)}, nil
 }
 
 // signKeys reads every key, newest first.
@@ -44,7 +20,7 @@ func signKeys(tx *bolt.Tx) ([]signing.KeyRecord, error) {
 	var out []signing.KeyRecord
 	cur := tx.Bucket(bucketSignKeys).Cursor()
 	for k, v := cur.Last(); k != nil; k, v = cur.Prev() {
-		r, err := decodeSignKey(v)
+		r, err := storedoc.DecodeSignKey(v)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +67,7 @@ func (s *DB) EnsureSigningKey(_ context.Context, k signing.KeyRecord) (bool, err
 	if s.readOnly {
 		return false, errReadOnly
 	}
-	v, err := encodeSignKey(&k)
+	v, err := storedoc.EncodeSignKey(&k)
 	if err != nil {
 		return false, err
 	}
@@ -110,7 +86,7 @@ func (s *DB) EnsureSigningKey(_ context.Context, k signing.KeyRecord) (bool, err
 
 // RotateSigningKey implements signing.Store.
 func (s *DB) RotateSigningKey(_ context.Context, k signing.KeyRecord, purgeBefore time.Time) error {
-	v, err := encodeSignKey(&k)
+	v, err := storedoc.EncodeSignKey(&k)
 	if err != nil {
 		return err
 	}
@@ -124,7 +100,7 @@ func (s *DB) RotateSigningKey(_ context.Context, k signing.KeyRecord, purgeBefor
 			switch {
 			case old.RetiredAt.IsZero():
 				old.RetiredAt = k.CreatedAt
-				ov, err := encodeSignKey(&old)
+				ov, err := storedoc.EncodeSignKey(&old)
 				if err != nil {
 					return err
 				}

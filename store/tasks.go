@@ -10,6 +10,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -92,7 +93,7 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 		}
 	}
 	if c.Push != nil {
-		if r.push, err = encodePushConfig(c.Push); err != nil {
+		if r.push, err = storedoc.EncodePushConfig(c.Push); err != nil {
 			return r, err
 		}
 	}

@@ -45,6 +45,9 @@ const (
 	// outbox: a delivery made due by another process (or an operator's
 	// retry on the file) is picked up within it.
 	idleCheck = 5 * time.Second
+	// claimLease is how long a claim (push.Claimer) holds a delivery for
+	// this worker: longer than any one attempt takes.
+	claimLease = 2 * time.Minute
 )
 
 // Config tunes a Worker.
@@ -234,6 +237,10 @@ func (w *Worker) run(ctx context.Context, dest string, list []push.Delivery) {
 		case <-ctx.Done():
 			return
 		}
+		if !w.claim(ctx, d) {
+			<-w.sem
+			continue // another process sends it
+		}
 		a, ok := w.attempt(ctx, d)
 		<-w.sem
 		if !ok {
@@ -245,6 +252,24 @@ func (w *Worker) run(ctx context.Context, dest string, list []push.Delivery) {
 			w.record(d, a)
 		}()
 	}
+}
+
+// claim claims d for this worker when the outbox is shared by several
+// processes (push.Claimer); any outbox else is this worker's alone.
+func (w *Worker) claim(ctx context.Context, d push.Delivery) bool {
+	c, ok := w.store.(push.Claimer)
+	if !ok {
+		return true
+	}
+	now := w.cfg.Now()
+	claimed, err := c.ClaimDelivery(ctx, d.ID, now, now.Add(claimLease))
+	if err != nil {
+		if ctx.Err() == nil {
+			w.cfg.Log.Error("push: claim a delivery", "delivery", d.ID, "err", err)
+		}
+		return false
+	}
+	return claimed
 }
 
 // attempt sends d once and decides what came of it; ok is false when the

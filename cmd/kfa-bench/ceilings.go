@@ -71,7 +71,7 @@ func measureFsync(dir string, dur time.Duration) (Fsync, error) {
 // its page writes and creates so far.
 func ceilingServer(args []string) error {
 	fs := flag.NewFlagSet(ceilingCmd, flag.ContinueOnError)
-	kind := fs.String("kind", "hello", "hello or create")
+	kind := fs.String("kind", "hello", "hello, create or sdk")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	data := fs.String("data", "", "data directory (create)")
 	delay := fs.Duration("batch-delay", 2*time.Millisecond, "bbolt MaxBatchDelay (create)")
@@ -130,6 +130,8 @@ func ceilingServer(args []string) error {
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write(b)
 		})
+	case "sdk":
+		mux.Handle("/", sdkHandler())
 	default:
 		return fmt.Errorf("unknown ceiling server kind %q", *kind)
 	}
@@ -209,12 +211,16 @@ type Ceilings struct {
 	Fsync  Fsync      `json:"fsync"`
 	Hello  Throughput `json:"helloJSON"`
 	Create Throughput `json:"batchCreate"`
+	// SDKSend and SDKGet are the official a2a-go v2 SDK's server, in
+	// memory: message:send answering a working task, and GetTask.
+	SDKSend Throughput `json:"sdkSend"`
+	SDKGet  Throughput `json:"sdkGet"`
 }
 
 // ceilingServers are the two ceiling subprocesses, running side by side
 // with kfa serve so that their rounds can alternate with kfa's.
 type ceilingServers struct {
-	hello, create *child
+	hello, create, sdk *child
 }
 
 func (b *bench) startCeilings() (*ceilingServers, error) {
@@ -232,12 +238,23 @@ func (b *bench) startCeilings() (*ceilingServers, error) {
 		hello.stop()
 		return nil, err
 	}
-	return &ceilingServers{hello: hello, create: create}, nil
+	sdk, err := startCeiling("sdk", b.dir, b.batchDelay)
+	if err != nil {
+		hello.stop()
+		create.stop()
+		return nil, err
+	}
+	return &ceilingServers{hello: hello, create: create, sdk: sdk}, nil
 }
 
+// stop stops the servers; a second call does nothing.
 func (c *ceilingServers) stop() {
-	c.hello.stop()
-	c.create.stop()
+	for _, s := range []**child{&c.hello, &c.create, &c.sdk} {
+		if *s != nil {
+			(*s).stop()
+			*s = nil
+		}
+	}
 }
 
 // helloPhase and createPhase drive the ceiling servers.

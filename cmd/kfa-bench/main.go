@@ -1,14 +1,16 @@
 // Command kfa-bench is kfa's load benchmark. In one run it measures the
 // machine's own ceilings (raw fsync, a bare net/http hello-JSON server, a
-// bare net/http + bbolt Batch create server) and then a real `kfa serve`
-// subprocess under the same in-process load generator: durable asks,
-// GetTask, ListTasks, search, replies, completion latencies, fan-out, and
-// reads, startup, memory and file size over bulk-preloaded databases. It
-// reports each kfa number as a ratio to the ceiling measured in the same
-// run, and judges the targets of docs/performance.md.
+// bare net/http + bbolt Batch create server, the official a2a-go v2 SDK's
+// server in memory) and then a real `kfa serve` subprocess under the same
+// in-process load generator: durable asks, GetTask, ListTasks, search,
+// replies, completion latencies, fan-out, an import of generated records
+// (wall time, peak RSS), with --curve asks and GetTask at 1 to 256
+// clients, and reads, startup, memory and file size over bulk-preloaded
+// databases. It reports each kfa number as a ratio to the ceiling measured
+// in the same run, and judges the targets of docs/performance.md.
 //
 // Everything is on loopback and bounded in time and count. `make bench`
-// runs it; --quick finishes in under a minute.
+// runs it; --quick finishes in a few minutes.
 package main
 
 import (
@@ -43,6 +45,8 @@ type bench struct {
 	sizes      []int
 	profileDir string
 	preload    bool // measure the preloaded sizes
+	imports    int  // records in the import phase; 0 skips it
+	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
 }
 
@@ -80,7 +84,7 @@ func runMain(ctx context.Context, args []string) int {
 			"Run it from the repository root (it builds ./cmd/kfa unless --kfa is given).\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	fs.BoolVar(&b.quick, "quick", false, "short phases and 10k/100k preloads instead of 10k/1M: under a minute")
+	fs.BoolVar(&b.quick, "quick", false, "short phases, 10k/100k preloads instead of 10k/1M and a 10k-record import: a few minutes")
 	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to `FILE`")
 	fs.StringVar(&b.kfaBin, "kfa", "", "kfa `binary` to measure (default: go build ./cmd/kfa)")
 	fs.StringVar(&b.dir, "dir", "", "work `directory` (data, logs); default a new temporary directory, removed after the run")
@@ -93,6 +97,8 @@ func runMain(ctx context.Context, args []string) int {
 	fs.DurationVar(&b.batchDelay, "batch-delay", 2*time.Millisecond, "group-commit window for kfa and the Batch create ceiling")
 	fs.IntVar(&large, "large", 0, "tasks in the large preload (default 1000000, 100000 with --quick)")
 	fs.StringVar(&b.profileDir, "profile", "", "write CPU profiles of kfa serve for each load phase into `DIR` (uses kfa serve --pprof-addr)")
+	fs.IntVar(&b.imports, "import", -1, "records in the import phase (`kfa records import` into a running server: wall time and peak server RSS); 0 skips it (default 100000, 10000 with --quick)")
+	fs.BoolVar(&b.curve, "curve", false, "also run asks and GetTask at 1, 4, 16, 64 and 256 concurrent clients (throughput, p50, p99)")
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +118,12 @@ func runMain(ctx context.Context, args []string) int {
 		b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeRound = 150*time.Millisecond, 500*time.Millisecond, 3, time.Second, 250*time.Millisecond
 		b.iterations, b.fanoutReps = 50, 5
 		b.sizes = []int{10_000, 100_000}
+	}
+	if b.imports < 0 {
+		b.imports = 100_000
+		if b.quick {
+			b.imports = 10_000
+		}
 	}
 	if round > 0 {
 		b.round = round
@@ -165,6 +177,12 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
 	if res.Push, err = b.pushDelivery(ctx); err != nil {
 		return err
+	}
+	if b.imports > 0 {
+		b.logf("import: %d generated records with kfa records import into a running server", b.imports)
+		if res.Import, err = b.importRSS(ctx, b.imports); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
 	}
 	if b.preload {
 		if res.Sizes, err = b.runSizes(ctx); err != nil {

@@ -10,16 +10,17 @@ import (
 
 // Results is one run of the benchmark.
 type Results struct {
-	Quick    bool      `json:"quick"`
-	Started  time.Time `json:"started"`
-	Seconds  float64   `json:"seconds"`
-	Machine  Machine   `json:"machine"`
-	Settings Settings  `json:"settings"`
-	Ceilings Ceilings  `json:"ceilings"`
-	KFA      KFA       `json:"kfa"`
-	Push     PushBench `json:"push"`
-	Sizes    []Size    `json:"sizes"`
-	Targets  []Target  `json:"targets"`
+	Quick    bool        `json:"quick"`
+	Started  time.Time   `json:"started"`
+	Seconds  float64     `json:"seconds"`
+	Machine  Machine     `json:"machine"`
+	Settings Settings    `json:"settings"`
+	Ceilings Ceilings    `json:"ceilings"`
+	KFA      KFA         `json:"kfa"`
+	Push     PushBench   `json:"push"`
+	Import   ImportBench `json:"import"`
+	Sizes    []Size      `json:"sizes"`
+	Targets  []Target    `json:"targets"`
 }
 
 // Settings are the knobs of the run.
@@ -61,6 +62,10 @@ func (r *Results) judge() {
 	add("durable asks vs bbolt Batch create ceiling", ">= 60%", pct(q), q, q >= 0.60)
 	q = ratio(k.GetTask.PerSec, c.Hello.PerSec)
 	add("GetTask vs hello-JSON ceiling", ">= 50%", pct(q), q, q >= 0.50)
+	q = ratio(k.Asks.PerSec, c.SDKSend.PerSec)
+	add("durable asks vs the a2a-go SDK's in-memory sends", ">= 5x", times(q), q, q >= 5)
+	q = ratio(k.GetTask.PerSec, c.SDKGet.PerSec)
+	add("GetTask vs the a2a-go SDK's in-memory GetTask", ">= 5x", times(q), q, q >= 5)
 	q = ratio(k.ListTasks.PerSec, c.Hello.PerSec)
 	add("ListTasks page(50) vs hello-JSON ceiling", ">= 20%", pct(q), q, q >= 0.20)
 	if len(r.Sizes) >= 2 {
@@ -77,11 +82,17 @@ func (r *Results) judge() {
 		add("RSS at "+count(large.Tasks)+" tasks", "< 200 MiB", fmt.Sprintf("%.0f MiB", large.Memory.RSSMiB),
 			large.Memory.RSSMiB, large.Memory.RSSMiB < 200)
 	}
+	if im := r.Import; im.Records >= 100_000 && im.Skipped == "" {
+		add("import of "+count(im.Records)+" records, peak server RSS", "< 256 MiB", fmt.Sprintf("%.0f MiB", im.PeakRSSMiB),
+			im.PeakRSSMiB, im.PeakRSSMiB < 256)
+	}
 	q = ratio(k.Flood.Flooded.PerSec, k.Flood.Quiet.PerSec)
 	add("honest asks during a refusal flood vs without", ">= 80%", pct(q), q, k.Flood.Refusals.Ops > 0 && q >= 0.80)
 	add("reply completing 1,000 tasks, p99", "< 100 ms", fmt.Sprintf("%.1f ms", k.Reply1000.P99Ms), k.Reply1000.P99Ms,
 		k.Reply1000.N > 0 && k.Reply1000.P99Ms < 100)
 }
+
+func times(q float64) string { return fmt.Sprintf("%.2fx", q) }
 
 func pct(q float64) string { return fmt.Sprintf("%.0f%%", q*100) }
 
@@ -129,12 +140,16 @@ func (r *Results) print(out io.Writer) {
 	}
 	tp("hello-JSON, bare net/http", c.Hello, "")
 	tp("create, bare net/http + bbolt Batch", c.Create, "")
+	tp("a2a-go v2 SDK server, in memory: send", c.SDKSend, "")
+	tp("a2a-go v2 SDK server, in memory: GetTask", c.SDKGet, "")
 	row("")
 	row(fmt.Sprintf("KFA SERVE (%d agents)", k.Agents), "workers", "ops/s", "p50 ms", "p99 ms", "errors", "of ceiling")
 	tp("durable ask (new task + discussion)", k.Asks, pct(ratio(k.Asks.PerSec, c.Create.PerSec))+" of create")
 	row("pages written per ask / per create", "", f1(k.Pages.PerAsk)+" / "+f1(k.Pages.PerCreate), "", "", "",
 		fmt.Sprintf("%.1fx create", ratio(k.Pages.PerAsk, k.Pages.PerCreate)))
+	row("  durable asks vs the SDK's in-memory sends", "", "", "", "", "", times(ratio(k.Asks.PerSec, c.SDKSend.PerSec)))
 	tp("GetTask", k.GetTask, pct(ratio(k.GetTask.PerSec, c.Hello.PerSec))+" of hello")
+	row("  GetTask vs the SDK's in-memory GetTask", "", "", "", "", "", times(ratio(k.GetTask.PerSec, c.SDKGet.PerSec)))
 	tp("ListTasks, page of 50", k.ListTasks, pct(ratio(k.ListTasks.PerSec, c.Hello.PerSec))+" of hello")
 	if k.SearchSkipped != "" {
 		row("search (message:send)", "", "n/a", "", "", "", "")
@@ -173,10 +188,22 @@ func (r *Results) print(out io.Writer) {
 		row("  duplicates received", fmt.Sprint(r.Push.Duplicates))
 		row("")
 	}
+	if im := r.Import; im.Records > 0 {
+		if im.Skipped != "" {
+			row(fmt.Sprintf("IMPORT of %s records: %s", count(im.Records), im.Skipped))
+		} else {
+			row(fmt.Sprintf("IMPORT, kfa records import of %s records (%.0f MiB) into a running server", count(im.Records), im.FileMiB),
+				"wall s", "records/s", "peak RSS MiB", "peak anon MiB", "peak file MiB")
+			row("  server memory: VmHWM, and the highest RssAnon and RssFile sampled", f1(im.Seconds),
+				f1(ratio(float64(im.Records), im.Seconds)), f1(im.PeakRSSMiB), f1(im.PeakAnonMiB), f1(im.PeakFileMiB))
+		}
+		row("")
+	}
 	row("SERVER", "startup ms", "RSS MiB", "anon MiB", "file MiB", "db MiB")
 	row("after the load phases above", f1(k.StartupMs), f1(k.Memory.RSSMiB), f1(k.Memory.AnonMiB), f1(k.Memory.FileMiB), f1(k.DBMiB))
 	_ = tw.Flush()
 
+	printCurve(out, k.Curve)
 	if len(r.Sizes) > 0 {
 		fmt.Fprintln(out)
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -242,7 +269,7 @@ func (r *Results) print(out io.Writer) {
 	for _, t := range []struct {
 		name string
 		tp   Throughput
-	}{{"hello", c.Hello}, {"create", c.Create}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"mcpsearch", k.MCPSearch}, {"replies", k.Replies},
+	}{{"hello", c.Hello}, {"create", c.Create}, {"sdk-send", c.SDKSend}, {"sdk-get", c.SDKGet}, {"asks", k.Asks}, {"gettask", k.GetTask}, {"listtasks", k.ListTasks}, {"search", k.Search}, {"mcpsearch", k.MCPSearch}, {"replies", k.Replies},
 		{"asks-quiet", k.Flood.Quiet}, {"asks-flooded", k.Flood.Flooded}, {"refusals", k.Flood.Refusals}} {
 		if t.tp.FirstError != "" {
 			fmt.Fprintf(out, "first error in %s: %s\n", t.name, t.tp.FirstError)

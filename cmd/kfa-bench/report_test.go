@@ -34,7 +34,9 @@ func TestJSONString(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	r := Results{
-		Ceilings: Ceilings{Hello: Throughput{PerSec: 1000}, Create: Throughput{PerSec: 100}},
+		Ceilings: Ceilings{Hello: Throughput{PerSec: 1000}, Create: Throughput{PerSec: 100},
+			SDKSend: Throughput{PerSec: 12}, SDKGet: Throughput{PerSec: 100}},
+		Import: ImportBench{Records: 100_000, PeakRSSMiB: 255.9},
 		KFA: KFA{Asks: Throughput{PerSec: 60}, GetTask: Throughput{PerSec: 499}, ListTasks: Throughput{PerSec: 200}, Reply1000: Latency{N: 3, P99Ms: 99},
 			Flood: Flood{Quiet: Throughput{PerSec: 100}, Flooded: Throughput{PerSec: 79}, Refusals: Throughput{Ops: 10}}},
 		Sizes: []Size{
@@ -44,16 +46,19 @@ func TestJudge(t *testing.T) {
 	}
 	r.judge()
 	want := map[string]bool{
-		"durable asks vs bbolt Batch create ceiling":     true,
-		"GetTask vs hello-JSON ceiling":                  false,
-		"ListTasks page(50) vs hello-JSON ceiling":       true,
-		"ListTasks page latency at 1M vs 10k (p50)":      true,
-		"ListTasks deep page latency at 1M vs 10k (p50)": true,
-		"GetTask latency at 1M vs 10k (p50)":             false,
-		"startup at 1M tasks (median of 3)":              true,
-		"RSS at 1M tasks":                                false,
-		"reply completing 1,000 tasks, p99":              true,
-		"honest asks during a refusal flood vs without":  false,
+		"durable asks vs bbolt Batch create ceiling":       true,
+		"GetTask vs hello-JSON ceiling":                    false,
+		"durable asks vs the a2a-go SDK's in-memory sends": true,
+		"GetTask vs the a2a-go SDK's in-memory GetTask":    false,
+		"import of 100k records, peak server RSS":          true,
+		"ListTasks page(50) vs hello-JSON ceiling":         true,
+		"ListTasks page latency at 1M vs 10k (p50)":        true,
+		"ListTasks deep page latency at 1M vs 10k (p50)":   true,
+		"GetTask latency at 1M vs 10k (p50)":               false,
+		"startup at 1M tasks (median of 3)":                true,
+		"RSS at 1M tasks":                                  false,
+		"reply completing 1,000 tasks, p99":                true,
+		"honest asks during a refusal flood vs without":    false,
 	}
 	if len(r.Targets) != len(want) {
 		t.Fatalf("%d targets: %+v", len(r.Targets), r.Targets)

@@ -50,6 +50,8 @@ type KFA struct {
 	StartupMs       float64 `json:"startupMs"`
 	Memory          Memory  `json:"memory"`
 	DBMiB           float64 `json:"dbMiB"`
+	// Curve is asks and GetTask at 1 to 256 clients (--curve).
+	Curve []CurvePoint `json:"curve,omitempty"`
 }
 
 // agent is one bench agent and its token.
@@ -180,9 +182,16 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		mu.Unlock()
 		return nil
 	}}
+	var sdkIDs []string
+	sdkSend := ceil.sdkSendPhase(hc, b.writers, func(id string) {
+		mu.Lock()
+		sdkIDs = append(sdkIDs, id)
+		mu.Unlock()
+	})
 	pagesBefore := countPages(ctx, hc, p.url, ceil)
-	b.rounds(ctx, create, asks)
+	b.rounds(ctx, create, asks, sdkSend)
 	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
+	c.SDKSend = sdkSend.total.throughput(b.writers)
 	if res.Pages, err = pagesSince(pagesBefore, countPages(ctx, hc, p.url, ceil), len(all)); err != nil {
 		b.logf("pages per ask not measured: %v", err)
 	}
@@ -253,6 +262,11 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		return mcpSearch(ctx, hc, w, mcpURL)
 	}}
 	reads := []*phase{hello, get, list}
+	var sdkGet *phase
+	if len(sdkIDs) > 0 {
+		sdkGet = ceil.sdkGetPhase(hc, b.readers, sdkIDs)
+		reads = append(reads, sdkGet)
+	}
 	if res.SearchSkipped == "" {
 		reads = append(reads, search)
 	}
@@ -264,6 +278,9 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		map[bool]string{true: ", MCP search", false: ""}[res.MCPSearchSkipped == ""], b.readers)
 	b.rounds(ctx, reads...)
 	c.Hello, res.GetTask, res.ListTasks = hello.total.throughput(b.readers), get.total.throughput(b.readers), list.total.throughput(b.readers)
+	if sdkGet != nil {
+		c.SDKGet = sdkGet.total.throughput(b.readers)
+	}
 	if res.SearchSkipped == "" {
 		res.Search = search.total.throughput(b.readers)
 	}
@@ -271,6 +288,9 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		res.MCPSearch = mcpPhase.total.throughput(b.readers)
 	}
 	ceil.stop()
+	if b.curve {
+		res.Curve = b.costCurve(ctx, p, agents, all)
+	}
 
 	// Replies: each on its own discussion, by another agent than the
 	// asker, so each qualifies and completes one task.

@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// ListTasks implements tasks.Store: newest status first, ties by id
+// descending, a keyset page on one of the tasks_* indexes. totalSize is a
+// counter, except with Since, or a context and a state without an owner
+// (operator listings), which count the matching index range.
+func (s *DB) ListTasks(ctx context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
+	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
+	next, total, err := s.listTasks(ctx, q, func(r *taskRow) error {
+		t, err := r.task()
+		if err == nil {
+			page.Tasks = append(page.Tasks, t)
+		}
+		return err
+	})
+	if err != nil {
+		return tasks.ListPage{}, err
+	}
+	page.Next, page.Total = next, total
+	return page, nil
+}
+
+// ViewSnapshots implements tasks.Store.
+func (s *DB) ViewSnapshots(ctx context.Context, q tasks.ListQuery, fn func(*tasks.Snapshot) error) (*tasks.Cursor, int, error) {
+	return s.listTasks(ctx, q, func(r *taskRow) error {
+		snap := r.snapshot()
+		return fn(&snap)
+	})
+}
+
+// sinceMS is q.Since as an inclusive bound in milliseconds: a bound inside
+// a millisecond keeps only the timestamps at or after it.
+func sinceMS(since time.Time) int64 {
+	if since.IsZero() {
+		return 0
+	}
+	ns := since.UnixNano()
+	if ns < 0 {
+		return 0
+	}
+	return (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+}
+
+// listTasks reads one page of q (in one snapshot with its total) and
+// hands each task to emit, in order.
+func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRow) error) (next *tasks.Cursor, total int, err error) {
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.OwnerID != "" {
+		where = append(where, "owner_id = "+arg(q.OwnerID))
+	}
+	if q.State != "" {
+		where = append(where, "state = "+arg(string(q.State)))
+	}
+	if q.ContextID != "" {
+		where = append(where, "context_id = "+arg(q.ContextID))
+	}
+	since := sinceMS(q.Since)
+	if since > 0 {
+		where = append(where, "status_ms >= "+arg(since))
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+	countArgs := len(args)
+	useCounter := since == 0 && (q.OwnerID != "" || q.ContextID == "" || q.State == "")
+
+	pageWhere := where
+	if q.After != nil {
+		pageWhere = append(pageWhere, "(status_ms, id) < ("+arg(q.After.StatusTime.UnixMilli())+", "+arg(q.After.ID)+")")
+	}
+	pageFilter := ""
+	if len(pageWhere) > 0 {
+		pageFilter = " WHERE " + strings.Join(pageWhere, " AND ")
+	}
+	limit := arg(q.PageSize + 1)
+
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		if useCounter {
+			var err error
+			if total, err = readCounter(ctx, tx, listCounter(q)); err != nil {
+				return err
+			}
+		} else if err := tx.QueryRow(ctx, "SELECT count(*) FROM tasks"+filter, args[:countArgs]...).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT "+taskColumns+" FROM tasks"+pageFilter+
+			" ORDER BY status_ms DESC, id DESC LIMIT "+limit, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		n := 0
+		var last tasks.Task
+		for rows.Next() {
+			r, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			if n == q.PageSize {
+				next = &tasks.Cursor{StatusTime: last.StatusTime, ID: last.ID}
+				break
+			}
+			if err := emit(&r); err != nil {
+				return err
+			}
+			last = r.t
+			n++
+		}
+		rows.Close()
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return next, total, nil
+}
+
+// listCounter names the counter that holds the total of q (without Since).
+func listCounter(q tasks.ListQuery) string {
+	s := string(q.State)
+	switch {
+	case q.OwnerID != "" && q.ContextID != "" && q.State != "":
+		return "t|o|" + q.OwnerID + "|s|" + s + "|c|" + q.ContextID
+	case q.OwnerID != "" && q.ContextID != "":
+		return "t|o|" + q.OwnerID + "|c|" + q.ContextID
+	case q.OwnerID != "" && q.State != "":
+		return "t|o|" + q.OwnerID + "|s|" + s
+	case q.OwnerID != "":
+		return "t|o|" + q.OwnerID
+	case q.ContextID != "":
+		return "t|c|" + q.ContextID
+	case q.State != "":
+		return "t|s|" + s
+	}
+	return "t"
+}

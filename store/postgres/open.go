@@ -1,0 +1,261 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kfa-project/kfa/tasks"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLock is the advisory lock key Open holds while it migrates.
+const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
+
+// DB is a kfa store in a PostgreSQL database.
+type DB struct {
+	pool     *pgxpool.Pool
+	secret   []byte
+	onChange func(tasks.Task)
+	procID   string    // this process, in the payload of its NOTIFYs
+	listen   *listener // nil without OnTaskChange
+}
+
+// Options configure Open.
+type Options struct {
+	// MaxConns bounds the pool; 0 keeps pgxpool's default (the larger of
+	// 4 and the number of CPUs).
+	MaxConns int32
+	// OnTaskChange receives each task after the transaction that moved it
+	// (a cancel, a completion by a reply) committed, in this process or in
+	// any other on the database (NOTIFY/LISTEN); nil for none.
+	OnTaskChange func(tasks.Task)
+}
+
+// ErrSchemaNewer is a database migrated by a newer kfa than this one.
+var ErrSchemaNewer = errors.New("postgres: the database schema is newer than this kfa; upgrade kfa")
+
+// Open connects to the database at url, applies the migrations it lacks,
+// and returns the store. Its errors never hold the URL's password.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("postgres: malformed database URL (want postgres://user:password@host:port/database)")
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	db := &DB{pool: pool, onChange: opts.OnTaskChange, procID: newProcessID()}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if db.secret, err = db.loadSecret(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if db.onChange != nil {
+		if err := db.startListener(ctx, url); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres: listen for other processes' transitions: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// loadSecret reads the database's secret (page tokens are keyed with it,
+// so every process must share it), making it on first use.
+func (s *DB) loadSecret(ctx context.Context) ([]byte, error) {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	if _, err := s.pool.Exec(ctx, "INSERT INTO kfa_meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING",
+		hex.EncodeToString(b[:])); err != nil {
+		return nil, fmt.Errorf("postgres: store the secret: %w", err)
+	}
+	var v string
+	if err := s.pool.QueryRow(ctx, "SELECT value FROM kfa_meta WHERE key = 'secret'").Scan(&v); err != nil {
+		return nil, fmt.Errorf("postgres: read the secret: %w", err)
+	}
+	return hex.DecodeString(v)
+}
+
+// Secret returns the database's secret (for page tokens).
+func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }
+
+// notify hands committed transitions to OnTaskChange.
+func (s *DB) notify(ts []tasks.Task) {
+	if s.onChange == nil {
+		return
+	}
+	for _, t := range ts {
+		s.onChange(t)
+	}
+}
+
+// Close stops listening and closes the pool.
+func (s *DB) Close() error {
+	if s.listen != nil {
+		s.listen.stop()
+	}
+	s.pool.Close()
+	return nil
+}
+
+// pingTimeout bounds Ping, so that /readyz answers while the database
+// does not.
+const pingTimeout = 2 * time.Second
+
+// Ping checks that the database answers a query.
+func (s *DB) Ping() error {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, "SELECT 1")
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("postgres: migration %s is not named NNNN_name.sql", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("postgres: migration %s: want version %d", m.name, i+1)
+		}
+	}
+	return out, nil
+}
+
+// SchemaVersion is the schema version this binary migrates to.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// migrate applies the missing migrations, each in its own transaction,
+// holding a session advisory lock so that two processes do not both
+// apply one.
+func (s *DB) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+		return fmt.Errorf("postgres: migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", migrationLock)
+	}()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS kfa_schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("postgres: migrations table: %w", err)
+	}
+	var have int
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM kfa_schema_migrations").Scan(&have); err != nil {
+		return fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	if have > len(ms) {
+		return fmt.Errorf("%w (database at version %d, this kfa knows %d)", ErrSchemaNewer, have, len(ms))
+	}
+	for _, m := range ms[have:] {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO kfa_schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// maxAttempts bounds the runs of one write transaction that keeps losing
+// deadlocks or unique races.
+const maxAttempts = 20
+
+// write runs fn in one transaction and commits it, running it again from
+// the start when PostgreSQL aborted it for a deadlock, a serialization
+// failure or a unique race (the next run sees the winner's row).
+func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		if err == nil || attempt == maxAttempts || !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		}
+	}
+}
+
+// read runs fn in one read-only transaction (one snapshot for its reads).
+func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "40P01", "40001", "23505": // deadlock, serialization, unique
+		return true
+	}
+	return false
+}

@@ -1,0 +1,329 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
+)
+
+const counterPushPending = "push|pending"
+
+func stateCode(s push.State) string {
+	switch s {
+	case push.Pending:
+		return "p"
+	case push.Delivered:
+		return "d"
+	}
+	return "f"
+}
+
+// putDelivery writes d, which was old (nil for a new delivery), moving
+// the pending counter in acc.
+func putDelivery(ctx context.Context, tx pgx.Tx, old, d *push.Delivery, acc deltas) error {
+	v, err := storedoc.EncodeDelivery(d)
+	if err != nil {
+		return err
+	}
+	if old != nil && old.State == push.Pending {
+		acc.add(counterPushPending, -1)
+	}
+	if d.State == push.Pending {
+		acc.add(counterPushPending, 1)
+	}
+	var next *int64
+	if d.State == push.Pending {
+		ms := d.NextAt.UnixMilli()
+		next = &ms
+	}
+	if old == nil {
+		_, err = tx.Exec(ctx, `INSERT INTO push_deliveries (id, task_id, state, next_ms, destination, doc)
+			VALUES ($1, $2, $3, $4, $5, $6)`, d.ID, d.TaskID, stateCode(d.State), next, d.Destination, v)
+		return err
+	}
+	// A recorded attempt (or any other change) ends the delivery's claim.
+	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4, claim_until_ms = NULL WHERE id = $1",
+		d.ID, stateCode(d.State), next, v)
+	return err
+}
+
+// ClaimDelivery implements push.Claimer: a pending delivery nobody holds
+// (no claim, or one run out) is claimed; one another transaction is
+// claiming right now is skipped, not waited for (SKIP LOCKED).
+func (s *DB) ClaimDelivery(ctx context.Context, id string, now, until time.Time) (bool, error) {
+	var got string
+	err := s.pool.QueryRow(ctx, `UPDATE push_deliveries SET claim_until_ms = $3 WHERE id = (
+			SELECT id FROM push_deliveries WHERE id = $1 AND state = 'p'
+			  AND (claim_until_ms IS NULL OR claim_until_ms <= $2)
+			FOR UPDATE SKIP LOCKED)
+		RETURNING id`, id, now.UnixMilli(), until.UnixMilli()).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+var _ push.Claimer = (*DB)(nil)
+
+func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]push.Delivery, error) {
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]push.Delivery, 0, len(docs))
+	for _, v := range docs {
+		d, err := storedoc.DecodeDelivery(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func getDelivery(ctx context.Context, tx pgx.Tx, id string, lock bool) (push.Delivery, error) {
+	q := "SELECT doc FROM push_deliveries WHERE id = $1"
+	if lock {
+		q += " FOR UPDATE"
+	}
+	ds, err := queryDeliveries(ctx, tx, q, id)
+	if err != nil {
+		return push.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return push.Delivery{}, push.ErrDeliveryNotFound
+	}
+	return ds[0], nil
+}
+
+// maxDueScan bounds the walk of DueDeliveries past refused destinations,
+// as a multiple of limit.
+const maxDueScan = 16
+
+// DueDeliveries implements push.OutboxStore.
+func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, want func(string) bool) ([]push.Delivery, error) {
+	var out []push.Delivery
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, destination FROM push_deliveries WHERE state = 'p' AND next_ms <= $1
+			ORDER BY next_ms, id LIMIT $2`, now.UnixMilli(), maxDueScan*limit)
+		if err != nil {
+			return err
+		}
+		type due struct {
+			ID, Destination string
+		}
+		dues, err := pgx.CollectRows(rows, pgx.RowToStructByPos[due])
+		if err != nil {
+			return err
+		}
+		for _, d := range dues {
+			if len(out) == limit {
+				break
+			}
+			if want != nil && !want(d.Destination) {
+				continue
+			}
+			del, err := getDelivery(ctx, tx, d.ID, false)
+			if err != nil {
+				return err
+			}
+			out = append(out, del)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// NextDue implements push.OutboxStore.
+func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
+	var ms *int64
+	if err := s.pool.QueryRow(ctx, "SELECT min(next_ms) FROM push_deliveries WHERE state = 'p'").Scan(&ms); err != nil {
+		return time.Time{}, false, err
+	}
+	if ms == nil {
+		return time.Time{}, false, nil
+	}
+	return fromMS(*ms), true, nil
+}
+
+// RecordAttempt implements push.OutboxStore.
+func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push.Delivery, error) {
+	var out push.Delivery
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		d, err := getDelivery(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if d.State != push.Pending {
+			return push.ErrNotPending
+		}
+		old := d
+		d.Apply(a)
+		out = d
+		acc := deltas{}
+		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
+			return err
+		}
+		return acc.apply(ctx, tx)
+	})
+	return out, err
+}
+
+// Delivery implements push.OutboxStore.
+func (s *DB) Delivery(ctx context.Context, id string) (push.Delivery, error) {
+	var d push.Delivery
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		d, err = getDelivery(ctx, tx, id, false)
+		return err
+	})
+	return d, err
+}
+
+// Deliveries implements push.OutboxStore: newest first (ids are ULIDs of
+// the transition's time).
+func (s *DB) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.DeliveryPage, error) {
+	page := push.DeliveryPage{Deliveries: []push.Delivery{}}
+	after := q.After
+	if after == "" {
+		after = "\x7f"
+	} else if _, err := ulid.ParseStrict(after); err != nil {
+		return page, push.ErrDeliveryNotFound
+	}
+	query, args := "SELECT doc FROM push_deliveries WHERE id < $1", []any{after}
+	if q.TaskID != "" {
+		query += " AND task_id = $2"
+		args = append(args, q.TaskID)
+	}
+	if q.State != "" {
+		query += fmt.Sprintf(" AND state = $%d", len(args)+1)
+		args = append(args, stateCode(q.State))
+	}
+	query += fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args)+1)
+	args = append(args, q.PageSize+1)
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		ds, err := queryDeliveries(ctx, tx, query, args...)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if len(page.Deliveries) == q.PageSize {
+				page.Next = page.Deliveries[len(page.Deliveries)-1].ID
+				break
+			}
+			page.Deliveries = append(page.Deliveries, d)
+		}
+		return nil
+	})
+	return page, err
+}
+
+// RetryDelivery implements push.OutboxStore.
+func (s *DB) RetryDelivery(ctx context.Context, id string, at time.Time) (push.Delivery, error) {
+	var out push.Delivery
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		d, err := getDelivery(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if d.State != push.Failed {
+			return push.ErrNotFailed
+		}
+		var one int
+		err = tx.QueryRow(ctx, "SELECT 1 FROM push_configs WHERE task_id = $1 AND id = $2", d.TaskID, d.ConfigID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return push.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		old := d
+		d.State, d.NextAt, d.FinishedAt, d.Reason, d.RetriedAt = push.Pending, at, time.Time{}, "", at
+		out = d
+		acc := deltas{}
+		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
+			return err
+		}
+		return acc.apply(ctx, tx)
+	})
+	return out, err
+}
+
+// PurgeDeliveries implements push.OutboxStore: delivered, then failed,
+// oldest first.
+func (s *DB) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+	n := 0
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		n = 0
+		// A delivery finishes after its id's time, so ids newer than
+		// before end the walk of each state.
+		var bound ulid.ULID
+		_ = bound.SetTime(ulid.Timestamp(before))
+		for i := range bound[6:] {
+			bound[6+i] = 0xff
+		}
+		for _, st := range []string{"d", "f"} {
+			if n == limit {
+				break
+			}
+			ds, err := queryDeliveries(ctx, tx, `SELECT doc FROM push_deliveries WHERE state = $1 AND id <= $2
+				ORDER BY id FOR UPDATE`, st, bound.String())
+			if err != nil {
+				return err
+			}
+			for _, d := range ds {
+				if n == limit {
+					break
+				}
+				if !d.FinishedAt.Before(before) {
+					continue
+				}
+				if _, err := tx.Exec(ctx, "DELETE FROM push_deliveries WHERE id = $1", d.ID); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// OutboxStats implements push.OutboxStore.
+func (s *DB) OutboxStats(ctx context.Context) (push.OutboxStats, error) {
+	var st push.OutboxStats
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		if st.Pending, err = readCounter(ctx, tx, counterPushPending); err != nil {
+			return err
+		}
+		var oldest string
+		err = tx.QueryRow(ctx, "SELECT id FROM push_deliveries WHERE state = 'p' ORDER BY id LIMIT 1").Scan(&oldest)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id, err := ulid.ParseStrict(oldest)
+		if err != nil {
+			return err
+		}
+		st.OldestPending = ulid.Time(id.Time()).UTC()
+		return nil
+	})
+	return st, err
+}
+
+var _ push.OutboxStore = (*DB)(nil)
