@@ -55,6 +55,7 @@ func benchFixture(b *testing.B, n, discs int) *Index {
 		_ = db.Close()
 		b.Fatal(err)
 	}
+	waitReconciled(b, idx) // not measured
 	b.Cleanup(func() {
 		_ = idx.Close()
 		_ = db.Close()
@@ -85,6 +86,7 @@ func buildBenchFixture(b *testing.B, dir string, n, discs int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	waitReconciled(b, idx) // it indexes the discussions
 	if err := idx.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -38,17 +38,18 @@ const (
 //   - Every discussion is indexed, open or answered, with its replies
 //     (status and reply count stored beside them). Discussions are never
 //     deleted, so the index only grows.
-//   - When the index opens it reconciles once: it walks the discussions
-//     (one cursor walk) and re-indexes those whose status or reply count
-//     differs from the indexed ones.
+//   - When the index opens it reconciles once, in the background (see
+//     reconcile.go): it walks the discussions (one cursor walk) and
+//     re-indexes those whose status or reply count differs from the
+//     indexed ones. Open does not wait for it.
 //   - While it runs, DiscussionWatch (wrapped around the stores the tasks
 //     and discussions services write through) names each discussion that
 //     was asked or got a reply once that write commits; the follower
 //     re-reads just those, at once.
 //   - As a safety net for writes by a path the watch does not see, every
 //     tick compares the store's discussion and answered counts (two
-//     counter reads) with the indexed ones and reconciles when they
-//     differ.
+//     counter reads) with the indexed ones and starts a background
+//     reconcile when they differ, unless one runs.
 
 // DiscussionWatch records which discussions were asked or got a reply, so
 // the index re-reads only those. It is safe for concurrent use.
@@ -125,40 +126,8 @@ func (s *watchedTasks) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.
 // discCounts are how many discussions the index holds.
 type discCounts struct{ all, answered int }
 
-// reconcileDiscussions indexes into idx every discussion whose status or
-// reply count differs from the indexed one (all of them, in an empty
-// index), and returns the counts of the store's discussions.
-func (x *Index) reconcileDiscussions(ctx context.Context, idx bleve.Index) (discCounts, error) {
-	q := discussions.ListQuery{PageSize: discussionPage}
-	var n discCounts
-	for {
-		p, err := x.o.Discussions.ListDiscussions(ctx, q)
-		if err != nil {
-			return discCounts{}, fmt.Errorf("search: list discussions: %w", err)
-		}
-		b := idx.NewBatch()
-		for _, d := range p.Discussions {
-			n.all++
-			if d.Status == discussions.StatusAnswered {
-				n.answered++
-			}
-			if replies, status := indexedState(idx, d.ID); replies == d.ReplyCount && status == string(d.Status) {
-				continue
-			}
-			if err := x.addDiscussion(ctx, b, d); err != nil {
-				return discCounts{}, err
-			}
-		}
-		if b.Size() > 0 {
-			if err := idx.Batch(b); err != nil {
-				return discCounts{}, fmt.Errorf("search: index discussions: %w", err)
-			}
-		}
-		if p.Next == "" {
-			return n, nil
-		}
-		q.After = p.Next
-	}
+func (a discCounts) plus(b discCounts) discCounts {
+	return discCounts{all: a.all + b.all, answered: a.answered + b.answered}
 }
 
 // indexedState is the reply count (-1 when absent) and status stored
@@ -228,9 +197,9 @@ func formatTime(t time.Time) string {
 	return knowledge.FormatTime(t)
 }
 
-// syncDiscussions re-indexes the discussions the watch named, and
-// reconciles everything when the store's counts moved without it. The
-// caller holds writeMu.
+// syncDiscussions re-indexes the discussions the watch named, and starts
+// a reconcile in the background when the store's counts moved without it
+// (or the last one did not finish). The caller holds writeMu.
 func (x *Index) syncDiscussions(ctx context.Context) error {
 	if x.o.Discussions == nil {
 		return nil
@@ -245,34 +214,45 @@ func (x *Index) syncDiscussions(ctx context.Context) error {
 		}
 		return err
 	}
-	var store discCounts
+	if x.reconciling {
+		return nil // the running reconcile sets the counts when it ends
+	}
+	store, err := x.storeCounts(ctx)
+	if err != nil {
+		return err
+	}
+	if x.stale || store != x.discs {
+		if !x.stale {
+			x.o.Log.Info("discussions changed outside the watch; reconciling in the background",
+				"discussions", store.all, "answered", store.answered, "indexed", x.discs.all, "indexed_answered", x.discs.answered)
+		}
+		x.startReconcile(ctx)
+	}
+	return nil
+}
+
+// storeCounts reads the store's discussion and answered counts (two
+// counter reads).
+func (x *Index) storeCounts(ctx context.Context) (discCounts, error) {
+	var n discCounts
 	for _, c := range []struct {
 		status discussions.Status
 		n      *int
-	}{{"", &store.all}, {discussions.StatusAnswered, &store.answered}} {
+	}{{"", &n.all}, {discussions.StatusAnswered, &n.answered}} {
 		p, err := x.o.Discussions.ListDiscussions(ctx, discussions.ListQuery{Status: c.status, PageSize: 1})
 		if err != nil {
-			return fmt.Errorf("search: count discussions: %w", err)
+			return discCounts{}, fmt.Errorf("search: count discussions: %w", err)
 		}
 		*c.n = p.Total
 	}
-	if store != x.discs {
-		x.o.Log.Info("discussions changed outside the watch; reconciling",
-			"discussions", store.all, "answered", store.answered, "indexed", x.discs.all, "indexed_answered", x.discs.answered)
-		n, err := x.reconcileDiscussions(ctx, x.rec)
-		if err != nil {
-			return err
-		}
-		x.setDiscs(n)
-	}
-	return nil
+	return n, nil
 }
 
 // indexDiscussions re-reads the discussions ids and indexes them. The
 // caller holds writeMu.
 func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 	b := x.rec.NewBatch()
-	n := x.discs
+	n, walked := x.discs, x.rc.n
 	for _, id := range ids {
 		d, err := x.o.Discussions.GetDiscussion(ctx, id)
 		if errors.Is(err, discussions.ErrNotFound) {
@@ -285,11 +265,16 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 		if replies == d.ReplyCount && status == string(d.Status) {
 			continue
 		}
+		var delta discCounts
 		if replies < 0 {
-			n.all++
+			delta.all++
 		}
 		if status != string(discussions.StatusAnswered) && d.Status == discussions.StatusAnswered {
-			n.answered++
+			delta.answered++
+		}
+		n = n.plus(delta)
+		if x.rc.walked(id) {
+			walked = walked.plus(delta)
 		}
 		if err := x.addDiscussion(ctx, b, d); err != nil {
 			return err
@@ -301,6 +286,7 @@ func (x *Index) indexDiscussions(ctx context.Context, ids []string) error {
 		}
 	}
 	x.setDiscs(n)
+	x.rc.n = walked
 	return nil
 }
 

@@ -45,7 +45,9 @@ func newCommunity(f *fixture, w *DiscussionWatch) *community {
 
 // watched gives f's index a watch (as if opened with one) and a community
 // writing through it.
-func watched(f *fixture) *community {
+func watched(t testing.TB, f *fixture) *community {
+	t.Helper()
+	waitReconciled(t, f.idx) // it reads the watch
 	w := NewDiscussionWatch()
 	f.idx.o.Watch = w
 	return newCommunity(f, w)
@@ -87,7 +89,7 @@ func loadDiscussions(t testing.TB, f *fixture) map[string]string {
 	if err := json.Unmarshal(b, &ds); err != nil {
 		t.Fatal(err)
 	}
-	c := watched(f)
+	c := watched(t, f)
 	out := map[string]string{}
 	for _, d := range ds {
 		id := c.ask(t, d.Question, d.Details)
@@ -118,7 +120,7 @@ func searchQ(t testing.TB, x *Index, q knowledge.Query) knowledge.Result {
 func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, samples(t))
-	c := watched(f)
+	c := watched(t, f)
 
 	answered := c.ask(t, "Why does my bbolt database file keep growing after deletes?", "Deleting keys does not shrink kfa.db.")
 	c.reply(t, c.author, answered, "Adding: it is 2 GB now.")
@@ -191,7 +193,7 @@ func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 // is a hit only for a query that asks its question.
 func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	f := setup(t, samples(t))
-	c := watched(f)
+	c := watched(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
 	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
 	timeout := c.ask(t, "What does canceling statement due to statement timeout mean in PostgreSQL?", "")
@@ -256,15 +258,17 @@ func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	first := c.ask(t, "How do I rotate a capybara token?", "")
 	c.reply(t, c.other, first, "Use kfa agent rotate.")
 	f.open(t)
+	waitReconciled(t, f.idx)
 	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "rotate capybara token"}).Hits); len(got) != 1 || got[0] != first {
 		t.Fatalf("after reopening: %v", got)
 	}
 	// Asked and answered while running but unseen by the index's watch:
-	// the counts move, and the next sync reconciles.
+	// the counts move, and the next sync starts a reconcile.
 	second := c.ask(t, "Where do capybara logs go?", "")
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitReconciled(t, f.idx)
 	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "where do capybara logs go"}).Hits); len(got) != 1 || got[0] != second {
 		t.Fatalf("an open discussion after a sync: %v", got)
 	}
@@ -272,6 +276,7 @@ func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitReconciled(t, f.idx)
 	res := searchQ(t, f.idx, knowledge.Query{Text: "capybara logs"})
 	if got := ids(res.Hits); len(got) != 1 || got[0] != second || res.Hits[0].Status != knowledge.StatusAnswered {
 		t.Fatalf("answered after a sync: %+v", res.Hits)
@@ -317,7 +322,7 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 // here): a reply is searchable within the time one index batch takes.
 func TestReplySearchableAtOnce(t *testing.T) {
 	f := setup(t, samples(t))
-	c := watched(f)
+	c := watched(t, f)
 	f.idx.o.Tick = time.Hour
 	passes := make(chan struct{}, 64)
 	f.idx.synced = func() {
@@ -370,7 +375,7 @@ func TestHotBackupOfABboltFile(t *testing.T) {
 	if hits := searchQ(t, f.idx, q).Hits; len(hits) != 0 {
 		t.Fatalf("over the samples alone: %v, want nothing", ids(hits))
 	}
-	c := watched(f)
+	c := watched(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
 	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
 	if err := f.idx.Sync(ctx); err != nil {

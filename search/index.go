@@ -79,6 +79,10 @@ type Options struct {
 	BatchBytes int
 	// Log receives index events. Default: discarded.
 	Log *slog.Logger
+
+	// reconcileHook, when set (by tests), is called before each page of a
+	// background reconcile, with the number of pages done.
+	reconcileHook func(pages int)
 }
 
 // Index is the search index: records and discussions, in one bleve
@@ -99,6 +103,14 @@ type Index struct {
 	seq       atomic.Uint64
 	discs     discCounts   // discussions indexed; guarded by writeMu
 	discCount atomic.Int64 // discs.all, for Status
+	// stale: discs is a guess until a reconcile ends; reconciling: one
+	// runs in the background, rc its progress. Guarded by writeMu.
+	stale, reconciling bool
+	rc                 reconcileState
+
+	recMu     sync.Mutex // guards recCancel and recDone
+	recCancel context.CancelFunc
+	recDone   chan struct{}
 
 	runMu  sync.Mutex
 	cancel context.CancelFunc
@@ -117,9 +129,11 @@ const (
 var ErrClosed = errors.New("search: index is closed")
 
 // Open opens the index in o.Dir, creating or rebuilding what is missing,
-// corrupt or stale, and catches up with the feed (and the answered
-// discussions) before it returns, so that the first search sees every
-// committed record.
+// corrupt or stale, and catches up with the feed before it returns, so
+// that the first search sees every committed record. The discussions are
+// reconciled in the background after it returns (see reconcileLive):
+// until that ends, a search may miss discussion writes the index did not
+// see before it opened.
 func Open(ctx context.Context, o Options) (*Index, error) {
 	if o.Records == nil {
 		return nil, errors.New("search: Options.Records is required")
@@ -158,19 +172,20 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 		return nil, err
 	}
 	if o.Discussions != nil {
-		n, err := x.reconcileDiscussions(ctx, x.rec)
+		// Until the reconcile ends, the store's counts stand for the
+		// indexed ones.
+		n, err := x.storeCounts(ctx)
 		if err != nil {
 			_ = x.rec.Close()
 			return nil, err
 		}
 		x.setDiscs(n)
-		if o.Watch != nil {
-			o.Watch.take() // the reconcile covered them
-		}
+		x.stale = true
+		x.startReconcile(ctx)
 	}
 	n, _ := x.rec.DocCount()
-	o.Log.Info("search index ready", "dir", o.Dir, "records", int64(n)-x.discCount.Load(), "feed_seq", x.applied.Seq,
-		"discussions", x.discs.all, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+	o.Log.Info("search index ready", "dir", o.Dir, "records", x.records(n), "feed_seq", x.applied.Seq,
+		"discussions", x.discs.all, "reconciling", x.reconciling, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
 	return x, nil
 }
 
@@ -299,13 +314,20 @@ func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
 		return st, err
 	}
 	st.Discussions = int(x.discCount.Load())
-	st.Records = int(n) - st.Discussions
+	st.Records = x.records(n)
 	fs, err := x.o.Records.Feed(ctx)
 	if err != nil {
 		return st, err
 	}
 	st.FeedSeq = fs.Last
 	return st, nil
+}
+
+// records is how many of the index's docs documents are records. While a
+// reconcile runs, the discussions counted are the store's, so it is only
+// an estimate then, never below zero.
+func (x *Index) records(docs uint64) int {
+	return max(0, int(docs)-int(x.discCount.Load()))
 }
 
 // Lag is how many change-feed entries the index has yet to apply.
@@ -325,6 +347,7 @@ func (x *Index) Lag(ctx context.Context) (int64, error) {
 // closed after it.
 func (x *Index) Close() error {
 	x.Stop()
+	x.stopReconcile()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	x.mu.Lock()

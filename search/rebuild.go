@@ -46,6 +46,7 @@ func (x *Index) Rebuild(ctx context.Context) (knowledge.IndexStatus, error) {
 	x.applied = st
 	x.seq.Store(st.Seq)
 	x.setDiscs(n)
+	x.stale = false
 	x.o.Log.Info("search index rebuilt", "feed_seq", st.Seq, "synonym_groups", syn.Len(), "took", time.Since(start).Round(time.Millisecond))
 	// New writes may have come while the swap ran.
 	if _, err := x.catchUp(ctx); err != nil {

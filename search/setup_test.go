@@ -70,6 +70,21 @@ func (f *fixture) open(t testing.TB) {
 	t.Cleanup(func() { _ = idx.Close() })
 }
 
+// waitReconciled waits for x's background reconcile to end. The timeout
+// is a guard against a hang, not a measure.
+func waitReconciled(t testing.TB, x *Index) {
+	t.Helper()
+	done := x.reconciled()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+		t.Fatal("the discussions reconcile did not end")
+	}
+}
+
 func samples(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile("../samples/records.jsonl")
