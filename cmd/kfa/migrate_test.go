@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/push"
@@ -178,4 +182,66 @@ func passwordOf(u string) string {
 		return ""
 	}
 	return u[colon+1 : at]
+}
+
+// TestCheckPostgres: kfa check --store on the copy of a real database is
+// clean; each broken row is then named, with the exit status 1.
+func TestCheckPostgres(t *testing.T) {
+	pg := pgtest.URL(t)
+	f := newFixture(t)
+	f.srv.stop()
+	addEveryKind(t, f)
+	mustCLI(t, "", "migrate", "--data", f.dir, "--to", pg)
+	if out := mustCLI(t, "", "check", "--store", pg); !strings.HasPrefix(out, "OK: postgresql") {
+		t.Fatalf("kfa check on a clean copy:\n%s", out)
+	}
+	conn, err := pgx.Connect(context.Background(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, c := range []struct {
+		name, breaks, kind, table, want string
+	}{
+		{"counter", "UPDATE counters SET n = n + 1 WHERE name = 't'", "counter", "counters", "counter is 5, counted 4"},
+		{"working task of an answered discussion", "UPDATE tasks SET state = 'TASK_STATE_WORKING' WHERE id = '" + f.done.ID + "'",
+			"completion", "tasks", "still working, but qualifying reply"},
+		{"completing reply gone", "UPDATE tasks SET state = 'TASK_STATE_COMPLETED' WHERE id = '" + f.done.ID + "'; DELETE FROM replies WHERE discussion_id = '" + discussionOf(t, f.done) + "'",
+			"completion", "tasks", "which is not on discussion"},
+		{"inbox entry without its reply", "", "inbox", "inbox", "which does not exist"},
+		{"session of no agent", "UPDATE web_sessions SET doc = convert_to(jsonb_set(convert_from(doc, 'UTF8')::jsonb, '{agentId}', '\"01AAAAAAAAAAAAAAAAAAAAAAAA\"')::text, 'UTF8')",
+			"session", "web_sessions", "session of agent 01AAAAAAAAAAAAAAAAAAAAAAAA, which does not exist"},
+		{"outbox entry of no config", "DELETE FROM push_configs", "push", "push_deliveries", "points at config"},
+	} {
+		for _, stmt := range strings.Split(c.breaks, "; ") {
+			if stmt == "" {
+				continue
+			}
+			if _, err := conn.Exec(context.Background(), stmt); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		r := kfa(t, "check", "--store", pg)
+		if r.code != 1 || !strings.Contains(r.stdout, "FAILED: postgresql") {
+			t.Fatalf("%s: %s", c.name, r)
+		}
+		rep := decodeCheck(t, pg)
+		found := false
+		for _, v := range rep.Violations {
+			found = found || v.Kind == c.kind && v.Bucket == c.table && strings.Contains(v.Detail, c.want)
+		}
+		if !found {
+			t.Errorf("%s: no %s violation on %s saying %q: %+v", c.name, c.kind, c.table, c.want, rep.Violations)
+		}
+	}
+}
+
+func decodeCheck(t *testing.T, pg string) api.CheckReport {
+	t.Helper()
+	r := kfa(t, "check", "--store", pg, "--json")
+	var rep api.CheckReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 || rep.OK {
+		t.Fatalf("kfa check --json: %v %s", err, r)
+	}
+	return rep
 }
