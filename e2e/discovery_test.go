@@ -39,7 +39,11 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("info with junk headers: %d %v", resp.StatusCode, resp.Header)
 	}
 	// No store read: background loops may read now and then, but far
-	// fewer times than the requests made.
+	// fewer times than the requests made. (Counted by bbolt's statistics;
+	// on PostgreSQL there is no bbolt file to count.)
+	if onPostgres() {
+		return
+	}
 	const n = 50
 	before := h.srv.Core().DB.BoltStats().ReadTx
 	for range n {
