@@ -95,11 +95,27 @@ func (a pgAdminStore) Stats() (api.Stats, error) {
 }
 
 // errNotOnPostgres is a bbolt file operation asked of a PostgreSQL store.
-var errNotOnPostgres = a2a.Errorf(a2a.UnsupportedOperation, "%s", "not available on the PostgreSQL store yet: "+
-	"kfa check runs on the bbolt file only, and a PostgreSQL database is backed up with pg_dump")
+var errNotOnPostgres = a2a.Errorf(a2a.UnsupportedOperation, "%s", "not available on the PostgreSQL store: "+
+	"a PostgreSQL database is backed up with pg_dump")
 
-func (a pgAdminStore) Check(context.Context, bool) (api.CheckReport, error) {
-	return api.CheckReport{}, errNotOnPostgres
+// Check runs the PostgreSQL invariants (there are no pages to check).
+func (a pgAdminStore) Check(ctx context.Context, _ bool) (api.CheckReport, error) {
+	rep, err := a.db.Check(ctx)
+	if err != nil {
+		return api.CheckReport{}, err
+	}
+	return PostgresCheckReport(rep), nil
+}
+
+// PostgresCheckReport is a PostgreSQL check in the admin API's form (the
+// table in place of the bucket).
+func PostgresCheckReport(rep postgres.CheckReport) api.CheckReport {
+	out := api.CheckReport{OK: rep.OK(), Path: "postgresql", SchemaVersion: rep.SchemaVersion, Examined: rep.Examined,
+		Violations: []api.Violation{}, Truncated: rep.Truncated, Notes: []string{}}
+	for _, v := range rep.Violations {
+		out.Violations = append(out.Violations, api.Violation{Kind: v.Kind, Bucket: v.Table, Key: v.Key, TaskID: v.TaskID, Detail: v.Detail})
+	}
+	return out
 }
 
 func (a pgAdminStore) Backup(io.Writer, func(int64)) (int64, error) { return 0, errNotOnPostgres }

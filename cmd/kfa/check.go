@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/server"
 )
 
 // errCheckFailed is the error of a check that found violations; the report
@@ -19,8 +20,9 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	var (
 		d     dataFlags
 		pages bool
+		pgURL string
 	)
-	fs := newFlagSet("check", "kfa check [--pages] [--json]",
+	fs := newFlagSet("check", "kfa check [--pages] [--json] [--store postgres://...]",
 		"Verify the database: bbolt's own consistency check (pages, freelist), then kfa's\n"+
 			"invariants: every task is in each of its seven indexes exactly once and every index entry\n"+
 			"points at its task; counters equal what they count; the message-id map, the discussion\n"+
@@ -31,19 +33,31 @@ func runCheck(ctx context.Context, e env, args []string) error {
 			"counter that seems off is counted again in one snapshot before it is reported. On a live\n"+
 			"server bbolt's page check runs only with --pages, because it holds writes back while it\n"+
 			"runs; without a server it always runs. Exit status 1 when anything is wrong, with one line\n"+
-			"per problem naming the bucket, the key and the task.", e,
+			"per problem naming the bucket, the key and the task.\n\n"+
+			"With --store postgres://... it checks that PostgreSQL database instead, directly (no server\n"+
+			"needed): the same invariants where they apply, as SQL in one snapshot, one line per problem\n"+
+			"naming the table, the row's key and the task.", e,
 		"kfa check",
-		"kfa check --data /var/lib/kfa --json | jq '.violations[]'")
+		"kfa check --data /var/lib/kfa --json | jq '.violations[]'",
+		"kfa check --store 'postgres://kfa:PASSWORD@db.internal:5432/kfa'")
 	d.bind(fs)
 	fs.BoolVar(&pages, "pages", false, "on a running server, run bbolt's page check too (holds writes back while it runs)")
-	_, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 0, "", false)
+	fs.StringVar(&pgURL, "store", "", "check this PostgreSQL database (`URL` postgres://...) instead of the data directory")
+	pos, err := parseArgs(fs, args, e)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rep, err := c.Check(ctx, pages)
+	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	var rep api.CheckReport
+	if pgURL != "" {
+		rep, err = checkPostgres(ctx, pgURL)
+	} else {
+		rep, err = checkData(ctx, d, pages)
+	}
 	if err != nil {
-		return plain(err)
+		return err
 	}
 	if d.json {
 		if err := printJSON(e.stdout, rep); err != nil {
@@ -58,6 +72,38 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
+// checkData checks the data directory's store, through its server or
+// opening the file.
+func checkData(ctx context.Context, d dataFlags, pages bool) (api.CheckReport, error) {
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return api.CheckReport{}, err
+	}
+	defer done()
+	rep, err := c.Check(ctx, pages)
+	if err != nil {
+		return api.CheckReport{}, plain(err)
+	}
+	return rep, nil
+}
+
+// checkPostgres checks a PostgreSQL database directly.
+func checkPostgres(ctx context.Context, u string) (api.CheckReport, error) {
+	if !server.IsPostgresURL(u) {
+		return api.CheckReport{}, usagef("--store takes a postgres:// URL")
+	}
+	db, err := openPG(ctx, u)
+	if err != nil {
+		return api.CheckReport{}, err
+	}
+	defer db.Close()
+	rep, err := db.Check(ctx)
+	if err != nil {
+		return api.CheckReport{}, err
+	}
+	return server.PostgresCheckReport(rep), nil
+}
+
 // printCheckReport writes a report for people.
 func printCheckReport(w io.Writer, rep api.CheckReport) {
 	n := 0
@@ -70,12 +116,15 @@ func printCheckReport(w io.Writer, rep api.CheckReport) {
 		}
 	}
 	if rep.OK {
-		passed := "bbolt's check and every kfa invariant"
+		passed, entries, buckets := "bbolt's check and every kfa invariant", "entries", "buckets"
+		if rep.Path == "postgresql" {
+			passed, entries, buckets = "every kfa invariant", "rows", "tables"
+		}
 		if len(rep.Notes) > 0 {
 			passed = "every check that ran (see the notes)"
 		}
-		fmt.Fprintf(w, "OK: %s (schema %d) passed %s; %d entries in %d buckets examined.\n",
-			rep.Path, rep.SchemaVersion, passed, n, len(rep.Examined))
+		fmt.Fprintf(w, "OK: %s (schema %d) passed %s; %d %s in %d %s examined.\n",
+			rep.Path, rep.SchemaVersion, passed, n, entries, len(rep.Examined), buckets)
 		notes()
 		return
 	}

@@ -48,6 +48,7 @@ func commands() []command {
 		{"check", "verify the database: bbolt and kfa invariants", runCheck},
 		{"backup", "write a consistent copy of the live database", runBackup},
 		{"restore", "install a backup into a stopped data directory", runRestore},
+		{"migrate", "copy the data between the bbolt file and PostgreSQL", runMigrate},
 		{"init", "create an empty database in a data directory", runInit},
 		{"completion", "print a bash, zsh or fish completion script", runCompletion},
 		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},

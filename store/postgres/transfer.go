@@ -1,0 +1,386 @@
+package postgres
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/store/transfer"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// dataTables are the tables that hold kfa data (not the schema's own
+// rows): a database with a row in any of them is not empty.
+var dataTables = []string{"agents", "credentials", "tasks", "discussions", "replies", "inbox", "rate_windows",
+	"records", "feed", "push_configs", "push_deliveries", "signing_keys", "web_sessions"}
+
+// Empty reports why the database is not empty ("" when it is): the
+// tables holding rows and how many.
+func (s *DB) Empty(ctx context.Context) (string, error) {
+	var held []string
+	for _, t := range dataTables {
+		var n int64
+		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+t).Scan(&n); err != nil {
+			return "", fmt.Errorf("postgres: count %s: %w", t, err)
+		}
+		if n > 0 {
+			held = append(held, fmt.Sprintf("%d rows in %s", n, t))
+		}
+	}
+	var last int64
+	if err := s.pool.QueryRow(ctx, "SELECT last FROM feed_state").Scan(&last); err != nil {
+		return "", err
+	}
+	if last > 0 && len(held) == 0 {
+		held = append(held, fmt.Sprintf("a feed at sequence %d", last))
+	}
+	return strings.Join(held, ", "), nil
+}
+
+// Load copies d into the database, which must be empty (Empty), in one
+// transaction: rows by COPY, then the counters behind totalSize, counted
+// from what was loaded. The database's secret becomes d's, so page tokens
+// made before the move stay valid; a process already running on the
+// database keeps the old one until it restarts.
+func (s *DB) Load(ctx context.Context, d *transfer.Data) error {
+	why, err := s.Empty(ctx)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return fmt.Errorf("postgres: the database already holds kfa data (%s); kfa migrate copies into an empty database only", why)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return load(ctx, tx, d) })
+	if err != nil {
+		return fmt.Errorf("postgres: load: %w", err)
+	}
+	if len(d.Secret) > 0 {
+		s.secret = append([]byte(nil), d.Secret...)
+	}
+	return nil
+}
+
+// copyRows runs COPY into table for n rows made by row.
+func copyRows(ctx context.Context, tx pgx.Tx, table string, cols []string, n int, row func(i int) ([]any, error)) error {
+	if n == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromSlice(n, row))
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", table, err)
+	}
+	return nil
+}
+
+func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
+	if len(d.Secret) > 0 {
+		if _, err := tx.Exec(ctx, "UPDATE kfa_meta SET value = $1 WHERE key = 'secret'", hex.EncodeToString(d.Secret)); err != nil {
+			return err
+		}
+	}
+	acc := deltas{}
+	steps := []struct {
+		table string
+		cols  []string
+		n     int
+		row   func(i int) ([]any, error)
+	}{
+		{"agents", []string{"id", "doc"}, len(d.Agents), func(i int) ([]any, error) {
+			acc.add(counterAgents, 1)
+			v, err := json.Marshal(d.Agents[i])
+			return []any{d.Agents[i].ID, v}, err
+		}},
+		{"credentials", []string{"digest", "agent_id", "doc"}, len(d.Credentials), func(i int) ([]any, error) {
+			c := d.Credentials[i]
+			v, err := json.Marshal(c)
+			return []any{c.Digest[:], c.AgentID, v}, err
+		}},
+		{"discussions", []string{"id", "status", "doc"}, len(d.Discussions), func(i int) ([]any, error) {
+			x := d.Discussions[i]
+			acc.add(counterDiscussions, 1)
+			acc.add(discCounter(x.Status), 1)
+			v, err := json.Marshal(x)
+			return []any{x.ID, string(x.Status), v}, err
+		}},
+		{"replies", []string{"discussion_id", "id", "doc"}, len(d.Replies), func(i int) ([]any, error) {
+			x := d.Replies[i]
+			v, err := json.Marshal(x)
+			return []any{x.DiscussionID, x.ID, v}, err
+		}},
+		{"tasks", []string{"id", "context_id", "owner_id", "discussion_id", "message_id", "state", "status_ms", "created_ms",
+			"w_head", "w_status", "w_artifacts", "w_metadata", "w_history", "w_nhistory"}, len(d.Tasks), func(i int) ([]any, error) {
+			t := &d.Tasks[i]
+			countTask(acc, t, 1)
+			w, err := tasks.EncodeWire(t)
+			return []any{t.ID, t.ContextID, t.OwnerID, t.DiscussionID, t.MessageID, string(t.State), t.StatusTime.UnixMilli(),
+				t.CreatedAt.UnixMilli(), nz(w.Head), nz(w.Status), nz(w.Artifacts), nz(w.Metadata), nz(w.History), int32(w.NHistory)}, err
+		}},
+		{"inbox", []string{"agent_id", "id", "acked", "doc"}, len(d.Inbox), func(i int) ([]any, error) {
+			e := d.Inbox[i]
+			v, err := json.Marshal(e.Entry)
+			return []any{e.Entry.AgentID, e.Entry.ID, !e.Unacked, v}, err
+		}},
+		{"rate_windows", []string{"kind", "agent_id", "tat_ns"}, len(d.RateWindows), func(i int) ([]any, error) {
+			w := d.RateWindows[i]
+			return []any{string(w.Kind), w.AgentID, w.TAT.UnixNano()}, nil
+		}},
+		{"records", []string{"id", "doc"}, len(d.Records), func(i int) ([]any, error) {
+			acc.add(counterRecords, 1)
+			v, err := json.Marshal(d.Records[i])
+			return []any{d.Records[i].ID, v}, err
+		}},
+		{"feed", []string{"seq", "id", "op", "at_ms", "written_ms"}, len(d.Feed), func(i int) ([]any, error) {
+			e := d.Feed[i]
+			written := e.Written
+			if written.IsZero() {
+				written = e.At
+			}
+			return []any{int64(e.Seq), e.ID, string(e.Op), e.At.UnixMilli(), written.UnixMilli()}, nil
+		}},
+		{"push_configs", []string{"task_id", "id", "doc"}, len(d.PushConfigs), func(i int) ([]any, error) {
+			c := d.PushConfigs[i]
+			v, err := json.Marshal(pushConfigRecord{ID: c.ID, TaskID: c.TaskID, OwnerID: c.OwnerID, URL: c.URL, Token: c.Token,
+				AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, CreatedAt: c.CreatedAt.UnixMilli()})
+			return []any{c.TaskID, c.ID, v}, err
+		}},
+		{"push_deliveries", []string{"id", "task_id", "state", "next_ms", "destination", "doc"}, len(d.Deliveries), func(i int) ([]any, error) {
+			x := &d.Deliveries[i]
+			var next *int64
+			if x.State == push.Pending {
+				acc.add(counterPushPending, 1)
+				ms := x.NextAt.UnixMilli()
+				next = &ms
+			}
+			v, err := encodeDelivery(x)
+			return []any{x.ID, x.TaskID, stateCode(x.State), next, x.Destination, v}, err
+		}},
+		{"signing_keys", []string{"created_ms", "id", "doc"}, len(d.SigningKeys), func(i int) ([]any, error) {
+			k := d.SigningKeys[i]
+			v, err := json.Marshal(signKeyRecord{ID: k.ID, Algorithm: k.Algorithm, Private: k.Private,
+				CreatedAt: k.CreatedAt.UnixMilli(), RetiredAt: msOrZero(k.RetiredAt)})
+			return []any{k.CreatedAt.UnixMilli(), k.ID, v}, err
+		}},
+		{"web_sessions", []string{"digest", "expires_ms", "doc"}, len(d.Sessions), func(i int) ([]any, error) {
+			x := d.Sessions[i]
+			v, err := json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: x.Credential[:],
+				CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt})
+			return []any{x.Digest[:], x.ExpiresAt.UnixMilli(), v}, err
+		}},
+	}
+	for _, st := range steps {
+		if err := copyRows(ctx, tx, st.table, st.cols, st.n, st.row); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, "UPDATE feed_state SET last = $1, trimmed = $2", int64(d.FeedLast), int64(d.FeedTrimmed)); err != nil {
+		return err
+	}
+	return acc.apply(ctx, tx)
+}
+
+// Dump reads the whole database into a transfer.Data, from one snapshot.
+func (s *DB) Dump(ctx context.Context) (*transfer.Data, error) {
+	d := &transfer.Data{Secret: s.Secret()}
+	err := s.read(ctx, func(tx pgx.Tx) error { return dump(ctx, tx, d) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: dump: %w", err)
+	}
+	return d, nil
+}
+
+// each runs query and calls fn with each row.
+func each(ctx context.Context, tx pgx.Tx, query string, fn func(rows pgx.Rows) error) error {
+	rows, err := tx.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func dump(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
+	var v []byte
+	steps := []struct {
+		query string
+		fn    func(rows pgx.Rows) error
+	}{
+		{"SELECT doc FROM agents ORDER BY id", func(rows pgx.Rows) error {
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			a, err := decodeAgent(v)
+			d.Agents = append(d.Agents, a)
+			return err
+		}},
+		{"SELECT digest, doc FROM credentials ORDER BY digest", func(rows pgx.Rows) error {
+			var (
+				c  agents.Credential
+				dg []byte
+			)
+			if err := rows.Scan(&dg, &v); err != nil {
+				return err
+			}
+			copy(c.Digest[:], dg)
+			err := json.Unmarshal(v, &c)
+			d.Credentials = append(d.Credentials, c)
+			return err
+		}},
+		{"SELECT " + taskColumns + " FROM tasks ORDER BY id", func(rows pgx.Rows) error {
+			r, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			t, err := r.task()
+			d.Tasks = append(d.Tasks, t)
+			return err
+		}},
+		{"SELECT doc FROM discussions ORDER BY id", func(rows pgx.Rows) error {
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			x, err := decodeDiscussion(v)
+			d.Discussions = append(d.Discussions, x)
+			return err
+		}},
+		{"SELECT doc FROM replies ORDER BY discussion_id, id", func(rows pgx.Rows) error {
+			var x discussions.Reply
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			err := json.Unmarshal(v, &x)
+			d.Replies = append(d.Replies, x)
+			return err
+		}},
+		{"SELECT agent_id, acked, doc FROM inbox ORDER BY agent_id, id", func(rows pgx.Rows) error {
+			var (
+				agent string
+				acked bool
+			)
+			if err := rows.Scan(&agent, &acked, &v); err != nil {
+				return err
+			}
+			e, err := decodeInbox(agent, v)
+			d.Inbox = append(d.Inbox, transfer.InboxItem{Entry: e, Unacked: !acked})
+			return err
+		}},
+		{"SELECT kind, agent_id, tat_ns FROM rate_windows ORDER BY kind, agent_id", func(rows pgx.Rows) error {
+			var (
+				kind, agent string
+				ns          int64
+			)
+			if err := rows.Scan(&kind, &agent, &ns); err != nil {
+				return err
+			}
+			if len(kind) != 1 {
+				return fmt.Errorf("rate window kind %q", kind)
+			}
+			d.RateWindows = append(d.RateWindows, transfer.RateWindow{Kind: kind[0], AgentID: agent, TAT: time.Unix(0, ns).UTC()})
+			return nil
+		}},
+	}
+	steps = append(steps, dumpRest(d, &v)...)
+	for _, st := range steps {
+		if err := each(ctx, tx, st.query, st.fn); err != nil {
+			return fmt.Errorf("%s: %w", st.query, err)
+		}
+	}
+	var last, trimmed int64
+	if err := tx.QueryRow(ctx, "SELECT last, trimmed FROM feed_state").Scan(&last, &trimmed); err != nil {
+		return err
+	}
+	d.FeedLast, d.FeedTrimmed = uint64(last), uint64(trimmed)
+	return nil
+}
+
+// dumpRest reads records and the feed, push configs and deliveries,
+// signing keys and web sessions.
+func dumpRest(d *transfer.Data, v *[]byte) []struct {
+	query string
+	fn    func(rows pgx.Rows) error
+} {
+	return []struct {
+		query string
+		fn    func(rows pgx.Rows) error
+	}{
+		{"SELECT doc FROM records ORDER BY id", func(rows pgx.Rows) error {
+			if err := rows.Scan(v); err != nil {
+				return err
+			}
+			r, err := decodeRecord(*v)
+			d.Records = append(d.Records, r)
+			return err
+		}},
+		{"SELECT seq, id, op, at_ms, written_ms FROM feed ORDER BY seq", func(rows pgx.Rows) error {
+			var (
+				seq, at, written int64
+				id, op           string
+			)
+			if err := rows.Scan(&seq, &id, &op, &at, &written); err != nil {
+				return err
+			}
+			d.Feed = append(d.Feed, transfer.FeedEntry{Seq: uint64(seq), ID: id, Op: knowledge.Op(op), At: fromMS(at), Written: fromMS(written)})
+			return nil
+		}},
+		{"SELECT doc FROM push_configs ORDER BY task_id, id", func(rows pgx.Rows) error {
+			if err := rows.Scan(v); err != nil {
+				return err
+			}
+			c, err := decodePushConfig(*v)
+			d.PushConfigs = append(d.PushConfigs, c)
+			return err
+		}},
+		{"SELECT doc FROM push_deliveries ORDER BY id", func(rows pgx.Rows) error {
+			if err := rows.Scan(v); err != nil {
+				return err
+			}
+			x, err := decodeDelivery(*v)
+			d.Deliveries = append(d.Deliveries, x)
+			return err
+		}},
+		{"SELECT doc FROM signing_keys ORDER BY created_ms, id", func(rows pgx.Rows) error {
+			var r signKeyRecord
+			if err := rows.Scan(v); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(*v, &r); err != nil {
+				return err
+			}
+			d.SigningKeys = append(d.SigningKeys, signing.KeyRecord{ID: r.ID, Algorithm: r.Algorithm, Private: r.Private,
+				CreatedAt: fromMS(r.CreatedAt), RetiredAt: timeOrZero(r.RetiredAt)})
+			return nil
+		}},
+		{"SELECT digest, doc FROM web_sessions ORDER BY digest", func(rows pgx.Rows) error {
+			var (
+				dg []byte
+				r  sessionRecord
+			)
+			if err := rows.Scan(&dg, v); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(*v, &r); err != nil {
+				return err
+			}
+			x := sessions.Session{AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+			copy(x.Digest[:], dg)
+			copy(x.Credential[:], r.Credential)
+			d.Sessions = append(d.Sessions, x)
+			return nil
+		}},
+	}
+}

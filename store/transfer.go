@@ -1,0 +1,331 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/store/transfer"
+)
+
+// Dump reads the whole store into a transfer.Data, from one read
+// transaction (kfa migrate; the file should belong to no running server,
+// so that nothing written after the dump is left behind).
+func (s *DB) Dump() (*transfer.Data, error) {
+	d := &transfer.Data{}
+	err := s.db.View(func(tx *bolt.Tx) error { return dumpTx(tx, d) })
+	if err != nil {
+		return nil, fmt.Errorf("store: dump: %w", err)
+	}
+	return d, nil
+}
+
+// each calls fn for every key and value of bucket name.
+func each(tx *bolt.Tx, name []byte, fn func(k, v []byte) error) error {
+	b := tx.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(fn)
+}
+
+func dumpTx(tx *bolt.Tx, d *transfer.Data) error {
+	d.Secret = append([]byte(nil), tx.Bucket(bucketMeta).Get(metaSecret)...)
+	steps := []struct {
+		bucket []byte
+		fn     func(k, v []byte) error
+	}{
+		{bucketAgents, func(_, v []byte) error {
+			var r agentRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode agent: %w", err)
+			}
+			d.Agents = append(d.Agents, r.Agent)
+			return nil
+		}},
+		{bucketCreds, func(k, v []byte) error {
+			c, err := decodeCred(v)
+			copy(c.Digest[:], k)
+			d.Credentials = append(d.Credentials, c)
+			return err
+		}},
+		{bucketTasks, func(_, v []byte) error {
+			t, err := decodeTask(v)
+			d.Tasks = append(d.Tasks, t)
+			return err
+		}},
+		{bucketDiscussions, func(_, v []byte) error {
+			x, err := decodeDiscussion(v)
+			d.Discussions = append(d.Discussions, x)
+			return err
+		}},
+		{bucketReplies, func(_, v []byte) error {
+			x, err := decodeReply(v)
+			d.Replies = append(d.Replies, x)
+			return err
+		}},
+		{bucketInbox, func(k, v []byte) error {
+			x, err := decodeInbox(v)
+			x.AgentID = idString(k[:16])
+			unacked := tx.Bucket(bucketInboxUnacked).Get(k) != nil
+			d.Inbox = append(d.Inbox, transfer.InboxItem{Entry: x, Unacked: unacked})
+			return err
+		}},
+		{bucketRateWindows, func(k, v []byte) error {
+			if len(k) != 17 || len(v) != 8 {
+				return errors.New("malformed rate window")
+			}
+			d.RateWindows = append(d.RateWindows, transfer.RateWindow{Kind: k[0], AgentID: idString(k[1:]),
+				TAT: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()})
+			return nil
+		}},
+		{bucketRecords, func(_, v []byte) error {
+			var r knowledge.Record
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode record: %w", err)
+			}
+			d.Records = append(d.Records, r)
+			return nil
+		}},
+		{bucketFeed, func(k, v []byte) error {
+			var f feedRecord
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("decode feed entry: %w", err)
+			}
+			e := transfer.FeedEntry{Seq: binary.BigEndian.Uint64(k), ID: f.ID, Op: f.Op, At: fromMS(uint64(f.At))}
+			if f.Written != 0 {
+				e.Written = fromMS(uint64(f.Written))
+			}
+			d.Feed = append(d.Feed, e)
+			return nil
+		}},
+		{bucketPushConfigs, func(_, v []byte) error {
+			c, err := decodePushConfig(v)
+			d.PushConfigs = append(d.PushConfigs, c)
+			return err
+		}},
+		{bucketPushOutbox, func(_, v []byte) error {
+			x, err := decodeDelivery(v)
+			d.Deliveries = append(d.Deliveries, x)
+			return err
+		}},
+		{bucketSignKeys, func(_, v []byte) error {
+			k, err := decodeSignKey(v)
+			d.SigningKeys = append(d.SigningKeys, k)
+			return err
+		}},
+		{bucketSessions, func(k, v []byte) error {
+			var dg sessions.Digest
+			copy(dg[:], k)
+			x, err := decodeSession(dg, v)
+			d.Sessions = append(d.Sessions, x)
+			return err
+		}},
+	}
+	for _, st := range steps {
+		if err := each(tx, st.bucket, st.fn); err != nil {
+			return fmt.Errorf("%s: %w", st.bucket, err)
+		}
+	}
+	if b := tx.Bucket(bucketFeed); b != nil {
+		d.FeedLast = b.Sequence()
+	}
+	if v := tx.Bucket(bucketMeta).Get(metaFeedTrimmed); len(v) == 8 {
+		d.FeedTrimmed = binary.BigEndian.Uint64(v)
+	}
+	return nil
+}
+
+// LoadFile makes a new kfa file at path holding d, in one transaction:
+// every record, and what the store derives from them (indexes, counters,
+// members, the message-id map). It refuses a path that exists.
+func LoadFile(path string, d *transfer.Data) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("store: %s exists; kfa migrate writes a new file only", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("store: %w", err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		tuneTx(tx)
+		return loadTx(tx, d)
+	})
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("store: load %s: %w", path, err)
+	}
+	return nil
+}
+
+func loadTx(tx *bolt.Tx, d *transfer.Data) error {
+	if len(d.Secret) > 0 {
+		if err := tx.Bucket(bucketMeta).Put(metaSecret, d.Secret); err != nil {
+			return err
+		}
+	}
+	creds := map[string][]string{}
+	for _, c := range d.Credentials {
+		creds[c.AgentID] = append(creds[c.AgentID], hex.EncodeToString(c.Digest[:]))
+		if err := putCred(tx, c); err != nil {
+			return err
+		}
+	}
+	for _, a := range d.Agents {
+		if err := putAgent(tx, agentRecord{Agent: a, Creds: creds[a.ID]}); err != nil {
+			return err
+		}
+	}
+	if err := counter(tx.Bucket(bucketCounts), keyAgentCount, int64(len(d.Agents))); err != nil {
+		return err
+	}
+	for i := range d.Discussions {
+		if err := putDiscussion(tx, &d.Discussions[i], ""); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.Replies {
+		dk, ok := idBytes(r.DiscussionID)
+		rk, ok2 := idBytes(r.ID)
+		if !ok || !ok2 {
+			return errBadID("reply", r.DiscussionID+"/"+r.ID)
+		}
+		v, err := encodeJSON(r)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
+			return err
+		}
+	}
+	batch := newIndexBatch()
+	for i := range d.Tasks {
+		t := &d.Tasks[i]
+		if err := putTask(tx, t); err != nil {
+			return err
+		}
+		if err := batch.add(t, +1); err != nil {
+			return err
+		}
+		owner, _ := idBytes(t.OwnerID)
+		tid, _ := idBytes(t.ID)
+		disc, ok := idBytes(t.DiscussionID)
+		if !ok {
+			return errBadID("discussion", t.DiscussionID)
+		}
+		if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
+			return err
+		}
+		if err := addMember(tx, disc, owner, tid); err != nil {
+			return err
+		}
+	}
+	if err := batch.apply(tx); err != nil {
+		return err
+	}
+	for _, e := range d.Inbox {
+		if err := putInbox(tx, e.Entry, e.Unacked); err != nil {
+			return err
+		}
+	}
+	for _, w := range d.RateWindows {
+		a, ok := idBytes(w.AgentID)
+		if !ok {
+			return errBadID("agent", w.AgentID)
+		}
+		if err := putWindow(tx, &window{key: cat([]byte{w.Kind}, a), next: w.TAT}); err != nil {
+			return err
+		}
+	}
+	return loadRest(tx, d)
+}
+
+// loadRest loads records and their feed, push configs and deliveries,
+// signing keys and web sessions.
+func loadRest(tx *bolt.Tx, d *transfer.Data) error {
+	recs := tx.Bucket(bucketRecords)
+	for _, r := range d.Records {
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := recs.Put([]byte(r.ID), v); err != nil {
+			return err
+		}
+	}
+	if err := counter(tx.Bucket(bucketCounts), keyRecordCount, int64(len(d.Records))); err != nil {
+		return err
+	}
+	feed := tx.Bucket(bucketFeed)
+	for _, e := range d.Feed {
+		f := feedRecord{ID: e.ID, Op: e.Op, At: e.At.UnixMilli()}
+		if !e.Written.IsZero() {
+			f.Written = e.Written.UnixMilli()
+		}
+		v, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if err := feed.Put(u64(e.Seq), v); err != nil {
+			return err
+		}
+	}
+	if err := feed.SetSequence(d.FeedLast); err != nil {
+		return err
+	}
+	if d.FeedTrimmed != 0 {
+		if err := tx.Bucket(bucketMeta).Put(metaFeedTrimmed, u64(d.FeedTrimmed)); err != nil {
+			return err
+		}
+	}
+	for i := range d.PushConfigs {
+		v, err := encodePushConfig(&d.PushConfigs[i])
+		if err != nil {
+			return err
+		}
+		if err := putPushConfigRecord(tx, &d.PushConfigs[i], v); err != nil {
+			return err
+		}
+	}
+	for i := range d.Deliveries {
+		if err := putDelivery(tx, nil, &d.Deliveries[i]); err != nil {
+			return err
+		}
+	}
+	for i := range d.SigningKeys {
+		v, err := encodeSignKey(&d.SigningKeys[i])
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketSignKeys).Put(signKeyKey(&d.SigningKeys[i]), v); err != nil {
+			return err
+		}
+	}
+	for _, x := range d.Sessions {
+		v, err := json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: hex.EncodeToString(x.Credential[:]),
+			CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt})
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketSessions).Put(x.Digest[:], v); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketSessionExp).Put(sessionExpKey(x.ExpiresAt, x.Digest), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
