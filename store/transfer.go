@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/store/transfer"
 )
 
@@ -108,17 +109,17 @@ func dumpTx(tx *bolt.Tx, d *transfer.Data) error {
 			return nil
 		}},
 		{bucketPushConfigs, func(_, v []byte) error {
-			c, err := decodePushConfig(v)
+			c, err := storedoc.DecodePushConfig(v)
 			d.PushConfigs = append(d.PushConfigs, c)
 			return err
 		}},
 		{bucketPushOutbox, func(_, v []byte) error {
-			x, err := decodeDelivery(v)
+			x, err := storedoc.DecodeDelivery(v)
 			d.Deliveries = append(d.Deliveries, x)
 			return err
 		}},
 		{bucketSignKeys, func(_, v []byte) error {
-			k, err := decodeSignKey(v)
+			k, err := storedoc.DecodeSignKey(v)
 			d.SigningKeys = append(d.SigningKeys, k)
 			return err
 		}},
@@ -292,7 +293,7 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 		}
 	}
 	for i := range d.PushConfigs {
-		v, err := encodePushConfig(&d.PushConfigs[i])
+		v, err := storedoc.EncodePushConfig(&d.PushConfigs[i])
 		if err != nil {
 			return err
 		}
@@ -306,7 +307,7 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 		}
 	}
 	for i := range d.SigningKeys {
-		v, err := encodeSignKey(&d.SigningKeys[i])
+		v, err := storedoc.EncodeSignKey(&d.SigningKeys[i])
 		if err != nil {
 			return err
 		}

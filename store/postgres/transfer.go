@@ -15,7 +15,7 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
-	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/store/transfer"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -150,8 +150,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		}},
 		{"push_configs", []string{"task_id", "id", "doc"}, len(d.PushConfigs), func(i int) ([]any, error) {
 			c := d.PushConfigs[i]
-			v, err := json.Marshal(pushConfigRecord{ID: c.ID, TaskID: c.TaskID, OwnerID: c.OwnerID, URL: c.URL, Token: c.Token,
-				AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, CreatedAt: c.CreatedAt.UnixMilli()})
+			v, err := storedoc.EncodePushConfig(&c)
 			return []any{c.TaskID, c.ID, v}, err
 		}},
 		{"push_deliveries", []string{"id", "task_id", "state", "next_ms", "destination", "doc"}, len(d.Deliveries), func(i int) ([]any, error) {
@@ -162,13 +161,12 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 				ms := x.NextAt.UnixMilli()
 				next = &ms
 			}
-			v, err := encodeDelivery(x)
+			v, err := storedoc.EncodeDelivery(x)
 			return []any{x.ID, x.TaskID, stateCode(x.State), next, x.Destination, v}, err
 		}},
 		{"signing_keys", []string{"created_ms", "id", "doc"}, len(d.SigningKeys), func(i int) ([]any, error) {
 			k := d.SigningKeys[i]
-			v, err := json.Marshal(signKeyRecord{ID: k.ID, Algorithm: k.Algorithm, Private: k.Private,
-				CreatedAt: k.CreatedAt.UnixMilli(), RetiredAt: msOrZero(k.RetiredAt)})
+			v, err := storedoc.EncodeSignKey(&k)
 			return []any{k.CreatedAt.UnixMilli(), k.ID, v}, err
 		}},
 		{"web_sessions", []string{"digest", "expires_ms", "doc"}, len(d.Sessions), func(i int) ([]any, error) {
@@ -341,7 +339,7 @@ func dumpRest(d *transfer.Data, v *[]byte) []struct {
 			if err := rows.Scan(v); err != nil {
 				return err
 			}
-			c, err := decodePushConfig(*v)
+			c, err := storedoc.DecodePushConfig(*v)
 			d.PushConfigs = append(d.PushConfigs, c)
 			return err
 		}},
@@ -349,21 +347,17 @@ func dumpRest(d *transfer.Data, v *[]byte) []struct {
 			if err := rows.Scan(v); err != nil {
 				return err
 			}
-			x, err := decodeDelivery(*v)
+			x, err := storedoc.DecodeDelivery(*v)
 			d.Deliveries = append(d.Deliveries, x)
 			return err
 		}},
 		{"SELECT doc FROM signing_keys ORDER BY created_ms, id", func(rows pgx.Rows) error {
-			var r signKeyRecord
 			if err := rows.Scan(v); err != nil {
 				return err
 			}
-			if err := json.Unmarshal(*v, &r); err != nil {
-				return err
-			}
-			d.SigningKeys = append(d.SigningKeys, signing.KeyRecord{ID: r.ID, Algorithm: r.Algorithm, Private: r.Private,
-				CreatedAt: fromMS(r.CreatedAt), RetiredAt: timeOrZero(r.RetiredAt)})
-			return nil
+			k, err := storedoc.DecodeSignKey(*v)
+			d.SigningKeys = append(d.SigningKeys, k)
+			return err
 		}},
 		{"SELECT digest, doc FROM web_sessions ORDER BY digest", func(rows pgx.Rows) error {
 			var (
