@@ -20,7 +20,6 @@ func runCheck(ctx context.Context, e env, args []string) error {
 	var (
 		d     dataFlags
 		pages bool
-		pgURL string
 	)
 	fs := newFlagSet("check", "kfa check [--pages] [--json] [--store postgres://...]",
 		"Verify the database: bbolt's own consistency check (pages, freelist), then kfa's\n"+
@@ -42,7 +41,6 @@ func runCheck(ctx context.Context, e env, args []string) error {
 		"kfa check --store 'postgres://kfa:PASSWORD@db.internal:5432/kfa'")
 	d.bind(fs)
 	fs.BoolVar(&pages, "pages", false, "on a running server, run bbolt's page check too (holds writes back while it runs)")
-	fs.StringVar(&pgURL, "store", "", "check this PostgreSQL database (`URL` postgres://...) instead of the data directory")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
 		return err
@@ -51,8 +49,8 @@ func runCheck(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	var rep api.CheckReport
-	if pgURL != "" {
-		rep, err = checkPostgres(ctx, pgURL)
+	if d.store != "" {
+		rep, err = checkPostgres(ctx, d.store)
 	} else {
 		rep, err = checkData(ctx, d, pages)
 	}

@@ -22,9 +22,19 @@ type dataFlags struct {
 	dir    string
 	socket string
 	json   bool
+	store  string // a postgres:// URL; "" for the bbolt file in dir
 }
 
+// bind binds the data flags, --store included.
 func (d *dataFlags) bind(fs *flag.FlagSet) {
+	d.bindFile(fs)
+	fs.StringVar(&d.store, "store", "", "the PostgreSQL database (`URL` postgres://...) the server keeps its data in, when it does; "+
+		"with no server answering on the admin socket, the command opens it instead of kfa.db in --data")
+}
+
+// bindFile binds the data flags without --store, for a command that names
+// its databases otherwise (kfa migrate).
+func (d *dataFlags) bindFile(fs *flag.FlagSet) {
 	fs.StringVar(&d.dir, "data", "./data", "data `directory` of the server")
 	fs.StringVar(&d.socket, "admin-socket", "", "admin socket `path` (default <data>/kfa.sock)")
 	fs.BoolVar(&d.json, "json", false, "print machine-readable JSON")
@@ -51,6 +61,18 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 		// A socket nobody answers is left by a server that died; the file
 		// lock below tells whether another process still holds the data.
 	}
+	if d.store != "" {
+		// PostgreSQL takes several processes: open it beside any server.
+		if !server.IsPostgresURL(d.store) {
+			return nil, nil, usagef("--store takes a postgres:// URL (or nothing, for kfa.db in --data)")
+		}
+		core, err := server.OpenCore(server.CoreOptions{DataDir: d.dir, Store: d.store, PoolSize: 4})
+		if err != nil {
+			return nil, nil, err
+		}
+		c, done := serveDirect(core, d.dir)
+		return c, done, nil
+	}
 	dbPath := filepath.Join(d.dir, store.FileName)
 	if !create {
 		if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
@@ -65,14 +87,21 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	if err != nil {
 		return nil, nil, err
 	}
+	c, done := serveDirect(core, d.dir)
+	return c, done, nil
+}
+
+// serveDirect serves core's admin API to the returned client over an
+// in-memory pipe; done stops it and closes the core.
+func serveDirect(core *server.Core, dir string) (c *client.Client, done func()) {
 	l := admin.NewPipeListener()
 	log := slog.New(slog.DiscardHandler)
-	srv := &http.Server{Handler: core.AdminHandler(log, buildInfo().Version, d.dir, "direct"), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: core.AdminHandler(log, buildInfo().Version, dir, "direct"), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return client.NewDialer(l.Dial), func() {
 		_ = srv.Close()
 		_ = core.Close()
-	}, nil
+	}
 }
 
 // parseAndConnect is the start of most commands: parse the flags and

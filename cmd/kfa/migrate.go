@@ -39,7 +39,7 @@ func runMigrate(ctx context.Context, e env, args []string) error {
 			"printed; the database password never is.", e,
 		"kfa migrate --data /var/lib/kfa --to 'postgres://kfa:PASSWORD@db.internal:5432/kfa'",
 		"kfa migrate --from 'postgres://kfa:PASSWORD@db.internal:5432/kfa' --to /var/lib/kfa-new/kfa.db")
-	d.bind(fs)
+	d.bindFile(fs)
 	fs.StringVar(&from, "from", "", "source PostgreSQL `URL` (default: the bbolt file of --data)")
 	fs.StringVar(&to, "to", "", "destination: a PostgreSQL `URL`, or with --from a new bbolt file")
 	pos, err := parseArgs(fs, args, e)
