@@ -49,6 +49,7 @@ type bench struct {
 	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
 	store      string // a PostgreSQL URL: also run the load phases on it (one and two processes), "" for bbolt only
+	storePool  int    // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -101,6 +102,7 @@ func runMain(ctx context.Context, args []string) int {
 	fs.IntVar(&b.imports, "import", -1, "records in the import phase (`kfa records import` into a running server: wall time and peak server RSS); 0 skips it (default 100000, 10000 with --quick)")
 	fs.BoolVar(&b.curve, "curve", false, "also run asks and GetTask at 1, 4, 16, 64 and 256 concurrent clients (throughput, p50, p99)")
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
+	fs.IntVar(&b.storePool, "store-pool-size", 0, "with --store: PostgreSQL connections per kfa process (kfa serve --store-pool-size; 0: kfa's default)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
 	fs.StringVar(&b.store, "store", "", "also run the load phases (asks, GetTask, ListTasks, search, replies) on kfa with this PostgreSQL database (`URL` postgres://...; the role makes and drops a database per setup), with one and with two processes, beside bbolt")
 	if err := fs.Parse(args); err != nil {

@@ -99,6 +99,11 @@ func (b *bench) measureStores(ctx context.Context) (StoreBench, error) {
 	}
 	defer conn.Close(context.Background())
 	sb.Server = describePostgres(ctx, conn)
+	if b.storePool > 0 {
+		sb.Server += fmt.Sprintf("; kfa --store-pool-size %d", b.storePool)
+	} else {
+		sb.Server += "; kfa's default pool (the larger of 4 and the CPUs)"
+	}
 	b.logf("stores: PostgreSQL %s", sb.Server)
 
 	// Each PostgreSQL setup gets a new database, dropped at the end.
@@ -134,6 +139,9 @@ func (b *bench) measureStores(ctx context.Context) (StoreBench, error) {
 			var extra []string
 			if store != "" {
 				extra = []string{"--store", store}
+				if b.storePool > 0 {
+					extra = append(extra, "--store-pool-size", fmt.Sprint(b.storePool))
+				}
 			}
 			p, err := b.startKFA(ctx, filepath.Join(b.dir, fmt.Sprintf("store-%d-%d", len(targets), i)), extra...)
 			if err != nil {
