@@ -48,6 +48,8 @@ type bench struct {
 	imports    int  // records in the import phase; 0 skips it
 	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
+	store      string // a PostgreSQL URL: also run the load phases on it (one and two processes), "" for bbolt only
+	storePool  int    // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -100,7 +102,9 @@ func runMain(ctx context.Context, args []string) int {
 	fs.IntVar(&b.imports, "import", -1, "records in the import phase (`kfa records import` into a running server: wall time and peak server RSS); 0 skips it (default 100000, 10000 with --quick)")
 	fs.BoolVar(&b.curve, "curve", false, "also run asks and GetTask at 1, 4, 16, 64 and 256 concurrent clients (throughput, p50, p99)")
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
+	fs.IntVar(&b.storePool, "store-pool-size", 0, "with --store: PostgreSQL connections per kfa process (kfa serve --store-pool-size; 0: kfa's default)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
+	fs.StringVar(&b.store, "store", "", "also run the load phases (asks, GetTask, ListTasks, search, replies) on kfa with this PostgreSQL database (`URL` postgres://...; the role makes and drops a database per setup), with one and with two processes, beside bbolt")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -110,6 +114,12 @@ func runMain(ctx context.Context, args []string) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "kfa-bench: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if b.store != "" {
+		if err := checkStoreURL(b.store); err != nil {
+			fmt.Fprintln(os.Stderr, "kfa-bench:", err)
+			return 2
+		}
 	}
 	b.warm, b.round, b.nRounds, b.fsyncTime, b.sizeRound = 250*time.Millisecond, 1500*time.Millisecond, 5, 2*time.Second, 400*time.Millisecond
 	b.iterations, b.fanoutReps = 200, 15
@@ -173,6 +183,13 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	}
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
+	}
+	if b.store != "" {
+		st, err := b.measureStores(ctx)
+		if err != nil {
+			return err
+		}
+		res.Stores = &st
 	}
 	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
 	if res.Push, err = b.pushDelivery(ctx); err != nil {

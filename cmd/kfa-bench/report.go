@@ -20,7 +20,9 @@ type Results struct {
 	Push     PushBench   `json:"push"`
 	Import   ImportBench `json:"import"`
 	Sizes    []Size      `json:"sizes"`
-	Targets  []Target    `json:"targets"`
+	// Stores is the bbolt / PostgreSQL comparison (--store), nil without it.
+	Stores  *StoreBench `json:"stores,omitempty"`
+	Targets []Target    `json:"targets"`
 }
 
 // Settings are the knobs of the run.
@@ -204,6 +206,9 @@ func (r *Results) print(out io.Writer) {
 	_ = tw.Flush()
 
 	printCurve(out, k.Curve)
+	if r.Stores != nil {
+		printStores(out, *r.Stores)
+	}
 	if len(r.Sizes) > 0 {
 		fmt.Fprintln(out)
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
