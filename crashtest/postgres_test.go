@@ -37,5 +37,5 @@ func expireClaims(t *testing.T, store string, restarted time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d push deliveries claimed by the killed process: their claims ended", tag.RowsAffected())
+	t.Logf("%d push deliveries claimed before %s: their claims ended", tag.RowsAffected(), restarted.Format(time.TimeOnly))
 }
