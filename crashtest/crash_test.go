@@ -249,7 +249,8 @@ func loadN(n int, bases []string, tokens []string, l *ledger, stop <-chan struct
 			hc := &http.Client{Timeout: 10 * time.Second}
 			base := bases[w%len(bases)]
 			c := client.New(base, client.WithToken(me), client.WithHTTPClient(hc))
-			o := client.New(base, client.WithToken(other), client.WithHTTPClient(hc))
+			// The other agent, which answers, works on the next server.
+			o := client.New(bases[(w+1)%len(bases)], client.WithToken(other), client.WithHTTPClient(hc))
 			ctx := context.Background()
 			for n := 0; ; n++ {
 				select {
