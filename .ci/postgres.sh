@@ -6,6 +6,8 @@
 #                               port, print its URL on stdout
 #   .ci/postgres.sh stop DIR    stop it (DIR is left for the caller to
 #                               delete)
+#   .ci/postgres.sh resume DIR  start a stopped cluster again, on the same
+#                               port (its URL is the one start printed)
 #
 # The server binaries come from PG_BIN, else /usr/lib/postgresql/15/bin
 # (else the newest /usr/lib/postgresql/*/bin), else PATH. Run as root, the cluster belongs to the postgres user (initdb
@@ -14,7 +16,7 @@
 # data only.
 set -euo pipefail
 
-usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|resume DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 cmd=$1
 dir=$2
@@ -70,6 +72,13 @@ start)
   echo "postgres.sh: the server did not start; its log:" >&2
   cat "$dir/server.log" >&2 || true
   exit 1
+  ;;
+resume)
+  port=$(cat "$dir/port")
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off \
+        -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    start >/dev/null
   ;;
 stop)
   [ -d "$dir/data" ] || exit 0

@@ -159,7 +159,7 @@ func TestPushSurvivesKill(t *testing.T) {
 	defer os.RemoveAll(dir)
 	bin := buildKFA(t, dir)
 	data := filepath.Join(dir, "data")
-	p := serve(t, bin, data)
+	p := serve(t, bin, data, "")
 	tokens := createAgents(t, bin, data, "pk", 2)
 
 	recv := newPushReceiver(t)
@@ -207,7 +207,7 @@ func TestPushSurvivesKill(t *testing.T) {
 	}
 	p.kill(t) // the reply committed; the delivery is in flight, not recorded
 	close(release)
-	p = serve(t, bin, data)
+	p = serve(t, bin, data, "")
 	defer p.kill(t)
 	select {
 	case <-arrived:
@@ -219,6 +219,6 @@ func TestPushSurvivesKill(t *testing.T) {
 	if len(seen) != 2 || seen[0].jti == "" || seen[0].jti != seen[1].jti || seen[1].state != a2a.TaskStateCompleted {
 		t.Fatalf("received: %+v", seen)
 	}
-	mustCheck(t, bin, data)
+	mustCheck(t, bin, data, "")
 	t.Logf("killed with the notification in flight: it arrived after the restart, with the same jti %s (one duplicate)", seen[0].jti)
 }

@@ -74,8 +74,18 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.Errorf(a2a.InvalidParams, "%s", err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return a2a.Errorf(a2a.Unavailable, "request canceled or timed out")
+	case isUnavailable(err):
+		return a2a.Errorf(a2a.Unavailable, "the database is not answering; retry shortly")
 	}
 	return a2a.Errorf(a2a.Internal, "internal error; the server log has the details under this request's id")
+}
+
+// isUnavailable tells whether err says that the store cannot be reached
+// for now (a store marks such errors with an Unavailable method; the
+// PostgreSQL store does when the database does not answer).
+func isUnavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
 }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }

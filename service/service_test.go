@@ -226,6 +226,7 @@ func TestToError(t *testing.T) {
 		{"input", input.Errorf("body", "is empty"), a2a.InvalidParams, "is empty"},
 		{"answered", discussions.ErrAnswered, a2a.UnsupportedOperation, "already answered"},
 		{"canceled request", context.Canceled, a2a.Unavailable, "canceled"},
+		{"store unreachable", fmt.Errorf("ask: %w", unreachable{}), a2a.Unavailable, "database is not answering"},
 		{"anything else", errors.New("disk on fire"), a2a.Internal, "server log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,6 +240,12 @@ func TestToError(t *testing.T) {
 		})
 	}
 }
+
+// unreachable is an error a store marks as unavailable for now.
+type unreachable struct{}
+
+func (unreachable) Error() string     { return "connection refused" }
+func (unreachable) Unavailable() bool { return true }
 
 // ListTasksJSON answers, byte for byte, the JSON of the tasks it lists.
 func TestListTasksJSON(t *testing.T) {

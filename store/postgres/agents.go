@@ -195,7 +195,7 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 		return a, c, agents.ErrInvalidToken
 	}
 	if err != nil {
-		return a, c, err
+		return a, c, unavailable(err)
 	}
 	if err := json.Unmarshal(credDoc, &c); err != nil {
 		return a, c, fmt.Errorf("postgres: decode credential: %w", err)

@@ -233,7 +233,7 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := pgx.BeginFunc(ctx, s.pool, fn)
 		if err == nil || attempt == maxAttempts || !retryable(err) {
-			return err
+			return unavailable(err)
 		}
 		select {
 		case <-ctx.Done():
@@ -245,7 +245,7 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // read runs fn in one read-only transaction (one snapshot for its reads).
 func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return unavailable(pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn))
 }
 
 func retryable(err error) bool {

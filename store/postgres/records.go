@@ -138,7 +138,7 @@ func (s *DB) GetRecord(ctx context.Context, id string) (knowledge.Record, error)
 		return knowledge.Record{}, knowledge.ErrNotFound
 	}
 	if err != nil {
-		return knowledge.Record{}, err
+		return knowledge.Record{}, unavailable(err)
 	}
 	return decodeRecord(v)
 }

@@ -48,7 +48,7 @@ func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Sessio
 		return sessions.Session{}, sessions.ErrNotFound
 	}
 	if err != nil {
-		return sessions.Session{}, err
+		return sessions.Session{}, unavailable(err)
 	}
 	var r sessionRecord
 	if err := json.Unmarshal(v, &r); err != nil {
