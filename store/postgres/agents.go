@@ -90,26 +90,9 @@ func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Pa
 		if page.Total, err = readCounter(ctx, tx, counterAgents); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
-		if err != nil {
-			return err
-		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		for _, v := range docs {
-			if len(page.Agents) == limit {
-				page.Next = page.Agents[len(page.Agents)-1].ID
-				break
-			}
-			a, err := decodeAgent(v)
-			if err != nil {
-				return err
-			}
-			page.Agents = append(page.Agents, a)
-		}
-		return nil
+		page.Agents, page.Next, err = pageDocs(ctx, tx, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
+			page.Agents[:0], "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
+		return err
 	})
 	return page, err
 }

@@ -83,27 +83,20 @@ func (s *DB) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discuss
 	if _, err := ulid.ParseStrict(q.DiscussionID); err != nil {
 		return page, discussions.ErrNotFound
 	}
-	rows, err := s.pool.Query(ctx, `SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2
-		ORDER BY id LIMIT $3`, q.DiscussionID, q.After, q.PageSize+1)
-	if err != nil {
-		return page, err
+	var err error
+	page.Replies, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decodeReply, func(r discussions.Reply) string { return r.ID },
+		page.Replies, "SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+		q.DiscussionID, q.After, q.PageSize+1)
+	return page, err
+}
+
+// decodeReply reads a reply's document.
+func decodeReply(v []byte) (discussions.Reply, error) {
+	var r discussions.Reply
+	if err := json.Unmarshal(v, &r); err != nil {
+		return r, fmt.Errorf("postgres: decode reply: %w", err)
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return page, err
-	}
-	for _, v := range docs {
-		if len(page.Replies) == q.PageSize {
-			page.Next = page.Replies[len(page.Replies)-1].ID
-			break
-		}
-		var r discussions.Reply
-		if err := json.Unmarshal(v, &r); err != nil {
-			return page, fmt.Errorf("postgres: decode reply: %w", err)
-		}
-		page.Replies = append(page.Replies, r)
-	}
-	return page, nil
+	return r, nil
 }
 
 // ListDiscussions implements discussions.Store: newest first (ids are

@@ -38,26 +38,11 @@ func (s *DB) ListInbox(ctx context.Context, q discussions.InboxQuery) (discussio
 	if q.UnackedOnly {
 		query = "SELECT doc FROM inbox WHERE agent_id = $1 AND id > $2 AND NOT acked ORDER BY id LIMIT $3"
 	}
-	rows, err := s.pool.Query(ctx, query, q.AgentID, q.After, q.PageSize+1)
-	if err != nil {
-		return page, err
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return page, err
-	}
-	for _, v := range docs {
-		if len(page.Entries) == q.PageSize {
-			page.Next = page.Entries[len(page.Entries)-1].ID
-			break
-		}
-		e, err := decodeInbox(q.AgentID, v)
-		if err != nil {
-			return page, err
-		}
-		page.Entries = append(page.Entries, e)
-	}
-	return page, nil
+	decode := func(v []byte) (discussions.InboxEntry, error) { return decodeInbox(q.AgentID, v) }
+	var err error
+	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
+		page.Entries, query, q.AgentID, q.After, q.PageSize+1)
+	return page, err
 }
 
 // AckInbox implements discussions.Store. It touches inbox entries only.

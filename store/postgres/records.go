@@ -151,26 +151,9 @@ func (s *DB) ListRecords(ctx context.Context, after string, limit int) (knowledg
 		if page.Total, err = readCounter(ctx, tx, counterRecords); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT doc FROM records WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
-		if err != nil {
-			return err
-		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		for _, v := range docs {
-			if len(page.Records) == limit {
-				page.Next = page.Records[len(page.Records)-1].ID
-				break
-			}
-			r, err := decodeRecord(v)
-			if err != nil {
-				return err
-			}
-			page.Records = append(page.Records, r)
-		}
-		return nil
+		page.Records, page.Next, err = pageDocs(ctx, tx, limit, decodeRecord, func(r knowledge.Record) string { return r.ID },
+			page.Records[:0], "SELECT doc FROM records WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
+		return err
 	})
 	return page, err
 }
