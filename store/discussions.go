@@ -3,16 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"time"
 
-	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -174,17 +172,6 @@ func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discus
 	return page, err
 }
 
-// inboxEntryID derives the id of the entry telling agentID about replyID.
-// It is a function of both, so a re-run of a group-commit transaction
-// writes the same entry, and it sorts by the reply's time.
-func inboxEntryID(replyID, agentID string, at time.Time) string {
-	sum := sha256.Sum256([]byte(replyID + "|" + agentID))
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(at))
-	_ = id.SetEntropy(sum[:10])
-	return id.String()
-}
-
 // AddReply implements discussions.Store. In one transaction it stores the
 // reply; when it qualifies, completes every WORKING task mapped to the
 // discussion except the replier's (tasks.Task.CompleteByReply) and marks
@@ -319,7 +306,7 @@ func notifyMembers(tx *bolt.Tx, dk []byte, d discussions.Discussion, r discussio
 			return nil
 		}
 		e := discussions.InboxEntry{
-			ID: inboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
+			ID: storedoc.InboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
 			TaskIDs: taskIDs, CreatedAt: r.CreatedAt,
 		}
 		n++

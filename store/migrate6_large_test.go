@@ -33,7 +33,7 @@ func TestMigration6Large(t *testing.T) {
 		return
 	}
 	if n <= 0 {
-		t.Skip("set KFA_MIGRATE_TASKS to run")
+		t.Skip("on demand: KFA_MIGRATE_TASKS=N builds an N-task file and times migration 6 on it (1M: minutes, 2 GiB of disk); TestMigration6OneContextIndex covers the migration (fresh, and resumed after a crash at each step) at a small size in every run")
 	}
 	path := filepath.Join(t.TempDir(), FileName)
 	db, err := Open(path, Options{BatchDelay: time.Millisecond})

@@ -2,17 +2,16 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -149,16 +148,6 @@ func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (disc
 	return page, err
 }
 
-// inboxEntryID derives the id of the entry telling agentID about replyID,
-// as the bbolt store does: a function of both, sorting by the reply's time.
-func inboxEntryID(replyID, agentID string, at time.Time) string {
-	sum := sha256.Sum256([]byte(replyID + "|" + agentID))
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(at))
-	_ = id.SetEntropy(sum[:10])
-	return id.String()
-}
-
 // AddReply implements discussions.Store, in one transaction: it locks the
 // discussion (so replies to it are decided one at a time), checks the
 // bound on replies and the author's window, stores the reply, and when it
@@ -284,7 +273,7 @@ func notifyMembers(ctx context.Context, tx pgx.Tx, d discussions.Discussion, r d
 			return nil
 		}
 		e := discussions.InboxEntry{
-			ID: inboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
+			ID: storedoc.InboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
 			TaskIDs: taskIDs, CreatedAt: r.CreatedAt,
 		}
 		n++
