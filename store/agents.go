@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 )
 
 // agentRecord is an agent with the digests of its live credentials, so
@@ -60,7 +61,10 @@ func (s *DB) CreateAgent(_ context.Context, a agents.Agent, c agents.Credential)
 		if err := counter(tx.Bucket(bucketCounts), keyAgentCount, 1); err != nil {
 			return err
 		}
-		return putCred(tx, c)
+		if err := putCred(tx, c); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.AgentCreated, ID: a.ID, At: a.CreatedAt}}, a.CreatedAt)
 	})
 }
 
@@ -147,7 +151,10 @@ func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil 
 			return err
 		}
 		out = r.Agent
-		return putAgent(tx, r)
+		if err := putAgent(tx, r); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, []changelog.Event{agentRotated(r.ID, c.CreatedAt, keepUntil)}, c.CreatedAt)
 	})
 	return out, err
 }
@@ -188,7 +195,10 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 		r.Creds = nil
 		r.DisabledAt = at
 		out = r.Agent
-		return putAgent(tx, r)
+		if err := putAgent(tx, r); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.AgentRevoked, ID: r.ID, At: at}}, at)
 	})
 	return out, err
 }
@@ -221,4 +231,14 @@ func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, age
 		s.creds.put(d, credEntry{agent: a, cred: c}, gen)
 	}
 	return a, c, err
+}
+
+// agentRotated is the log event of a rotation at at whose older
+// credentials end at keepUntil (zero: at once).
+func agentRotated(id string, at, keepUntil time.Time) changelog.Event {
+	e := changelog.Event{Kind: changelog.AgentRotated, ID: id, At: at}
+	if !keepUntil.IsZero() {
+		e.Ref = keepUntil.UTC().Format(time.RFC3339Nano)
+	}
+	return e
 }

@@ -47,6 +47,8 @@ var (
 	bucketPushByState = []byte("idx_push_state") // state (1) | delivery id (16)
 	bucketPushByTask  = []byte("idx_push_task")  // task id (16) | delivery id (16)
 	bucketSignKeys    = []byte("sign_keys")      // created (8, ms) | key id -> signKeyRecord
+
+	bucketLog = []byte("log") // seq (8) -> logRecord: the change log (schema 7)
 )
 
 // Keys of the meta bucket.
@@ -56,6 +58,9 @@ var (
 	// metaFeedTrimmed is the newest feed sequence retention removed
 	// (8 bytes, big-endian; absent: none).
 	metaFeedTrimmed = []byte("feed_trimmed")
+	// metaLogTrimmed is the newest change log sequence trimming removed
+	// (8 bytes, big-endian; absent: none).
+	metaLogTrimmed = []byte("log_trimmed")
 )
 
 // appendBuckets are the buckets whose keys arrive mostly in order (ULIDs,

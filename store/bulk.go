@@ -49,7 +49,7 @@ func (s *DB) LoadAsks(asks []tasks.CreateAsk) error {
 		tuneTx(tx)
 		batch := newIndexBatch()
 		for i := range asks {
-			_, created, err := createAsk(tx, &asks[i], &recs[i], batch)
+			_, created, err := s.createAsk(tx, &asks[i], &recs[i], batch)
 			if err != nil {
 				return fmt.Errorf("store: load ask %d (task %s): %w", i, asks[i].Task.ID, err)
 			}

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -206,9 +207,10 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Li
 		if err := putWindow(tx, win); err != nil {
 			return err
 		}
+		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
 		res.Qualifying = discussions.Qualifies(d, r)
 		if res.Qualifying {
-			if res.CompletedTaskIDs, err = s.completeWorking(tx, dk, r); err != nil {
+			if res.CompletedTaskIDs, err = s.completeWorking(tx, dk, r, &evs); err != nil {
 				return err
 			}
 		}
@@ -222,8 +224,10 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Li
 		if err := putDiscussion(tx, &d, oldStatus); err != nil {
 			return err
 		}
-		res.Notified, err = notifyMembers(tx, dk, d, r)
-		return err
+		if res.Notified, err = notifyMembers(tx, dk, d, r); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, evs, r.CreatedAt)
 	})
 	if err != nil {
 		return discussions.ReplyResult{}, err
@@ -251,8 +255,9 @@ func checkReply(tx *bolt.Tx, r discussions.Reply, lim discussions.Limits) (discu
 }
 
 // completeWorking completes the discussion's WORKING tasks that r
-// answers (all but the replier's own), and returns their ids in id order.
-func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply) ([]string, error) {
+// answers (all but the replier's own), and returns their ids in id order;
+// it adds the log events of the transitions and their deliveries to evs.
+func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply, evs *[]changelog.Event) ([]string, error) {
 	ref := tasks.ReplyRef{
 		DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
 		Body: r.Body, At: r.CreatedAt,
@@ -287,10 +292,12 @@ func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply) ([]str
 		if err := putTaskRecord(tx, &t, rec); err != nil {
 			return nil, err
 		}
-		if err := enqueuePush(tx, &t); err != nil {
+		due, err := enqueuePush(tx, &t)
+		if err != nil {
 			return nil, err
 		}
 		s.notifyOnCommit(tx, t)
+		*evs = append(append(*evs, taskMoved(&t)), due...)
 		done = append(done, t.ID)
 	}
 	return done, moves.apply(tx)

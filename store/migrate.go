@@ -101,6 +101,10 @@ var migrations = []migration{
 		return nil
 	}},
 	{6, "one context index with owner and state values instead of idx_task_ctx, idx_task_ctxst and context counters", dropOwnerContextIndexes},
+	{7, "the change log", func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketLog)
+		return err
+	}},
 }
 
 // SchemaVersion is the schema this build writes.

@@ -190,7 +190,7 @@ func TestMigration6OneContextIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep, err := db.Check(ctx); err != nil || !rep.OK() || rep.SchemaVersion != 6 {
+			if rep, err := db.Check(ctx); err != nil || !rep.OK() || rep.SchemaVersion != SchemaVersion() {
 				t.Fatalf("check after migration: %v\n%s", err, dump(rep))
 			}
 			if got := listings(t, db, owners, contexts); !reflect.DeepEqual(got, want) {

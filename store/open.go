@@ -12,6 +12,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
@@ -62,6 +63,7 @@ type DB struct {
 	onTask   func(tasks.Task)
 	commits  *committer // nil when read-only
 	creds    credCache
+	logWake  changelog.Signal // woken by commits that append to the log
 }
 
 // Open opens (creating if needed) the database file at path and brings its

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -229,27 +230,28 @@ func pushEvent(t *tasks.Task) ([]byte, error) {
 }
 
 // enqueuePush writes, in the transaction of t's transition, one pending
-// delivery for each config of t, due at once. A task without configs
+// delivery for each config of t, due at once, and returns their log
+// events (DeliveryDue) for the caller to append. A task without configs
 // costs one seek.
-func enqueuePush(tx *bolt.Tx, t *tasks.Task) error {
+func enqueuePush(tx *bolt.Tx, t *tasks.Task) ([]changelog.Event, error) {
 	tk, ok := idBytes(t.ID)
 	if !ok {
-		return errBadID("task", t.ID)
+		return nil, errBadID("task", t.ID)
 	}
 	cur := tx.Bucket(bucketPushConfigs).Cursor()
 	k, v := cur.Seek(tk)
 	if k == nil || !bytes.HasPrefix(k, tk) {
-		return nil
+		return nil, nil
 	}
 	event, err := pushEvent(t)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var ds []push.Delivery
 	for ; k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
 		c, err := storedoc.DecodePushConfig(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ds = append(ds, push.Delivery{
 			ID: deliveryID(t, c.ID), TaskID: t.ID, ConfigID: c.ID, OwnerID: t.OwnerID,
@@ -257,10 +259,17 @@ func enqueuePush(tx *bolt.Tx, t *tasks.Task) error {
 			CreatedAt: t.StatusTime, NextAt: t.StatusTime,
 		})
 	}
+	evs := make([]changelog.Event, len(ds))
 	for i := range ds {
 		if err := putDelivery(tx, nil, &ds[i]); err != nil {
-			return err
+			return nil, err
 		}
+		evs[i] = deliveryDue(&ds[i], t.StatusTime)
 	}
-	return nil
+	return evs, nil
+}
+
+// deliveryDue is the log event of d becoming due at at.
+func deliveryDue(d *push.Delivery, at time.Time) changelog.Event {
+	return changelog.Event{Kind: changelog.DeliveryDue, ID: d.ID, Owner: d.OwnerID, Ref: d.Destination, At: at}
 }

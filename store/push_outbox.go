@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -277,7 +278,10 @@ func (s *DB) RetryDelivery(_ context.Context, id string, at time.Time) (push.Del
 		old := d
 		d.State, d.NextAt, d.FinishedAt, d.Reason, d.RetriedAt = push.Pending, at, time.Time{}, "", at
 		out = d
-		return putDelivery(tx, &old, &d)
+		if err := putDelivery(tx, &old, &d); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, []changelog.Event{deliveryDue(&d, at)}, at)
 	})
 	return out, err
 }

@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -45,6 +46,7 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 	}
 	out := make([]knowledge.Outcome, len(recs))
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		var evs []changelog.Event
 		b := tx.Bucket(bucketRecords)
 		// Imports often come sorted by id, and bbolt's default (pages split
 		// half full) would then leave the file twice the size of its data.
@@ -75,8 +77,9 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 			if err := appendChange(tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt, now); err != nil {
 				return err
 			}
+			evs = append(evs, changelog.Event{Kind: changelog.RecordUpserted, ID: rec.ID, At: rec.UpdatedAt})
 		}
-		return nil
+		return s.appendEvents(tx, evs, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: upsert records: %w", err)
@@ -97,7 +100,10 @@ func (s *DB) DeleteRecord(_ context.Context, id string, at time.Time) error {
 		if err := counter(tx.Bucket(bucketCounts), keyRecordCount, -1); err != nil {
 			return err
 		}
-		return appendChange(tx, id, knowledge.OpDelete, at, at)
+		if err := appendChange(tx, id, knowledge.OpDelete, at, at); err != nil {
+			return err
+		}
+		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.RecordDeleted, ID: id, At: at}}, at)
 	})
 }
 
@@ -170,6 +176,13 @@ func (s *DB) DeleteRecords(_ context.Context, ids []string, at time.Time) (delet
 		}
 		if len(deleted) == 0 {
 			return nil
+		}
+		evs := make([]changelog.Event, len(deleted))
+		for i, id := range deleted {
+			evs[i] = changelog.Event{Kind: changelog.RecordDeleted, ID: id, At: at}
+		}
+		if err := s.appendEvents(tx, evs, at); err != nil {
+			return err
 		}
 		return counter(tx.Bucket(bucketCounts), keyRecordCount, -int64(len(deleted)))
 	})

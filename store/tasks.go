@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -130,7 +131,7 @@ func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, 
 	)
 	err = s.update(func(tx *bolt.Tx) error {
 		var err error
-		out, created, err = createAsk(tx, &c, &recs, nil)
+		out, created, err = s.createAsk(tx, &c, &recs, nil)
 		return err
 	})
 	if err != nil {
@@ -210,7 +211,7 @@ func checkAsk(tx *bolt.Tx, c *tasks.CreateAsk, bulk bool) (askCheck, error) {
 // Bulk loading runs the same function, so a loaded task is stored exactly
 // as an asked one; it passes an indexBatch, which collects the index
 // entries and counters to write them all at the end in key order.
-func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
+func (s *DB) createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
 	ck, err := checkAsk(tx, c, batch != nil)
 	if err != nil {
 		return tasks.Task{}, false, err
@@ -251,6 +252,14 @@ func createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBa
 		if err := putPushConfigRecord(tx, c.Push, recs.push); err != nil {
 			return tasks.Task{}, false, err
 		}
+	}
+	evs := []changelog.Event{{Kind: changelog.TaskCreated, ID: t.ID, Owner: t.OwnerID, Ref: t.DiscussionID, At: t.CreatedAt}}
+	if c.JoinDiscussionID == "" {
+		evs = append(evs, changelog.Event{Kind: changelog.DiscussionOpened, ID: c.Discussion.ID, Owner: c.Discussion.AuthorID,
+			At: c.Discussion.CreatedAt})
+	}
+	if err := s.appendEvents(tx, evs, t.CreatedAt); err != nil {
+		return tasks.Task{}, false, err
 	}
 	return t, true, nil
 }
@@ -333,11 +342,12 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 		if err := replaceTask(tx, &old, &t, nil); err != nil {
 			return err
 		}
-		if err := enqueuePush(tx, &t); err != nil {
+		due, err := enqueuePush(tx, &t)
+		if err != nil {
 			return err
 		}
 		s.notifyOnCommit(tx, t)
-		return nil
+		return s.appendEvents(tx, append([]changelog.Event{taskMoved(&t)}, due...), at)
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
@@ -374,4 +384,9 @@ func checkCancel(tx *bolt.Tx, ownerID, id string, at time.Time) (old, t tasks.Ta
 		return old, tasks.Task{}, false, refuse(err)
 	}
 	return old, t, changed, nil
+}
+
+// taskMoved is the log event of t's transition.
+func taskMoved(t *tasks.Task) changelog.Event {
+	return changelog.Event{Kind: changelog.TaskMoved, ID: t.ID, Owner: t.OwnerID, Ref: string(t.State), At: t.StatusTime}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 )
 
 const counterAgents = "agents"
@@ -65,6 +66,9 @@ func (s *DB) CreateAgent(ctx context.Context, a agents.Agent, c agents.Credentia
 			return err
 		}
 		if err := putCred(ctx, tx, c); err != nil {
+			return err
+		}
+		if err := appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.AgentCreated, ID: a.ID, At: a.CreatedAt}}, a.CreatedAt); err != nil {
 			return err
 		}
 		return deltas{counterAgents: 1}.apply(ctx, tx)
@@ -138,7 +142,10 @@ func (s *DB) RotateCredential(ctx context.Context, c agents.Credential, keepUnti
 			}
 		}
 		out = a
-		return putCred(ctx, tx, c)
+		if err := putCred(ctx, tx, c); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, []changelog.Event{agentRotated(a.ID, c.CreatedAt, keepUntil)}, c.CreatedAt)
 	})
 	return out, err
 }
@@ -160,7 +167,10 @@ func (s *DB) RevokeAgent(ctx context.Context, id string, at time.Time) (agents.A
 		}
 		a.DisabledAt = at
 		out = a
-		return putAgent(ctx, tx, a)
+		if err := putAgent(ctx, tx, a); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.AgentRevoked, ID: a.ID, At: at}}, at)
 	})
 	return out, err
 }
@@ -189,3 +199,13 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 }
 
 var _ agents.Store = (*DB)(nil)
+
+// agentRotated is the log event of a rotation at at whose older
+// credentials end at keepUntil (zero: at once).
+func agentRotated(id string, at, keepUntil time.Time) changelog.Event {
+	e := changelog.Event{Kind: changelog.AgentRotated, ID: id, At: at}
+	if !keepUntil.IsZero() {
+		e.Ref = keepUntil.UTC().Format(time.RFC3339Nano)
+	}
+	return e
+}

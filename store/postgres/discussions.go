@@ -10,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -179,9 +180,10 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 			return err
 		}
 		acc := deltas{}
+		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
 		res.Qualifying = discussions.Qualifies(d, r)
 		if res.Qualifying {
-			if done, err = completeWorking(ctx, tx, r, acc); err != nil {
+			if done, err = completeWorking(ctx, tx, r, acc, &evs); err != nil {
 				return err
 			}
 			for _, t := range done {
@@ -200,6 +202,9 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 		if res.Notified, err = notifyMembers(ctx, tx, d, r); err != nil {
 			return err
 		}
+		if err := appendEvents(ctx, tx, evs, r.CreatedAt); err != nil {
+			return err
+		}
 		if err := s.notifyTasks(ctx, tx, done); err != nil {
 			return err
 		}
@@ -213,8 +218,9 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 }
 
 // completeWorking completes the discussion's WORKING tasks r answers (all
-// but the replier's own), in id order, and returns them.
-func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc deltas) ([]tasks.Task, error) {
+// but the replier's own), in id order, and returns them; it adds the log
+// events of the transitions and their deliveries to evs.
+func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc deltas, evs *[]changelog.Event) ([]tasks.Task, error) {
 	rows, err := tx.Query(ctx, "SELECT "+taskColumns+` FROM tasks
 		WHERE discussion_id = $1 AND state = $2 AND owner_id <> $3 ORDER BY id FOR UPDATE`,
 		r.DiscussionID, string(a2a.TaskStateWorking), r.AuthorID)
@@ -242,9 +248,11 @@ func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc de
 		if err := updateTask(ctx, tx, &old, &t, acc); err != nil {
 			return nil, err
 		}
-		if err := enqueuePush(ctx, tx, &t, acc); err != nil {
+		due, err := enqueuePush(ctx, tx, &t, acc)
+		if err != nil {
 			return nil, err
 		}
+		*evs = append(append(*evs, taskMoved(&t)), due...)
 		done = append(done, t)
 	}
 	return done, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -33,6 +34,11 @@ type DB struct {
 	onChange func(tasks.Task)
 	procID   string    // this process, in the payload of its NOTIFYs
 	listen   *listener // nil without OnTaskChange
+
+	logWake changelog.Signal // wakes this process's log followers
+	poke    chan struct{}    // asks notifyLoop for a NOTIFY (capacity 1)
+	stopLog context.CancelFunc
+	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
 }
 
 // Options configure Open.
@@ -63,17 +69,23 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, onChange: opts.OnTaskChange, procID: newProcessID()}
+	db := &DB{pool: pool, onChange: opts.OnTaskChange, procID: newProcessID(), poke: make(chan struct{}, 1)}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if err := db.startLog(ctx, url); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if db.secret, err = db.loadSecret(ctx); err != nil {
+		db.stopLogLoops()
 		pool.Close()
 		return nil, err
 	}
 	if db.onChange != nil {
 		if err := db.startListener(ctx, url); err != nil {
+			db.stopLogLoops()
 			pool.Close()
 			return nil, fmt.Errorf("postgres: listen for other processes' transitions: %w", err)
 		}
@@ -115,8 +127,41 @@ func (s *DB) Close() error {
 	if s.listen != nil {
 		s.listen.stop()
 	}
+	s.stopLogLoops()
 	s.pool.Close()
 	return nil
+}
+
+// startLog starts the change log's notifier and listener, and waits until
+// the listener listens (or ctx ends), so that no commit after Open goes
+// unheard.
+func (s *DB) startLog(ctx context.Context, url string) error {
+	lctx, cancel := context.WithCancel(context.Background())
+	s.stopLog = cancel
+	ready := make(chan struct{})
+	notified, listened := make(chan struct{}), make(chan struct{})
+	s.logDone = []chan struct{}{notified, listened}
+	go s.notifyLoop(lctx, notified)
+	go s.logListenLoop(lctx, url, ready, listened)
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		s.stopLogLoops()
+		return fmt.Errorf("postgres: listen for the change log: %w", ctx.Err())
+	}
+}
+
+// stopLogLoops ends the notifier and the listener; safe to call twice.
+func (s *DB) stopLogLoops() {
+	if s.stopLog == nil {
+		return
+	}
+	s.stopLog()
+	for _, d := range s.logDone {
+		<-d
+	}
+	s.stopLog = nil
 }
 
 // pingTimeout bounds Ping, so that /readyz answers while the database
@@ -232,7 +277,11 @@ const maxAttempts = 20
 func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || attempt == maxAttempts || !retryable(err) {
+		if err == nil {
+			s.committed()
+			return nil
+		}
+		if attempt == maxAttempts || !retryable(err) {
 			return unavailable(err)
 		}
 		select {

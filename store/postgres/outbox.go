@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -253,6 +254,9 @@ func (s *DB) RetryDelivery(ctx context.Context, id string, at time.Time) (push.D
 		out = d
 		acc := deltas{}
 		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
+			return err
+		}
+		if err := appendEvents(ctx, tx, []changelog.Event{deliveryDue(&d, at)}, at); err != nil {
 			return err
 		}
 		return acc.apply(ctx, tx)

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -182,16 +183,18 @@ func pushEvent(t *tasks.Task) ([]byte, error) {
 }
 
 // enqueuePush writes one pending delivery of t's transition per config of
-// t, in the transaction of the transition; acc takes the counter moves.
-func enqueuePush(ctx context.Context, tx pgx.Tx, t *tasks.Task, acc deltas) error {
+// t, in the transaction of the transition, and returns their log events
+// (DeliveryDue); acc takes the counter moves.
+func enqueuePush(ctx context.Context, tx pgx.Tx, t *tasks.Task, acc deltas) ([]changelog.Event, error) {
 	configs, err := pushConfigsOf(ctx, tx, t.ID)
 	if err != nil || len(configs) == 0 {
-		return err
+		return nil, err
 	}
 	event, err := pushEvent(t)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	evs := make([]changelog.Event, 0, len(configs))
 	for _, c := range configs {
 		d := push.Delivery{
 			ID: deliveryID(t, c.ID), TaskID: t.ID, ConfigID: c.ID, OwnerID: t.OwnerID,
@@ -199,10 +202,21 @@ func enqueuePush(ctx context.Context, tx pgx.Tx, t *tasks.Task, acc deltas) erro
 			CreatedAt: t.StatusTime, NextAt: t.StatusTime,
 		}
 		if err := putDelivery(ctx, tx, nil, &d, acc); err != nil {
-			return err
+			return nil, err
 		}
+		evs = append(evs, deliveryDue(&d, t.StatusTime))
 	}
-	return nil
+	return evs, nil
+}
+
+// deliveryDue is the log event of d becoming due at at.
+func deliveryDue(d *push.Delivery, at time.Time) changelog.Event {
+	return changelog.Event{Kind: changelog.DeliveryDue, ID: d.ID, Owner: d.OwnerID, Ref: d.Destination, At: at}
+}
+
+// taskMoved is the log event of t's transition.
+func taskMoved(t *tasks.Task) changelog.Event {
+	return changelog.Event{Kind: changelog.TaskMoved, ID: t.ID, Owner: t.OwnerID, Ref: string(t.State), At: t.StatusTime}
 }
 
 var _ push.ConfigStore = (*DB)(nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -54,6 +55,7 @@ func (s *DB) UpsertRecords(ctx context.Context, recs []knowledge.Record, now tim
 	out := make([]knowledge.Outcome, len(recs))
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		acc := deltas{}
+		var evs []changelog.Event
 		for i, in := range recs {
 			old, err := getRecord(ctx, tx, in.ID)
 			if err != nil {
@@ -78,6 +80,10 @@ func (s *DB) UpsertRecords(ctx context.Context, recs []knowledge.Record, now tim
 			if err := appendChange(ctx, tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt, now); err != nil {
 				return err
 			}
+			evs = append(evs, changelog.Event{Kind: changelog.RecordUpserted, ID: rec.ID, At: rec.UpdatedAt})
+		}
+		if err := appendEvents(ctx, tx, evs, now); err != nil {
+			return err
 		}
 		return acc.apply(ctx, tx)
 	})
@@ -98,6 +104,9 @@ func (s *DB) DeleteRecord(ctx context.Context, id string, at time.Time) error {
 			return knowledge.ErrNotFound
 		}
 		if err := appendChange(ctx, tx, id, knowledge.OpDelete, at, at); err != nil {
+			return err
+		}
+		if err := appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.RecordDeleted, ID: id, At: at}}, at); err != nil {
 			return err
 		}
 		return deltas{counterRecords: -1}.apply(ctx, tx)
@@ -121,6 +130,13 @@ func (s *DB) DeleteRecords(ctx context.Context, ids []string, at time.Time) (del
 				return err
 			}
 			deleted = append(deleted, id)
+		}
+		evs := make([]changelog.Event, len(deleted))
+		for i, id := range deleted {
+			evs[i] = changelog.Event{Kind: changelog.RecordDeleted, ID: id, At: at}
+		}
+		if err := appendEvents(ctx, tx, evs, at); err != nil {
+			return err
 		}
 		return deltas{counterRecords: -int64(len(deleted))}.apply(ctx, tx)
 	})

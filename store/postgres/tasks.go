@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
@@ -218,6 +219,14 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool
 				return err
 			}
 		}
+		evs := []changelog.Event{{Kind: changelog.TaskCreated, ID: t.ID, Owner: t.OwnerID, Ref: t.DiscussionID, At: t.CreatedAt}}
+		if c.JoinDiscussionID == "" {
+			evs = append(evs, changelog.Event{Kind: changelog.DiscussionOpened, ID: c.Discussion.ID, Owner: c.Discussion.AuthorID,
+				At: c.Discussion.CreatedAt})
+		}
+		if err := appendEvents(ctx, tx, evs, t.CreatedAt); err != nil {
+			return err
+		}
 		out, created = t, true
 		return acc.apply(ctx, tx)
 	})
@@ -306,7 +315,11 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 		if err := updateTask(ctx, tx, &old, &t, acc); err != nil {
 			return err
 		}
-		if err := enqueuePush(ctx, tx, &t, acc); err != nil {
+		due, err := enqueuePush(ctx, tx, &t, acc)
+		if err != nil {
+			return err
+		}
+		if err := appendEvents(ctx, tx, append([]changelog.Event{taskMoved(&t)}, due...), at); err != nil {
 			return err
 		}
 		if err := s.notifyTasks(ctx, tx, []tasks.Task{t}); err != nil {

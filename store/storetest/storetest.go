@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
@@ -29,6 +30,7 @@ type Store interface {
 	push.ConfigStore
 	push.OutboxStore
 	signing.Store
+	changelog.Log
 }
 
 // Opener returns a fresh, empty store for one test; it registers its own
@@ -72,6 +74,7 @@ func Run(t *testing.T, open Opener) {
 		{"PushOutbox", testPushOutbox},
 		{"PushCancel", testPushCancel},
 		{"SigningKeys", testSigningKeys},
+		{"ChangeLog", testChangeLog},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

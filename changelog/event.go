@@ -1,0 +1,153 @@
+package changelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind says what an event records.
+type Kind string
+
+// The kinds of event. The comment of each names what its Event fields
+// hold; a field it does not name is empty.
+const (
+	// TaskCreated: an ask created task ID, owned by Owner, mapped to
+	// discussion Ref.
+	TaskCreated Kind = "task.created"
+	// TaskMoved: task ID of Owner moved to state Ref (an a2a.TaskState:
+	// completed by a reply, or canceled).
+	TaskMoved Kind = "task.moved"
+	// DiscussionOpened: an ask opened discussion ID, asked by Owner.
+	DiscussionOpened Kind = "discussion.opened"
+	// DiscussionReplied: Owner replied on discussion ID with reply Ref.
+	DiscussionReplied Kind = "discussion.replied"
+	// DiscussionChanged: discussion ID changed otherwise (Ref says how,
+	// e.g. a reply hidden or accepted); followers re-read it.
+	DiscussionChanged Kind = "discussion.changed"
+	// RecordUpserted: knowledge record ID was added or changed; At is its
+	// updatedAt.
+	RecordUpserted Kind = "record.upserted"
+	// RecordDeleted: knowledge record ID was deleted at At.
+	RecordDeleted Kind = "record.deleted"
+	// DeliveryDue: push delivery ID, for destination Ref, became due (a
+	// transition wrote it, or an operator retried it).
+	DeliveryDue Kind = "delivery.due"
+	// AgentCreated: agent ID was created.
+	AgentCreated Kind = "agent.created"
+	// AgentRotated: agent ID got a new credential; its older ones end at
+	// once or, when Ref is not empty, at the RFC 3339 time Ref.
+	AgentRotated Kind = "agent.rotated"
+	// AgentRevoked: agent ID was disabled and its credentials deleted.
+	AgentRevoked Kind = "agent.revoked"
+)
+
+// Event is one change, as a decision made it and the log holds it.
+type Event struct {
+	// Pos is where the event is in the log. Decisions leave it zero; the
+	// store sets it when the event is read back.
+	Pos   Position
+	Kind  Kind
+	ID    string    // the subject: a task, discussion, record, delivery or agent id
+	Owner string    // the agent the change is of, when the kind names one
+	Ref   string    // a second id or a value, as the kind says
+	At    time.Time // when the change happened (UTC, millisecond precision)
+}
+
+// Position is a place in the log. Positions only grow: an event appended
+// by a transaction that commits later never reads before one already
+// read. The zero Position is before every event.
+//
+// On bbolt Tx is 0 and Seq counts the events. On PostgreSQL Tx is the
+// id of the transaction that appended the event and Seq orders the
+// events of one transaction (and the log as a whole); a reader is shown
+// only the events of transactions older than every transaction still
+// running, so none can commit behind its cursor.
+type Position struct {
+	Tx  uint64
+	Seq uint64
+}
+
+// IsZero reports whether p is the start of the log.
+func (p Position) IsZero() bool { return p == Position{} }
+
+// Compare returns -1, 0 or +1 as p is before, at or after q.
+func (p Position) Compare(q Position) int {
+	switch {
+	case p.Tx != q.Tx:
+		if p.Tx < q.Tx {
+			return -1
+		}
+		return 1
+	case p.Seq != q.Seq:
+		if p.Seq < q.Seq {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// Before reports whether p is before q.
+func (p Position) Before(q Position) bool { return p.Compare(q) < 0 }
+
+// String is the position's text form: "SEQ" when Tx is 0, else "TX.SEQ".
+// ParsePosition reads it back.
+func (p Position) String() string {
+	if p.Tx == 0 {
+		return strconv.FormatUint(p.Seq, 10)
+	}
+	return strconv.FormatUint(p.Tx, 10) + "." + strconv.FormatUint(p.Seq, 10)
+}
+
+// ErrBadPosition is text that is not a Position.
+var ErrBadPosition = errors.New("not a change log position")
+
+// ParsePosition reads Position.String's form.
+func ParsePosition(s string) (Position, error) {
+	txs, seqs, dotted := strings.Cut(s, ".")
+	if !dotted {
+		txs, seqs = "0", s
+	}
+	tx, err1 := strconv.ParseUint(txs, 10, 64)
+	seq, err2 := strconv.ParseUint(seqs, 10, 64)
+	if err1 != nil || err2 != nil || (dotted && tx == 0) {
+		return Position{}, fmt.Errorf("%w: %q", ErrBadPosition, s)
+	}
+	return Position{Tx: tx, Seq: seq}, nil
+}
+
+// State is where the log stands.
+type State struct {
+	// First is the oldest event still held; zero when the log is empty.
+	First Position
+	// Last is the newest event a reader can read now (zero before the
+	// first): a follower that starts at the head starts after it.
+	Last Position
+	// Trimmed is the newest position trimming removed (zero: none). A
+	// reader whose cursor is before it may have missed events.
+	Trimmed Position
+	// Epoch names the log: another database has another epoch, so a
+	// follower notices when the store under it was replaced.
+	Epoch string
+}
+
+// Log is the change log as its followers read it. Both stores implement
+// it.
+type Log interface {
+	// ReadLog returns up to limit events after the position after, oldest
+	// first, each with its Pos. It returns only events no later commit
+	// can come before, so a reader that moves its cursor to the last
+	// event returned misses nothing.
+	ReadLog(ctx context.Context, after Position, limit int) ([]Event, error)
+	// LogState says where the log stands.
+	LogState(ctx context.Context) (State, error)
+	// WakeLog returns a channel that receives (without blocking the
+	// writer, coalescing) after events may have been appended, by this
+	// process or, on PostgreSQL, by any other on the database; stop ends
+	// the subscription. A wake-up is a hint: the log is the data.
+	WakeLog() (wake <-chan struct{}, stop func())
+}
