@@ -28,9 +28,12 @@ func TestWorkerFloodDelaysNoOther(t *testing.T) {
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			release := make(chan struct{})
+			aHeld := make(chan struct{})
+			var aOnce sync.Once
 			var aRequests, aInFlight, aMost atomic.Int32
 			a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				aRequests.Add(1)
+				aOnce.Do(func() { close(aHeld) })
 				n := aInFlight.Add(1)
 				for m := aMost.Load(); n > m && !aMost.CompareAndSwap(m, n); m = aMost.Load() {
 				}
@@ -60,7 +63,8 @@ func TestWorkerFloodDelaysNoOther(t *testing.T) {
 			w := newWorker(t, db, webhook.Config{Observer: obs}, "kfa-test")
 			start := time.Now()
 			w.Start(context.Background())
-			within(t, 10*time.Second, "B's one delivery behind A's 20,000, delivered and recorded", bGot)
+			within(t, 10*time.Second, "A's first request", aHeld)
+			within(t, 10*time.Second, "B's one delivery behind A's 20,000, delivered and recorded while A's is held", bGot)
 			t.Logf("%s: B delivered %s after the start, behind 20,000 due to A (A: %d request(s), at most %d in flight)",
 				be.name, time.Since(start).Round(time.Millisecond), aRequests.Load(), aMost.Load())
 			w.Stop()

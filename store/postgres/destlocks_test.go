@@ -81,12 +81,14 @@ func TestDestinationLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// pg_locks is the whole server's: the database and the keys name c's
+	// lock alone, whatever else runs. The timeout waits for the end.
+	classid, objid := postgres.DestLockKeys(c)
 	var ended int
-	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-		WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND pid IN (
-			SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted
-			GROUP BY pid HAVING count(*) = 1)`).Scan(&ended); err != nil || ended != 1 {
-		t.Fatalf("end the session holding c alone: %d %v", ended, err)
+	if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint = $2
+		  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, classid, objid).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("end the session holding c: %d %v", ended, err)
 	}
 	try(l1, c, true, "c, once its session ended")
 	deadline := time.Now().Add(30 * time.Second)
