@@ -50,13 +50,24 @@ type OutboxStats struct {
 // OutboxStore is the outbox of deliveries. The store writes deliveries
 // itself, in the transaction of each transition (one per config of the
 // task); these methods serve the sender and the operator.
+//
+// The sender walks the pending deliveries by destination (scheme, host
+// and port): DueDestinations names the destinations that have something
+// due, round-robin, and DueDeliveries reads one destination's due
+// deliveries, so a destination with a flood of deliveries costs a scan
+// one step and delays no other.
 type OutboxStore interface {
-	// DueDeliveries returns pending deliveries due at now (NextAt <= now),
-	// in due order (NextAt, then id), at most limit. want, when not nil,
-	// is asked about each due delivery's Destination, in that order,
-	// before the delivery is read: those it refuses are skipped (a busy
-	// destination costs the walk one step, not a read).
-	DueDeliveries(ctx context.Context, now time.Time, limit int, want func(destination string) bool) ([]Delivery, error)
+	// DueDestinations walks the destinations that have pending
+	// deliveries, in destination order, starting at the first after
+	// q.After ("": the first), and returns those whose earliest pending
+	// delivery is due at q.Now and that q.Skip does not name, at most
+	// q.Limit. The walk visits at most MaxDueScan destinations per one
+	// asked for; next is the last destination it visited when it stopped
+	// early (the After of the next walk), "" when it reached the end.
+	DueDestinations(ctx context.Context, q DueQuery) (dests []string, next string, err error)
+	// DueDeliveries returns destination's pending deliveries due at now
+	// (NextAt <= now), in due order (NextAt, then id), at most limit.
+	DueDeliveries(ctx context.Context, destination string, now time.Time, limit int) ([]Delivery, error)
 	// NextDue is when the earliest pending delivery is due; ok is false
 	// when none is pending.
 	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
@@ -79,14 +90,47 @@ type OutboxStore interface {
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 }
 
-// Claimer is an outbox several processes send from. A sender claims each
-// delivery before it sends it: a claim holds until until, or until the
-// attempt is recorded, and another process's claim of the same delivery
-// meanwhile fails, so each attempt is made by one process; a crashed
-// process's claims run out and its deliveries are sent again. An outbox
-// only one process sends from need not implement it.
-type Claimer interface {
-	// ClaimDelivery claims the pending delivery id at now until until;
-	// claimed is false when it is claimed already or pending no more.
-	ClaimDelivery(ctx context.Context, id string, now, until time.Time) (claimed bool, err error)
+// MaxDueScan bounds the destinations one DueDestinations walk visits, per
+// destination it may return: a walk past many destinations with nothing
+// due yet stops, and the next walk goes on from where it stopped.
+const MaxDueScan = 16
+
+// DueQuery is one walk of DueDestinations.
+type DueQuery struct {
+	Now   time.Time
+	After string // the walk starts after this destination; "" at the first
+	Limit int    // destinations returned at most
+	// Skip names destinations not to return (those the sender is busy
+	// with); each costs the walk one step.
+	Skip []string
+}
+
+// DestinationLocker is an outbox several processes send from. A sender
+// holds a destination's lock from before it reads the destination's due
+// deliveries until their attempts are recorded, so one destination has at
+// most one request in flight across every process, a delivery is never
+// sent by two processes for one attempt, and a destination's deliveries go
+// in due order. An outbox only one process sends from (bbolt's: the file
+// is locked to its process) need not implement it.
+type DestinationLocker interface {
+	// DestinationLocks opens this sender's set of locks. Closing it
+	// releases every lock it holds; so does the sender's process dying.
+	DestinationLocks(ctx context.Context) (DestinationLocks, error)
+}
+
+// DestinationLocks are one sender's destination locks. Its methods are
+// safe for concurrent use; one destination is locked at most once at a
+// time through one DestinationLocks.
+type DestinationLocks interface {
+	// TryLock takes destination's lock unless another sender holds it
+	// (ok false); it does not wait.
+	TryLock(ctx context.Context, destination string) (ok bool, err error)
+	// Held says whether the lock TryLock took is still held: false once
+	// the locks' session was found broken (the database then released
+	// every lock of it), so the sender stops sending to destination.
+	Held(destination string) bool
+	// Unlock releases destination's lock.
+	Unlock(ctx context.Context, destination string) error
+	// Close releases every lock and ends the session.
+	Close() error
 }

@@ -44,6 +44,7 @@ var (
 	bucketPushConfigs = []byte("push_configs")   // task id (16) | config id -> pushConfigRecord
 	bucketPushOutbox  = []byte("push_outbox")    // delivery id (16) -> deliveryRecord
 	bucketPushDue     = []byte("idx_push_due")   // next attempt (8, ms) | delivery id (16), pending only
+	bucketPushDest    = []byte("idx_push_dest")  // destination | 0 | next attempt (8, ms) | delivery id (16), pending only (schema 10)
 	bucketPushByState = []byte("idx_push_state") // state (1) | delivery id (16)
 	bucketPushByTask  = []byte("idx_push_task")  // task id (16) | delivery id (16)
 	bucketSignKeys    = []byte("sign_keys")      // created (8, ms) | key id -> signKeyRecord

@@ -73,6 +73,9 @@ func (c *checker) checkPush() error {
 		if tx.Bucket(bucketPushDue).Get(dueKey(d.NextAt, k)) == nil {
 			c.rep.addf(VPush, bucketPushDue, k, id, d.TaskID, "pending delivery %s is missing from the due index", id)
 		}
+		if tx.Bucket(bucketPushDest).Get(destKey(d.Destination, d.NextAt, k)) == nil {
+			c.rep.addf(VPush, bucketPushDest, k, id, d.TaskID, "pending delivery %s is missing from the due index by destination", id)
+		}
 		if tx.Bucket(bucketTasks).Get(tk) == nil {
 			c.rep.addf(VPush, bucketPushOutbox, k, id, d.TaskID, "pending delivery %s points at task %s, which does not exist", id, d.TaskID)
 		}
@@ -90,10 +93,25 @@ func (c *checker) checkPush() error {
 	return c.checkPushCounter(pending)
 }
 
-// checkPushIndexes: every entry of the three outbox indexes points at a
+// checkPushIndexes: every entry of the four outbox indexes points at a
 // delivery that agrees with it.
 func (c *checker) checkPushIndexes() error {
-	err := c.walk(bucketPushDue, func(tx *bolt.Tx, k, v []byte) {
+	err := c.walk(bucketPushDest, func(tx *bolt.Tx, k, _ []byte) {
+		dest, at, id, ok := splitDestKey(k)
+		if !ok || len(id) != 16 {
+			c.rep.addf(VDecode, bucketPushDest, k, hex.EncodeToString(k), "", "key is not destination | 0 | time | delivery id")
+			return
+		}
+		d, err := getDelivery(tx, id)
+		if err != nil || d.State != push.Pending || ms(d.NextAt) != at || d.Destination != dest {
+			c.rep.addf(VPush, bucketPushDest, k, idString(id), d.TaskID,
+				"due entry of destination %q points at a delivery that is missing, not pending, due at another time or to another destination", dest)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = c.walk(bucketPushDue, func(tx *bolt.Tx, k, v []byte) {
 		if len(k) != 24 {
 			c.rep.addf(VDecode, bucketPushDue, k, hex.EncodeToString(k), "", "key is not time | delivery id")
 			return

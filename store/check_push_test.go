@@ -72,6 +72,21 @@ func TestCheckPush(t *testing.T) {
 			id, _ := idBytes(w.waiting.ID)
 			return func(tx *bolt.Tx) error { return tx.Bucket(bucketPushDue).Put(dueKey(time.Now(), id), nil) }
 		}, []string{"due entry points at a delivery that is missing"}},
+		{"pending delivery missing from the due index by destination", func(w *pushWorld) func(tx *bolt.Tx) error {
+			id, _ := idBytes(w.pending.ID)
+			return func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketPushDest).Delete(destKey(w.pending.Destination, w.pending.NextAt, id))
+			}
+		}, []string{"missing from the due index by destination"}},
+		{"due entry by destination naming another destination", func(w *pushWorld) func(tx *bolt.Tx) error {
+			id, _ := idBytes(w.pending.ID)
+			return func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketPushDest).Put(destKey("https://elsewhere.example.com:443", w.pending.NextAt, id), nil)
+			}
+		}, []string{`due entry of destination "https://elsewhere.example.com:443" points at a delivery that is missing, not pending, due at another time or to another destination`}},
+		{"malformed due entry by destination", func(w *pushWorld) func(tx *bolt.Tx) error {
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketPushDest).Put([]byte("no separator"), nil) }
+		}, []string{"key is not destination | 0 | time | delivery id"}},
 		{"queue depth off", func(w *pushWorld) func(tx *bolt.Tx) error {
 			return func(tx *bolt.Tx) error { return counter(tx.Bucket(bucketCounts), pushPendingKey, 2) }
 		}, []string{"counter is 3, counted 1 pending"}},
@@ -127,8 +142,14 @@ func TestPushReadsWriteNothing(t *testing.T) {
 	if n, err := w.db.PurgeDeliveries(ctx, time.Now().Add(-time.Hour), 100); err != nil || n != 0 {
 		t.Fatalf("purge: %d %v", n, err)
 	}
-	if _, err := w.db.DueDeliveries(ctx, time.Now(), 10, nil); err != nil {
+	dests, _, err := w.db.DueDestinations(ctx, push.DueQuery{Now: time.Now(), Limit: 10})
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, d := range dests {
+		if _, err := w.db.DueDeliveries(ctx, d, time.Now(), 10); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, _, err := w.db.NextDue(ctx); err != nil {
 		t.Fatal(err)

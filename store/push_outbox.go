@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -14,13 +16,21 @@ import (
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
-// The outbox. push_outbox holds each delivery under its id; three
+// The outbox. push_outbox holds each delivery under its id; four
 // indexes, written with it, serve the sender and the operator:
 //
 //	idx_push_due    next attempt (ms, 8) | id (16)   pending deliveries, in due order;
 //	                                                 the value is the destination
+//	idx_push_dest   destination | 0 | next attempt (ms, 8) | id (16)
+//	                                                 pending deliveries by destination, each
+//	                                                 destination's in due order
 //	idx_push_state  state (1) | id (16)              every delivery by state, in transition order
 //	idx_push_task   task id (16) | id (16)           every delivery of a task
+//
+// The sender walks idx_push_dest one destination at a time (a seek to
+// each destination's first entry), so a destination with a flood of due
+// deliveries costs a walk one step; idx_push_due gives the earliest due
+// time of all in one seek.
 //
 // The counter pushPendingKey counts the pending ones (the queue depth).
 
@@ -37,6 +47,45 @@ func deliveryStateByte(s push.State) byte {
 }
 
 func dueKey(at time.Time, id []byte) []byte { return cat(u64(ms(at)), id) }
+
+// destPrefix is the part of a destination's idx_push_dest keys before the
+// time. A destination (scheme://host:port of a parsed URL) holds no NUL,
+// so the NUL ends it: every key of a destination sorts before those of
+// any longer destination it is a prefix of.
+func destPrefix(dest string) []byte { return append([]byte(dest), 0) }
+
+// destKey is a pending delivery's idx_push_dest key.
+func destKey(dest string, at time.Time, id []byte) []byte {
+	return cat(destPrefix(dest), u64(ms(at)), id)
+}
+
+// splitDestKey splits an idx_push_dest key; ok is false for a malformed one.
+func splitDestKey(k []byte) (dest string, at uint64, id []byte, ok bool) {
+	n := len(k) - 25
+	if n < 0 || k[n] != 0 || bytes.IndexByte(k[:n], 0) >= 0 {
+		return "", 0, nil, false
+	}
+	return string(k[:n]), binary.BigEndian.Uint64(k[n+1 : n+9]), k[n+9:], true
+}
+
+// putDueEntries indexes the pending delivery d under id.
+func putDueEntries(tx *bolt.Tx, d *push.Delivery, id []byte) error {
+	if strings.IndexByte(d.Destination, 0) >= 0 {
+		return fmt.Errorf("store: delivery %s: destination %q holds a NUL", d.ID, d.Destination)
+	}
+	if err := tx.Bucket(bucketPushDue).Put(dueKey(d.NextAt, id), []byte(d.Destination)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketPushDest).Put(destKey(d.Destination, d.NextAt, id), nil)
+}
+
+// deleteDueEntries removes the index entries putDueEntries made.
+func deleteDueEntries(tx *bolt.Tx, d *push.Delivery, id []byte) error {
+	if err := tx.Bucket(bucketPushDue).Delete(dueKey(d.NextAt, id)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketPushDest).Delete(destKey(d.Destination, d.NextAt, id))
+}
 
 func getDelivery(tx *bolt.Tx, id []byte) (push.Delivery, error) {
 	v := tx.Bucket(bucketPushOutbox).Get(id)
@@ -57,12 +106,12 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 	if err != nil {
 		return err
 	}
-	due, state := tx.Bucket(bucketPushDue), tx.Bucket(bucketPushByState)
+	state := tx.Bucket(bucketPushByState)
 	pending := 0
 	if old != nil {
 		if old.State == push.Pending {
 			pending--
-			if err := due.Delete(dueKey(old.NextAt, id)); err != nil {
+			if err := deleteDueEntries(tx, old, id); err != nil {
 				return err
 			}
 		}
@@ -80,7 +129,7 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 	}
 	if d.State == push.Pending {
 		pending++
-		if err := due.Put(dueKey(d.NextAt, id), []byte(d.Destination)); err != nil {
+		if err := putDueEntries(tx, d, id); err != nil {
 			return err
 		}
 	}
@@ -108,28 +157,64 @@ func deleteDelivery(tx *bolt.Tx, d *push.Delivery) error {
 	return tx.Bucket(bucketPushOutbox).Delete(id)
 }
 
-// DueDeliveries implements push.OutboxStore. The due index holds each
-// delivery's destination, so what want refuses is never read; the walk
-// stops after maxDueScan steps per delivery asked for.
-func (s *DB) DueDeliveries(_ context.Context, now time.Time, limit int, want func(string) bool) ([]push.Delivery, error) {
-	var out []push.Delivery
+// DueDestinations implements push.OutboxStore: one seek per destination
+// visited, to its first idx_push_dest entry, whose time is the
+// destination's earliest.
+func (s *DB) DueDestinations(_ context.Context, q push.DueQuery) ([]string, string, error) {
+	var (
+		out  []string
+		next string
+	)
+	skip := make(map[string]bool, len(q.Skip))
+	for _, d := range q.Skip {
+		skip[d] = true
+	}
+	now := ms(q.Now)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		cur := tx.Bucket(bucketPushDue).Cursor()
-		steps := 0
-		for k, v := cur.First(); k != nil && len(out) < limit && steps < maxDueScan*limit; k, v = cur.Next() {
-			steps++
-			if len(k) != 24 || binary.BigEndian.Uint64(k[:8]) > ms(now) {
+		cur := tx.Bucket(bucketPushDest).Cursor()
+		k, _ := cur.First()
+		if q.After != "" {
+			k, _ = cur.Seek(prefixEnd(destPrefix(q.After)))
+		}
+		for visits := 0; k != nil; visits++ {
+			if len(out) == q.Limit || visits == push.MaxDueScan*q.Limit {
+				return nil
+			}
+			dest, at, _, ok := splitDestKey(k)
+			if !ok { // kfa check reports it; it stops no delivery
+				k, _ = cur.Next()
+				continue
+			}
+			next = dest
+			if at <= now && !skip[dest] {
+				out = append(out, dest)
+			}
+			k, _ = cur.Seek(prefixEnd(destPrefix(dest)))
+		}
+		next = ""
+		return nil
+	})
+	return out, next, err
+}
+
+// DueDeliveries implements push.OutboxStore: a seek to the destination's
+// first entry, then one step per delivery.
+func (s *DB) DueDeliveries(_ context.Context, dest string, now time.Time, limit int) ([]push.Delivery, error) {
+	var out []push.Delivery
+	prefix := destPrefix(dest)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		cur := tx.Bucket(bucketPushDest).Cursor()
+		for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = cur.Next() {
+			_, at, id, ok := splitDestKey(k)
+			if !ok || len(id) != 16 {
+				continue // kfa check reports it
+			}
+			if at > ms(now) {
 				break
 			}
-			if want != nil && len(v) > 0 && !want(string(v)) {
-				continue
-			}
-			d, err := getDelivery(tx, k[8:])
+			d, err := getDelivery(tx, id)
 			if err != nil {
 				return err
-			}
-			if want != nil && len(v) == 0 && !want(d.Destination) {
-				continue
 			}
 			out = append(out, d)
 		}
@@ -137,10 +222,6 @@ func (s *DB) DueDeliveries(_ context.Context, now time.Time, limit int, want fun
 	})
 	return out, err
 }
-
-// maxDueScan bounds the due entries DueDeliveries steps over per
-// delivery it may return.
-const maxDueScan = 16
 
 // NextDue implements push.OutboxStore.
 func (s *DB) NextDue(context.Context) (time.Time, bool, error) {

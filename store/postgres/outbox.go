@@ -49,29 +49,10 @@ func putDelivery(ctx context.Context, tx pgx.Tx, old, d *push.Delivery, acc delt
 			VALUES ($1, $2, $3, $4, $5, $6)`, d.ID, d.TaskID, stateCode(d.State), next, d.Destination, v)
 		return err
 	}
-	// A recorded attempt (or any other change) ends the delivery's claim.
-	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4, claim_until_ms = NULL WHERE id = $1",
+	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4 WHERE id = $1",
 		d.ID, stateCode(d.State), next, v)
 	return err
 }
-
-// ClaimDelivery implements push.Claimer: a pending delivery nobody holds
-// (no claim, or one run out) is claimed; one another transaction is
-// claiming right now is skipped, not waited for (SKIP LOCKED).
-func (s *DB) ClaimDelivery(ctx context.Context, id string, now, until time.Time) (bool, error) {
-	var got string
-	err := s.pool.QueryRow(ctx, `UPDATE push_deliveries SET claim_until_ms = $3 WHERE id = (
-			SELECT id FROM push_deliveries WHERE id = $1 AND state = 'p'
-			  AND (claim_until_ms IS NULL OR claim_until_ms <= $2)
-			FOR UPDATE SKIP LOCKED)
-		RETURNING id`, id, now.UnixMilli(), until.UnixMilli()).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-var _ push.Claimer = (*DB)(nil)
 
 func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]push.Delivery, error) {
 	rows, err := tx.Query(ctx, q, args...)
@@ -108,40 +89,70 @@ func getDelivery(ctx context.Context, tx pgx.Tx, id string, lock bool) (push.Del
 	return ds[0], nil
 }
 
-// maxDueScan bounds the walk of DueDeliveries past refused destinations,
-// as a multiple of limit.
-const maxDueScan = 16
+// dueWalk is the skip scan of DueDestinations: each step is one probe of
+// push_deliveries_destination for the first pending delivery of the next
+// destination, whose next_ms is that destination's earliest. It stops
+// once it found $3 destinations due at $2 and not in $5, or visited $4.
+const dueWalk = `WITH RECURSIVE walk(destination, next_ms, visited, found) AS (
+    SELECT f.destination, f.next_ms, 1, (f.next_ms <= $2 AND f.destination <> ALL($5))::int
+    FROM (SELECT destination, next_ms FROM push_deliveries
+          WHERE state = 'p' AND destination > $1 ORDER BY destination, next_ms LIMIT 1) f
+  UNION ALL
+    SELECT nx.destination, nx.next_ms, w.visited + 1, w.found + (nx.next_ms <= $2 AND nx.destination <> ALL($5))::int
+    FROM walk w, LATERAL (SELECT destination, next_ms FROM push_deliveries
+          WHERE state = 'p' AND destination > w.destination ORDER BY destination, next_ms LIMIT 1) nx
+    WHERE w.found < $3 AND w.visited < $4
+)
+SELECT destination, next_ms FROM walk ORDER BY visited`
 
-// DueDeliveries implements push.OutboxStore.
-func (s *DB) DueDeliveries(ctx context.Context, now time.Time, limit int, want func(string) bool) ([]push.Delivery, error) {
+// DueDestinations implements push.OutboxStore in one query (dueWalk).
+func (s *DB) DueDestinations(ctx context.Context, q push.DueQuery) ([]string, string, error) {
+	if q.Limit <= 0 {
+		return nil, q.After, nil
+	}
+	skip := q.Skip
+	if skip == nil {
+		skip = []string{}
+	}
+	visits := push.MaxDueScan * q.Limit
+	rows, err := s.pool.Query(ctx, dueWalk, q.After, q.Now.UnixMilli(), q.Limit, visits, skip)
+	if err != nil {
+		return nil, "", unavailable(err)
+	}
+	type step struct {
+		Destination string
+		NextMS      int64
+	}
+	steps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[step])
+	if err != nil {
+		return nil, "", unavailable(err)
+	}
+	skipped := make(map[string]bool, len(skip))
+	for _, d := range skip {
+		skipped[d] = true
+	}
+	var out []string
+	for _, st := range steps {
+		if st.NextMS <= q.Now.UnixMilli() && !skipped[st.Destination] {
+			out = append(out, st.Destination)
+		}
+	}
+	if len(out) < q.Limit && len(steps) < visits {
+		return out, "", nil // the walk ran out of destinations
+	}
+	return out, steps[len(steps)-1].Destination, nil
+}
+
+// DueDeliveries implements push.OutboxStore, from
+// push_deliveries_destination.
+func (s *DB) DueDeliveries(ctx context.Context, dest string, now time.Time, limit int) ([]push.Delivery, error) {
 	var out []push.Delivery
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, destination FROM push_deliveries WHERE state = 'p' AND next_ms <= $1
-			ORDER BY next_ms, id LIMIT $2`, now.UnixMilli(), maxDueScan*limit)
-		if err != nil {
-			return err
-		}
-		type due struct {
-			ID, Destination string
-		}
-		dues, err := pgx.CollectRows(rows, pgx.RowToStructByPos[due])
-		if err != nil {
-			return err
-		}
-		for _, d := range dues {
-			if len(out) == limit {
-				break
-			}
-			if want != nil && !want(d.Destination) {
-				continue
-			}
-			del, err := getDelivery(ctx, tx, d.ID, false)
-			if err != nil {
-				return err
-			}
-			out = append(out, del)
-		}
-		return nil
+		var err error
+		out, err = queryDeliveries(ctx, tx, `SELECT doc FROM push_deliveries
+			WHERE state = 'p' AND destination = $1 AND next_ms <= $2 ORDER BY next_ms, id LIMIT $3`,
+			dest, now.UnixMilli(), limit)
+		return err
 	})
 	return out, err
 }

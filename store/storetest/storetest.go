@@ -73,6 +73,7 @@ func Run(t *testing.T, open Opener) {
 		{"PushConfigs", testPushConfigs},
 		{"PushOutbox", testPushOutbox},
 		{"PushCancel", testPushCancel},
+		{"PushDueByDestination", testPushDueByDestination},
 		{"SigningKeys", testSigningKeys},
 		{"ChangeLog", testChangeLog},
 	} {
