@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 
@@ -23,8 +24,18 @@ type HTTPOptions struct {
 	// AllowedOrigins are the Origin values a request may carry (scheme,
 	// host and port, as a browser sends them). A request with any other
 	// Origin is refused with 403, so that a web page cannot drive the
-	// server; a request without Origin (every non-browser client) passes.
+	// server (DNS rebinding); a request without Origin (every non-browser
+	// client) passes. Empty, the allowed origins are kfa's own: that of
+	// PublicURL, and the loopback origins of ListenAddr's port when it is
+	// a loopback address.
 	AllowedOrigins []string
+	// PublicURL is the server's externally visible base URL; its origin is
+	// allowed when AllowedOrigins is empty.
+	PublicURL string
+	// ListenAddr returns the public listener's address (nil before it
+	// listens); read at each request, since the port of :0 is known only
+	// once the server listens.
+	ListenAddr func() net.Addr
 	// MaxBodyBytes bounds request bodies; larger ones get 413.
 	MaxBodyBytes int64
 	// Log receives the SDK's transport errors; discarded when nil.
@@ -37,7 +48,7 @@ type HTTPOptions struct {
 // the client's Accept prefers (JSON on a tie).
 type Handler struct {
 	o       HTTPOptions
-	origins map[string]bool
+	origins *originPolicy
 	json    http.Handler
 	sse     http.Handler
 }
@@ -50,10 +61,7 @@ func NewHandler(srv *mcp.Server, o HTTPOptions) *Handler {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{o: o, origins: map[string]bool{}}
-	for _, origin := range o.AllowedOrigins {
-		h.origins[normalizeOrigin(origin)] = true
-	}
+	h := &Handler{o: o, origins: newOriginPolicy(o.AllowedOrigins, o.PublicURL, o.ListenAddr)}
 	get := func(*http.Request) *mcp.Server { return srv }
 	for _, jsonResponse := range []bool{true, false} {
 		sh := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -75,12 +83,6 @@ func NewHandler(srv *mcp.Server, o HTTPOptions) *Handler {
 	return h
 }
 
-// normalizeOrigin lower-cases an origin and drops a trailing slash, the
-// way browsers never send one but operators may write one.
-func normalizeOrigin(s string) string {
-	return strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
-}
-
 // ServeHTTP checks the request kfa's way (Origin, bearer, body), then lets
 // the SDK serve it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,9 +93,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
-		if len(origins) > 1 || !h.origins[normalizeOrigin(origins[0])] {
+		if len(origins) > 1 || !h.origins.allows(origins[0]) {
 			writeRPCError(w, http.StatusForbidden, nil, a2a.InvalidRequest.RPCCode,
-				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint (kfa serve --mcp-allowed-origins lists those that are)", nil)
+				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint: only kfa's own origin is, "+
+					"or those kfa serve --mcp-allowed-origins lists", nil)
 			return
 		}
 	}
