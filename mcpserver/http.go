@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -109,13 +108,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, r, nil, err)
 			return
 		}
-		if err := a2a.CheckJSON(body); err != nil {
-			var se *a2a.SyntaxError
-			if errors.As(err, &se) {
-				writeRPCError(w, http.StatusBadRequest, nil, a2a.ParseError.RPCCode, "request body is not valid JSON: "+err.Error(), nil)
-			} else {
-				writeRPCError(w, http.StatusBadRequest, nil, a2a.InvalidRequest.RPCCode, "request body refused: "+err.Error(), nil)
-			}
+		// The SDK checks the protocol version's batch rule itself.
+		if e := CheckMessage(body, true); e != nil {
+			writeRPCError(w, http.StatusBadRequest, e.ID, e.Code, e.Message, nil)
 			return
 		}
 		id = requestID(body)
@@ -186,15 +181,14 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 // requestID is the id of a single JSON-RPC request, or nil (a batch, a
 // notification, an id that is neither a string nor a number).
 func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+	// A map: its keys match exactly, as the SDK's decoder does ("ID" is
+	// not the id).
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
-	switch m.ID[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return m.ID
+	if id := m["id"]; len(id) > 0 && string(id) != "null" && validID(id) {
+		return id
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
@@ -95,15 +97,43 @@ func (w *responseWriter) finish() {
 	if w.capture == nil {
 		return
 	}
-	msg := strings.TrimSpace(w.capture.String())
-	// Bodies that are not JSON never reach the SDK (Handler answers them
-	// with a parse error): what it refuses is an invalid request.
-	code := a2a.InvalidRequest.RPCCode
-	if w.status >= 500 {
-		code = a2a.Internal.RPCCode
-	}
+	code, msg := sdkError(w.status, strings.TrimSpace(w.capture.String()))
 	w.Header().Del("Content-Length")
 	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
+}
+
+// sdkError is the JSON-RPC error a plain-text error of the SDK's HTTP
+// transport means, with the message to send. The SDK words a refused
+// message after the jsonrpc2 sentinel it wrapped ("JSON RPC not handled",
+// "invalid request: ...", "invalid params: ...", ...), the same sentinel
+// whose code it answers over stdio; its other refusals are about the HTTP
+// request (a method other than POST, a Content-Type, a protocol version
+// header, a batch the version forbids), which are invalid requests.
+// Bodies that are not JSON never reach the SDK: Handler answers them with
+// a parse error.
+func sdkError(status int, msg string) (int, string) {
+	if status >= 500 {
+		return jsonrpc.CodeInternalError, msg
+	}
+	inner := strings.TrimPrefix(msg, "malformed payload: ")
+	switch {
+	case strings.HasPrefix(inner, "JSON RPC not handled"), strings.HasPrefix(inner, "method not found"):
+		// `JSON RPC not handled: "foo/bar" unsupported`, worded as stdio
+		// words it.
+		method := ""
+		if i, j := strings.IndexByte(inner, '"'), strings.LastIndexByte(inner, '"'); i >= 0 && j > i {
+			method = inner[i : j+1]
+		}
+		if method == "" {
+			return jsonrpc.CodeMethodNotFound, "method not found"
+		}
+		return jsonrpc.CodeMethodNotFound, "method not found: " + method
+	case strings.HasPrefix(inner, "invalid params"):
+		return jsonrpc.CodeInvalidParams, msg
+	case strings.HasPrefix(inner, "parse error") && inner == msg:
+		return jsonrpc.CodeParseError, msg
+	}
+	return jsonrpc.CodeInvalidRequest, msg
 }
 
 // isPlainText reports the content type of the SDK's http.Error answers.
