@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -27,32 +28,60 @@ func TestMCPBadInput(t *testing.T) {
 	before := h.digest()
 
 	t.Run("tool errors", func(t *testing.T) {
+		// Worded like the A2A errors, for the model that reads them.
 		long := strings.Repeat("é", 1001)
+		const searchTakes = "(search takes query, limit, kind, product, environment)"
 		for _, tc := range []struct {
 			name string
 			tool string
 			args any
 			want string
 		}{
-			{"missing query", mcpserver.ToolSearch, map[string]any{}, "query"},
-			{"query of the wrong type", mcpserver.ToolSearch, map[string]any{"query": 42}, "query"},
+			{"missing query", mcpserver.ToolSearch, map[string]any{}, "query: is required"},
+			{"query of the wrong type", mcpserver.ToolSearch, map[string]any{"query": 42}, "query: must be a string of 1 to 1000 characters"},
+			{"query null", mcpserver.ToolSearch, map[string]any{"query": nil}, "query: must be a string of 1 to 1000 characters"},
 			{"blank query", mcpserver.ToolSearch, map[string]any{"query": "   "}, "query: must not be empty"},
-			{"query too long", mcpserver.ToolSearch, map[string]any{"query": long}, "query"},
-			{"limit 0", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 0}, "limit"},
-			{"limit 6", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 6}, "limit"},
-			{"limit not an integer", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": "3"}, "limit"},
-			{"filter too long", mcpserver.ToolSearch, map[string]any{"query": "x", "kind": strings.Repeat("k", 65)}, "kind"},
-			{"control character in a filter", mcpserver.ToolSearch, map[string]any{"query": "x", "product": "a\u0007b"}, "product"},
-			{"unknown argument", mcpserver.ToolSearch, map[string]any{"query": "x", "action": "ask"}, "action"},
-			{"fetch without id", mcpserver.ToolFetch, map[string]any{}, "id"},
-			{"fetch id too long", mcpserver.ToolFetch, map[string]any{"id": strings.Repeat("a", 129)}, "id"},
+			{"query too long", mcpserver.ToolSearch, map[string]any{"query": long}, "query: 1001 characters, at most 1000"},
+			{"limit 0", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 0}, "limit: must be an integer from 1 to 5"},
+			{"limit 9", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": 9}, "limit: must be an integer from 1 to 5"},
+			{"limit not an integer", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": "3"}, "limit: must be an integer from 1 to 5"},
+			{"limit null", mcpserver.ToolSearch, map[string]any{"query": "x", "limit": nil}, "limit: must be an integer from 1 to 5"},
+			{"filter too long", mcpserver.ToolSearch, map[string]any{"query": "x", "kind": strings.Repeat("k", 65)}, "kind: 65 characters, at most 64"},
+			{"control character in a filter", mcpserver.ToolSearch, map[string]any{"query": "x", "product": "a\u0007b"}, "product: contains the control character U+0007"},
+			{"unknown argument", mcpserver.ToolSearch, map[string]any{"query": "x", "action": "ask"}, "action: unknown argument " + searchTakes},
+			{"arguments not an object", mcpserver.ToolSearch, []string{"x"}, "arguments: must be a JSON object " + searchTakes},
+			{"fetch without id", mcpserver.ToolFetch, map[string]any{}, "id: is required"},
+			{"fetch id too long", mcpserver.ToolFetch, map[string]any{"id": strings.Repeat("a", 129)}, "id: 129 characters, at most 128"},
 			{"bad cursor", mcpserver.ToolGetChanges, map[string]any{"cursor": "%%%"}, `"%%%"`},
-			{"cursor too long", mcpserver.ToolGetChanges, map[string]any{"cursor": strings.Repeat("A", 65)}, "cursor"},
-			{"changes limit 0", mcpserver.ToolGetChanges, map[string]any{"limit": 0}, "limit"},
-			{"whoami takes nothing", mcpserver.ToolWhoami, map[string]any{"token": "kfa_x"}, "token"},
+			{"cursor too long", mcpserver.ToolGetChanges, map[string]any{"cursor": strings.Repeat("A", 65)}, "cursor: 65 characters, at most 64"},
+			{"changes limit 0", mcpserver.ToolGetChanges, map[string]any{"limit": 0}, "limit: must be an integer from 1 to 500"},
+			{"whoami takes nothing", mcpserver.ToolWhoami, map[string]any{"token": "kfa_x"}, "token: unknown argument (whoami takes none)"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				mcpToolError(t, mcpCall(t, cs, tc.tool, tc.args), tc.want)
+			})
+		}
+	})
+
+	t.Run("ambiguous arguments", func(t *testing.T) {
+		// A key two readers could take for different fields is invalid
+		// params, naming the key.
+		for _, tc := range []struct {
+			name string
+			tool string
+			args string
+			want string
+		}{
+			{"another case", mcpserver.ToolSearch, `{"Query":"x"}`, `"Query" is not an argument of search`},
+			{"two spellings", mcpserver.ToolSearch, `{"query":"x","QUERY":"y"}`, `"QUERY" is not an argument of search`},
+			{"Unicode folding", mcpserver.ToolGetChanges, `{"cur\u017for":"x"}`, `"cur\u017for" is not an argument of get_changes`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: json.RawMessage(tc.args)})
+				var we *jsonrpc.Error
+				if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, tc.want) {
+					t.Fatalf("%s: %v", tc.args, err)
+				}
 			})
 		}
 	})

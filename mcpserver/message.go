@@ -185,7 +185,7 @@ func checkEnvelope(b []byte) *MessageError {
 	e := &MessageError{ID: requestID(b), Code: jsonrpc.CodeInvalidRequest}
 	for key := range m {
 		if known, ok := foldMatch(key, envelopeMembers); ok {
-			e.Message = fmt.Sprintf("%q is not a member of a JSON-RPC message: names are case-sensitive (did you mean %q?)", key, known)
+			e.Message = fmt.Sprintf("%+q is not a member of a JSON-RPC message: names are case-sensitive (did you mean %q?)", key, known)
 			return e
 		}
 	}
@@ -209,7 +209,7 @@ func checkEnvelope(b []byte) *MessageError {
 			for key := range params {
 				if known, ok := foldMatch(key, callToolParams); ok {
 					e.Code = jsonrpc.CodeInvalidParams
-					e.Message = fmt.Sprintf("params: %q is not a tools/call parameter: names are case-sensitive (did you mean %q?)", key, known)
+					e.Message = fmt.Sprintf("params: %+q is not a tools/call parameter: names are case-sensitive (did you mean %q?)", key, known)
 					return e
 				}
 			}
