@@ -131,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	st := &requestState{caller: caller}
 	r = r.WithContext(withState(r.Context(), st))
-	rw := &responseWriter{ResponseWriter: w, st: st, id: id}
+	rw := &responseWriter{ResponseWriter: w, st: st, id: id, version: r.Header.Get("MCP-Protocol-Version")}
 	if sse {
 		h.sse.ServeHTTP(rw, r)
 	} else {

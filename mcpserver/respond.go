@@ -26,19 +26,24 @@ func httpkitError(r *http.Request, log *slog.Logger, err error) *a2a.Error {
 }
 
 // responseWriter stands between the SDK and the client. It turns the
-// answer of a call a limit refused into HTTP 429 with Retry-After, and the
+// answer of a call a limit refused into HTTP 429 with Retry-After, the
 // SDK's plain-text transport errors (a wrong Content-Type, a malformed
 // message, a method other than POST) into JSON-RPC error bodies, so that
-// every error a client reads has the same shape.
+// every error a client reads has the same shape, and each JSON-RPC
+// message into what the request's protocol version reads
+// (AdaptResponse).
 type responseWriter struct {
 	http.ResponseWriter
-	st *requestState
-	id json.RawMessage // of the request, for a rewritten error
+	st      *requestState
+	id      json.RawMessage // of the request, for a rewritten error
+	version string          // the request's MCP-Protocol-Version
 
 	mu      sync.Mutex
 	wrote   bool
 	status  int           // of a captured error
 	capture *bytes.Buffer // a plain-text error body, rewritten by finish
+	sse     bool          // the answer is an event stream, adapted line by line
+	held    []byte        // JSON not yet written: a whole answer, or a partial SSE line
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -58,10 +63,12 @@ func (w *responseWriter) writeHeaderLocked(code int) {
 		code = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(wait)))
 	}
-	if code >= 400 && isPlainText(w.Header().Get("Content-Type")) {
+	ct := w.Header().Get("Content-Type")
+	if code >= 400 && isPlainText(ct) {
 		w.status, w.capture = code, &bytes.Buffer{}
 		return
 	}
+	w.sse = mediaType(ct) == "text/event-stream"
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -74,14 +81,38 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	if w.capture != nil {
 		return w.capture.Write(b)
 	}
-	return w.ResponseWriter.Write(b)
+	w.held = append(w.held, b...)
+	if !w.sse {
+		return len(b), nil // one JSON answer: adapted whole, by finish
+	}
+	// An event stream goes on at once, each whole line adapted: its
+	// data lines hold one message each.
+	var out []byte
+	for {
+		i := bytes.IndexByte(w.held, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.held[:i+1]
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			line = append(append([]byte("data: "), AdaptResponse(bytes.TrimRight(data, "\r\n"), w.version)...), '\n')
+		}
+		out = append(out, line...)
+		w.held = w.held[i+1:]
+	}
+	if len(out) > 0 {
+		if _, err := w.ResponseWriter.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // Flush sends what was written so far (SSE); nothing before a header.
 func (w *responseWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.wrote || w.capture != nil {
+	if !w.wrote || w.capture != nil || !w.sse {
 		return
 	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
@@ -90,16 +121,27 @@ func (w *responseWriter) Flush() {
 // Unwrap lets http.ResponseController reach deadlines.
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes a captured plain-text error as a JSON-RPC error.
+// finish writes what is held: a captured plain-text error as a JSON-RPC
+// error, a JSON answer adapted to the protocol version, the rest of a
+// stream.
 func (w *responseWriter) finish() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.capture == nil {
+	if w.capture != nil {
+		code, msg := sdkError(w.status, strings.TrimSpace(w.capture.String()))
+		w.Header().Del("Content-Length")
+		writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
 		return
 	}
-	code, msg := sdkError(w.status, strings.TrimSpace(w.capture.String()))
-	w.Header().Del("Content-Length")
-	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
+	if len(w.held) == 0 {
+		return
+	}
+	out := w.held
+	if !w.sse {
+		out = AdaptResponse(out, w.version)
+	}
+	_, _ = w.ResponseWriter.Write(out)
+	w.held = nil
 }
 
 // sdkError is the JSON-RPC error a plain-text error of the SDK's HTTP
@@ -137,9 +179,11 @@ func sdkError(status int, msg string) (int, string) {
 }
 
 // isPlainText reports the content type of the SDK's http.Error answers.
-func isPlainText(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "text/plain"
+func isPlainText(ct string) bool { return mediaType(ct) == "text/plain" }
+
+func mediaType(ct string) string {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }
 
 // preferSSE reads the Accept header: whether the client prefers an SSE
