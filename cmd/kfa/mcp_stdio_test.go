@@ -158,7 +158,9 @@ func TestStdioVersions(t *testing.T) {
 	newServer := func() *mcp.Server {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 		srv.AddTool(&mcp.Tool{Name: "x", InputSchema: &jsonschema.Schema{Type: "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		return srv
 	}
 	t.Run("2025-06-18", func(t *testing.T) {
