@@ -48,13 +48,18 @@ type stdio struct {
 	pending []byte // the rest of the line being handed to the SDK
 	eof     bool   // the input has ended
 
-	mu       sync.Mutex        // guards what follows, and writes to out
+	// outMu orders the writes to out (the SDK's lines and kfa's own
+	// answers); mu guards what follows it. Reading never waits for a
+	// write: a client that writes its requests before it reads answers
+	// does not deadlock kfa mcp.
+	outMu    sync.Mutex
+	mu       sync.Mutex
 	asked    map[string]bool   // ids of requests read and not yet answered
 	inits    map[string]bool   // ids of initialize requests not yet answered
 	versions map[string]string // protocol versions requests name in _meta
 	version  string            // the version initialize negotiated
 	answered chan struct{}     // signalled on each answer
-	partial  []byte            // output not yet written: a line not yet whole
+	partial  []byte            // output not yet written: a line not yet whole (outMu)
 }
 
 func newStdio(in io.Reader, out io.Writer) *stdio {
@@ -135,8 +140,8 @@ func (s *stdio) admit(line []byte) []byte {
 
 // answer writes kfa's own error answer.
 func (s *stdio) answer(e *mcpserver.MessageError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	_, _ = s.out.Write(append(e.Response(), '\n'))
 }
 
@@ -211,22 +216,30 @@ func (s *stdio) drain() {
 // Write passes the SDK's output on line by line, each adapted to the
 // client's protocol version, noting the answers.
 func (s *stdio) Write(p []byte) (int, error) {
-	s.mu.Lock()
+	s.outMu.Lock()
 	s.partial = append(s.partial, p...)
 	var out []byte
+	var answered []string
 	for {
 		i := bytes.IndexByte(s.partial, '\n')
 		if i < 0 {
 			break
 		}
-		out = append(append(out, s.outgoing(s.partial[:i])...), '\n')
+		line, ids := s.outgoing(s.partial[:i])
+		out, answered = append(append(out, line...), '\n'), append(answered, ids...)
 		s.partial = s.partial[i+1:]
 	}
 	var err error
 	if len(out) > 0 {
 		_, err = s.out.Write(out)
 	}
+	// Answered once written: drain must not let kfa mcp exit before.
+	s.mu.Lock()
+	for _, key := range answered {
+		delete(s.asked, key)
+	}
 	s.mu.Unlock()
+	s.outMu.Unlock()
 	select {
 	case s.answered <- struct{}{}:
 	default:
@@ -237,11 +250,14 @@ func (s *stdio) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// outgoing notes the answers in one line of output and adapts it; s.mu is
-// held.
-func (s *stdio) outgoing(line []byte) []byte {
+// outgoing adapts one line of output, and returns the ids of the
+// requests it answers.
+func (s *stdio) outgoing(line []byte) ([]byte, []string) {
 	msgs := messages(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	version := s.version
+	var ids []string
 	for _, e := range msgs {
 		if e.Method != "" || !isID(e.ID) {
 			continue // a request or notification of the server's own
@@ -253,11 +269,11 @@ func (s *stdio) outgoing(line []byte) []byte {
 		if v, ok := s.versions[key]; ok && len(msgs) == 1 {
 			version = v
 		}
-		delete(s.asked, key)
+		ids = append(ids, key)
 		delete(s.inits, key)
 		delete(s.versions, key)
 	}
-	return mcpserver.AdaptResponse(line, version)
+	return mcpserver.AdaptResponse(line, version), ids
 }
 
 // Close is a no-op: stdin and stdout belong to the process.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +17,11 @@ import (
 // stdioPipe runs an MCP server over a stdio between two pipes: what the
 // test writes is the client's input, what it reads the server's output.
 type stdioPipe struct {
-	t    *testing.T
-	in   *io.PipeWriter
-	out  *bufio.Scanner
-	done chan error
+	t     *testing.T
+	in    *io.PipeWriter
+	outR  *io.PipeReader
+	lines chan []byte // the output, line by line, once reading starts
+	done  chan error
 }
 
 // answer is one line of output.
@@ -32,12 +34,13 @@ type answer struct {
 	} `json:"error"`
 }
 
-func startStdio(t *testing.T, srv *mcp.Server) *stdioPipe {
+// startStdio serves srv; the test reads its output from the start, or
+// from when it calls read.
+func startStdio(t *testing.T, srv *mcp.Server, readNow bool) *stdioPipe {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &stdioPipe{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
-	p.out.Buffer(nil, 1<<20)
+	p := &stdioPipe{t: t, in: inW, outR: outR, lines: make(chan []byte, 64), done: make(chan error, 1)}
 	s := newStdio(inR, outW)
 	go func() {
 		err := srv.Run(context.Background(), &mcp.IOTransport{Reader: s, Writer: s})
@@ -45,46 +48,72 @@ func startStdio(t *testing.T, srv *mcp.Server) *stdioPipe {
 		p.done <- err
 	}()
 	t.Cleanup(func() { _ = inW.Close(); _ = outR.Close() })
+	if readNow {
+		p.read()
+	}
 	return p
 }
 
+// read starts reading the output.
+func (p *stdioPipe) read() {
+	go func() {
+		sc := bufio.NewScanner(p.outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			p.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(p.lines)
+	}()
+}
+
+// send writes lines of input; a server that stopped reading fails the
+// test after a generous bound rather than hanging it.
 func (p *stdioPipe) send(lines ...string) {
 	p.t.Helper()
-	for _, l := range lines {
-		if _, err := io.WriteString(p.in, l+"\n"); err != nil {
-			p.t.Fatalf("write %q: %v", l, err)
+	sent := make(chan error, 1)
+	go func() {
+		for _, l := range lines {
+			if _, err := io.WriteString(p.in, l+"\n"); err != nil {
+				sent <- err
+				return
+			}
 		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			p.t.Fatalf("write: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		p.t.Fatal("kfa mcp read no input for 30 s")
 	}
 }
 
-// next reads the next answer; a server that stopped answering fails the
-// test after a generous bound rather than hanging it.
-func (p *stdioPipe) next() answer {
+// line reads the next line of output, within the same bound.
+func (p *stdioPipe) line() []byte {
 	p.t.Helper()
-	got := make(chan answer, 1)
-	go func() {
-		var a answer
-		if p.out.Scan() {
-			if err := json.Unmarshal(p.out.Bytes(), &a); err != nil {
-				a.Error = &struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				}{Message: "not JSON: " + p.out.Text()}
-			}
-			got <- a
-		}
-		close(got)
-	}()
 	select {
-	case a, ok := <-got:
+	case l, ok := <-p.lines:
 		if !ok {
 			p.t.Fatal("the output ended: the session is over")
 		}
-		return a
+		return l
 	case <-time.After(30 * time.Second):
 		p.t.Fatal("no answer in 30 s")
 	}
-	return answer{}
+	return nil
+}
+
+// next reads the next answer.
+func (p *stdioPipe) next() answer {
+	p.t.Helper()
+	l := p.line()
+	var a answer
+	if err := json.Unmarshal(l, &a); err != nil {
+		p.t.Fatalf("output %q: %v", l, err)
+	}
+	return a
 }
 
 const stdioInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -101,7 +130,7 @@ func TestStdioBadLine(t *testing.T) {
 			<-release
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
-	p := startStdio(t, srv)
+	p := startStdio(t, srv, true)
 	p.send(stdioInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if a := p.next(); string(a.ID) != "1" || a.Error != nil {
 		t.Fatalf("initialize: %+v", a)
@@ -164,7 +193,7 @@ func TestStdioVersions(t *testing.T) {
 		return srv
 	}
 	t.Run("2025-06-18", func(t *testing.T) {
-		p := startStdio(t, newServer())
+		p := startStdio(t, newServer(), true)
 		p.send(stdioInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 		p.next()
 		if a := p.next(); string(a.ID) != "2" || strings.Contains(string(a.Result), "ttlMs") || strings.Contains(string(a.Result), "cacheScope") ||
@@ -173,24 +202,45 @@ func TestStdioVersions(t *testing.T) {
 		}
 	})
 	t.Run("2025-03-26 batches", func(t *testing.T) {
-		p := startStdio(t, newServer())
+		p := startStdio(t, newServer(), true)
 		p.send(strings.Replace(stdioInit, "2025-06-18", "2025-03-26", 1), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		p.next()
 		p.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`)
 		var batch []answer
-		if !p.out.Scan() || json.Unmarshal(p.out.Bytes(), &batch) != nil || len(batch) != 2 {
-			t.Fatalf("batch answer: %s", p.out.Text())
-		}
-		if strings.Contains(p.out.Text(), "ttlMs") {
-			t.Fatalf("a 2025-03-26 batch answer with ttlMs: %s", p.out.Text())
+		if l := p.line(); json.Unmarshal(l, &batch) != nil || len(batch) != 2 || strings.Contains(string(l), "ttlMs") {
+			t.Fatalf("a 2025-03-26 batch answer: %s", l)
 		}
 	})
 	t.Run("2026-07-28 in _meta", func(t *testing.T) {
-		p := startStdio(t, newServer())
+		p := startStdio(t, newServer(), true)
 		p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 			`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
 		if a := p.next(); string(a.ID) != "2" || !strings.Contains(string(a.Result), `"ttlMs"`) {
 			t.Fatalf("a 2026-07-28 tools/list: %+v %s", a.Error, a.Result)
 		}
 	})
+}
+
+// TestStdioWritesBeforeReads: a client may write its requests before it
+// reads an answer; kfa mcp goes on reading them while an answer of the
+// SDK's waits to be written (the test's pipes hold nothing: the first
+// answer waits until the test reads).
+func TestStdioWritesBeforeReads(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	p := startStdio(t, srv, false)
+	lines := []string{stdioInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`}
+	for i := range 5 {
+		lines = append(lines, `{"jsonrpc":"2.0","id":`+strconv.Itoa(10+i)+`,"method":"ping"}`)
+	}
+	p.send(lines...)
+	p.read()
+	ids := map[string]bool{}
+	for range 6 {
+		ids[string(p.next().ID)] = true
+	}
+	for _, id := range []string{"1", "10", "11", "12", "13", "14"} {
+		if !ids[id] {
+			t.Errorf("no answer for id %s: %v", id, ids)
+		}
+	}
 }
