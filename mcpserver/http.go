@@ -94,8 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
 		if len(origins) > 1 || !h.origins.allows(origins[0]) {
 			writeRPCError(w, http.StatusForbidden, nil, a2a.InvalidRequest.RPCCode,
-				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint: only kfa's own origin is, "+
-					"or those kfa serve --mcp-allowed-origins lists", nil)
+				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint: "+h.origins.rule(), nil)
 			return
 		}
 	}

@@ -54,6 +54,15 @@ func (p *originPolicy) allows(origin string) bool {
 	return p.loopback(o)
 }
 
+// rule says which origins pass, for a refusal.
+func (p *originPolicy) rule() string {
+	if len(p.explicit) > 0 {
+		return "only those kfa serve --mcp-allowed-origins lists are"
+	}
+	return "only kfa's own are (its public URL's, and its loopback ones when it listens on loopback); " +
+		"kfa serve --mcp-allowed-origins can list others instead"
+}
+
 // loopback reports whether o is a loopback origin of the listening port
 // while the listener is on a loopback address.
 func (p *originPolicy) loopback(o string) bool {
