@@ -8,9 +8,14 @@
 // discussion, get_changes pages the records' change feed, whoami tells
 // who a bearer token belongs to. Handler serves them over Streamable HTTP
 // (stateless: no session is needed to call a tool), with kfa's own
-// checks in front: Origin validation, bearer authentication, body limits,
-// and JSON-RPC error bodies. NewForwarder serves the same tool list over
-// stdio and hands each call to another server (kfa mcp).
+// checks in front: Origin validation (kfa's own origins by default),
+// bearer authentication, body limits, and JSON-RPC error bodies with the
+// code each error means. NewForwarder serves the same tool list over
+// stdio and hands each call to another server (kfa mcp). CheckMessage
+// (what a transport refuses before the SDK reads it) and AdaptResponse
+// (an answer as the client's protocol version reads it) are shared by
+// the HTTP handler and kfa mcp's stdio. Tool arguments are checked by
+// kfa (args.go), in words a model can act on.
 //
 // The package is a surface: it calls the service and domain layers, never
 // the store and never another binding.

@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 
@@ -23,8 +23,18 @@ type HTTPOptions struct {
 	// AllowedOrigins are the Origin values a request may carry (scheme,
 	// host and port, as a browser sends them). A request with any other
 	// Origin is refused with 403, so that a web page cannot drive the
-	// server; a request without Origin (every non-browser client) passes.
+	// server (DNS rebinding); a request without Origin (every non-browser
+	// client) passes. Empty, the allowed origins are kfa's own: that of
+	// PublicURL, and the loopback origins of ListenAddr's port when it is
+	// a loopback address.
 	AllowedOrigins []string
+	// PublicURL is the server's externally visible base URL; its origin is
+	// allowed when AllowedOrigins is empty.
+	PublicURL string
+	// ListenAddr returns the public listener's address (nil before it
+	// listens); read at each request, since the port of :0 is known only
+	// once the server listens.
+	ListenAddr func() net.Addr
 	// MaxBodyBytes bounds request bodies; larger ones get 413.
 	MaxBodyBytes int64
 	// Log receives the SDK's transport errors; discarded when nil.
@@ -37,7 +47,7 @@ type HTTPOptions struct {
 // the client's Accept prefers (JSON on a tie).
 type Handler struct {
 	o       HTTPOptions
-	origins map[string]bool
+	origins *originPolicy
 	json    http.Handler
 	sse     http.Handler
 }
@@ -50,10 +60,7 @@ func NewHandler(srv *mcp.Server, o HTTPOptions) *Handler {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{o: o, origins: map[string]bool{}}
-	for _, origin := range o.AllowedOrigins {
-		h.origins[normalizeOrigin(origin)] = true
-	}
+	h := &Handler{o: o, origins: newOriginPolicy(o.AllowedOrigins, o.PublicURL, o.ListenAddr)}
 	get := func(*http.Request) *mcp.Server { return srv }
 	for _, jsonResponse := range []bool{true, false} {
 		sh := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -75,12 +82,6 @@ func NewHandler(srv *mcp.Server, o HTTPOptions) *Handler {
 	return h
 }
 
-// normalizeOrigin lower-cases an origin and drops a trailing slash, the
-// way browsers never send one but operators may write one.
-func normalizeOrigin(s string) string {
-	return strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
-}
-
 // ServeHTTP checks the request kfa's way (Origin, bearer, body), then lets
 // the SDK serve it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,9 +92,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
-		if len(origins) > 1 || !h.origins[normalizeOrigin(origins[0])] {
+		if len(origins) > 1 || !h.origins.allows(origins[0]) {
 			writeRPCError(w, http.StatusForbidden, nil, a2a.InvalidRequest.RPCCode,
-				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint (kfa serve --mcp-allowed-origins lists those that are)", nil)
+				"Origin "+quoteOrigin(origins)+" is not allowed to use this MCP endpoint: "+h.origins.rule(), nil)
 			return
 		}
 	}
@@ -106,13 +107,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, r, nil, err)
 			return
 		}
-		if err := a2a.CheckJSON(body); err != nil {
-			var se *a2a.SyntaxError
-			if errors.As(err, &se) {
-				writeRPCError(w, http.StatusBadRequest, nil, a2a.ParseError.RPCCode, "request body is not valid JSON: "+err.Error(), nil)
-			} else {
-				writeRPCError(w, http.StatusBadRequest, nil, a2a.InvalidRequest.RPCCode, "request body refused: "+err.Error(), nil)
-			}
+		// The SDK checks the protocol version's batch rule itself.
+		if e := CheckMessage(body, true); e != nil {
+			writeRPCError(w, http.StatusBadRequest, e.ID, e.Code, e.Message, nil)
 			return
 		}
 		id = requestID(body)
@@ -133,7 +130,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	st := &requestState{caller: caller}
 	r = r.WithContext(withState(r.Context(), st))
-	rw := &responseWriter{ResponseWriter: w, st: st, id: id}
+	rw := &responseWriter{ResponseWriter: w, st: st, id: id, version: r.Header.Get("MCP-Protocol-Version")}
 	if sse {
 		h.sse.ServeHTTP(rw, r)
 	} else {
@@ -183,15 +180,14 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 // requestID is the id of a single JSON-RPC request, or nil (a batch, a
 // notification, an id that is neither a string nor a number).
 func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+	// A map: its keys match exactly, as the SDK's decoder does ("ID" is
+	// not the id).
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
-	switch m.ID[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return m.ID
+	if id := m["id"]; len(id) > 0 && string(id) != "null" && validID(id) {
+		return id
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
@@ -24,19 +26,24 @@ func httpkitError(r *http.Request, log *slog.Logger, err error) *a2a.Error {
 }
 
 // responseWriter stands between the SDK and the client. It turns the
-// answer of a call a limit refused into HTTP 429 with Retry-After, and the
+// answer of a call a limit refused into HTTP 429 with Retry-After, the
 // SDK's plain-text transport errors (a wrong Content-Type, a malformed
 // message, a method other than POST) into JSON-RPC error bodies, so that
-// every error a client reads has the same shape.
+// every error a client reads has the same shape, and each JSON-RPC
+// message into what the request's protocol version reads
+// (AdaptResponse).
 type responseWriter struct {
 	http.ResponseWriter
-	st *requestState
-	id json.RawMessage // of the request, for a rewritten error
+	st      *requestState
+	id      json.RawMessage // of the request, for a rewritten error
+	version string          // the request's MCP-Protocol-Version
 
 	mu      sync.Mutex
 	wrote   bool
 	status  int           // of a captured error
 	capture *bytes.Buffer // a plain-text error body, rewritten by finish
+	sse     bool          // the answer is an event stream, adapted line by line
+	held    []byte        // JSON not yet written: a whole answer, or a partial SSE line
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -56,10 +63,12 @@ func (w *responseWriter) writeHeaderLocked(code int) {
 		code = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(wait)))
 	}
-	if code >= 400 && isPlainText(w.Header().Get("Content-Type")) {
+	ct := w.Header().Get("Content-Type")
+	if code >= 400 && isPlainText(ct) {
 		w.status, w.capture = code, &bytes.Buffer{}
 		return
 	}
+	w.sse = mediaType(ct) == "text/event-stream"
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -72,14 +81,38 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	if w.capture != nil {
 		return w.capture.Write(b)
 	}
-	return w.ResponseWriter.Write(b)
+	w.held = append(w.held, b...)
+	if !w.sse {
+		return len(b), nil // one JSON answer: adapted whole, by finish
+	}
+	// An event stream goes on at once, each whole line adapted: its
+	// data lines hold one message each.
+	var out []byte
+	for {
+		i := bytes.IndexByte(w.held, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.held[:i+1]
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			line = append(append([]byte("data: "), AdaptResponse(bytes.TrimRight(data, "\r\n"), w.version)...), '\n')
+		}
+		out = append(out, line...)
+		w.held = w.held[i+1:]
+	}
+	if len(out) > 0 {
+		if _, err := w.ResponseWriter.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // Flush sends what was written so far (SSE); nothing before a header.
 func (w *responseWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.wrote || w.capture != nil {
+	if !w.wrote || w.capture != nil || !w.sse {
 		return
 	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
@@ -88,28 +121,69 @@ func (w *responseWriter) Flush() {
 // Unwrap lets http.ResponseController reach deadlines.
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes a captured plain-text error as a JSON-RPC error.
+// finish writes what is held: a captured plain-text error as a JSON-RPC
+// error, a JSON answer adapted to the protocol version, the rest of a
+// stream.
 func (w *responseWriter) finish() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.capture == nil {
+	if w.capture != nil {
+		code, msg := sdkError(w.status, strings.TrimSpace(w.capture.String()))
+		w.Header().Del("Content-Length")
+		writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
 		return
 	}
-	msg := strings.TrimSpace(w.capture.String())
-	// Bodies that are not JSON never reach the SDK (Handler answers them
-	// with a parse error): what it refuses is an invalid request.
-	code := a2a.InvalidRequest.RPCCode
-	if w.status >= 500 {
-		code = a2a.Internal.RPCCode
+	if len(w.held) == 0 {
+		return
 	}
-	w.Header().Del("Content-Length")
-	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg, nil)
+	out := w.held
+	if !w.sse {
+		out = AdaptResponse(out, w.version)
+	}
+	_, _ = w.ResponseWriter.Write(out)
+	w.held = nil
+}
+
+// sdkError is the JSON-RPC error a plain-text error of the SDK's HTTP
+// transport means, with the message to send. The SDK words a refused
+// message after the jsonrpc2 sentinel it wrapped ("JSON RPC not handled",
+// "invalid request: ...", "invalid params: ...", ...), the same sentinel
+// whose code it answers over stdio; its other refusals are about the HTTP
+// request (a method other than POST, a Content-Type, a protocol version
+// header, a batch the version forbids), which are invalid requests.
+// Bodies that are not JSON never reach the SDK: Handler answers them with
+// a parse error.
+func sdkError(status int, msg string) (int, string) {
+	if status >= 500 {
+		return jsonrpc.CodeInternalError, msg
+	}
+	inner := strings.TrimPrefix(msg, "malformed payload: ")
+	switch {
+	case strings.HasPrefix(inner, "JSON RPC not handled"), strings.HasPrefix(inner, "method not found"):
+		// `JSON RPC not handled: "foo/bar" unsupported`, worded as stdio
+		// words it.
+		method := ""
+		if i, j := strings.IndexByte(inner, '"'), strings.LastIndexByte(inner, '"'); i >= 0 && j > i {
+			method = inner[i : j+1]
+		}
+		if method == "" {
+			return jsonrpc.CodeMethodNotFound, "method not found"
+		}
+		return jsonrpc.CodeMethodNotFound, "method not found: " + method
+	case strings.HasPrefix(inner, "invalid params"):
+		return jsonrpc.CodeInvalidParams, msg
+	case strings.HasPrefix(inner, "parse error") && inner == msg:
+		return jsonrpc.CodeParseError, msg
+	}
+	return jsonrpc.CodeInvalidRequest, msg
 }
 
 // isPlainText reports the content type of the SDK's http.Error answers.
-func isPlainText(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "text/plain"
+func isPlainText(ct string) bool { return mediaType(ct) == "text/plain" }
+
+func mediaType(ct string) string {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
 }
 
 // preferSSE reads the Accept header: whether the client prefers an SSE

@@ -125,3 +125,42 @@ func TestResponseWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestSDKError: each plain-text refusal of the SDK's HTTP transport gets
+// the JSON-RPC code it means, the one stdio answers for the same message.
+func TestSDKError(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		msg      string
+		wantCode int
+		wantMsg  string
+	}{
+		{"unknown method", 400, `JSON RPC not handled: "foo/bar" unsupported`, -32601, `method not found: "foo/bar"`},
+		{"method not found", 400, `method not found: "x"`, -32601, `method not found: "x"`},
+		{"unknown method, no name", 400, `JSON RPC not handled`, -32601, `method not found`},
+		{"a notification with an id", 400, `invalid request: unexpected id for "notifications/initialized"`, -32600, `invalid request: unexpected id for "notifications/initialized"`},
+		{"a call without an id", 400, `invalid request: missing id for "tools/list"`, -32600, `invalid request: missing id for "tools/list"`},
+		{"no params", 400, `invalid request: missing required "params"`, -32600, `invalid request: missing required "params"`},
+		{"invalid params", 400, `invalid params: bad`, -32602, `invalid params: bad`},
+		{"a parse error", 400, `parse error: x`, -32700, `parse error: x`},
+		{"a malformed payload", 400, `malformed payload: invalid message version tag "1.0"; expected "2.0"`, -32600, `malformed payload: invalid message version tag "1.0"; expected "2.0"`},
+		{"an id of the wrong type", 400, `malformed payload: parse error: invalid ID type map[string]interface {}`, -32600, `malformed payload: parse error: invalid ID type map[string]interface {}`},
+		{"a batch the version forbids", 400, `JSON-RPC batching is not supported in 2025-06-18 and later (request version: 2025-06-18)`, -32600, `JSON-RPC batching is not supported in 2025-06-18 and later (request version: 2025-06-18)`},
+		{"a protocol version header", 400, `Bad Request: Unsupported protocol version (supported versions: 2025-06-18)`, -32600, `Bad Request: Unsupported protocol version (supported versions: 2025-06-18)`},
+		{"Last-Event-ID on a POST", 400, `can't send Last-Event-ID for POST request`, -32600, `can't send Last-Event-ID for POST request`},
+		{"a method other than POST", 405, `Method Not Allowed`, -32600, `Method Not Allowed`},
+		{"a Content-Type", 415, `Content-Type must be 'application/json'`, -32600, `Content-Type must be 'application/json'`},
+		{"a body too large", 413, `request body exceeds 10 bytes`, -32600, `request body exceeds 10 bytes`},
+		{"a closing session", 404, `session is closing`, -32600, `session is closing`},
+		{"a server error", 500, `failed connection`, -32603, `failed connection`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := sdkError(tc.status, tc.msg)
+			if code != tc.wantCode || msg != tc.wantMsg {
+				t.Fatalf("sdkError(%d, %q) = %d, %q; want %d, %q", tc.status, tc.msg, code, msg, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}

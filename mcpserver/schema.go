@@ -57,6 +57,7 @@ func Tools() ([]*mcp.Tool, error) {
 		if outputs[i], err = f(nil); err != nil {
 			return nil, fmt.Errorf("mcpserver: output schema: %w", err)
 		}
+		notNull(outputs[i])
 	}
 	return []*mcp.Tool{
 		tool(ToolSearch, "Search the knowledge base", search, outputs[0],
@@ -77,6 +78,25 @@ func Tools() ([]*mcp.Tool, error) {
 			"Tell which kfa agent the request's bearer token (Authorization: Bearer kfa_...) belongs to, and its scopes. "+
 				"Without a token the answer is authenticated: false; the other tools need no token."),
 	}, nil
+}
+
+// notNull gives each property of an output schema its one type: the
+// schema inference makes every slice and pointer ["null", T], but the
+// handlers never answer null (a list is empty, an absent value is left
+// out), and a type array is what clients that map tool schemas onto a
+// single-type dialect (Gemini's function declarations) cannot take; the
+// MCP Inspector warns of it.
+func notNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		notNull(p)
+	}
+	notNull(s.Items)
 }
 
 // tool is one read-only tool definition.

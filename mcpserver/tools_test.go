@@ -31,6 +31,11 @@ func TestTools(t *testing.T) {
 		if d.OutputSchema == nil {
 			t.Errorf("%s: no output schema", d.Name)
 		}
+		// One type per property: a type array (["null","array"]) is what
+		// single-type schema dialects cannot take.
+		if b, _ := json.Marshal(d.OutputSchema); strings.Contains(string(b), `"type":[`) {
+			t.Errorf("%s: an output schema with a type array: %s", d.Name, b)
+		}
 		for name, p := range in.Properties {
 			if p.Type == "string" && p.MaxLength == nil {
 				t.Errorf("%s.%s: a string without maxLength", d.Name, name)

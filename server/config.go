@@ -83,7 +83,10 @@ type Config struct {
 	MCP bool
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port])
 	// allowed to call /mcp; a request with another Origin header is
-	// refused. Default none: no web page can drive the server.
+	// refused (DNS-rebinding protection). Empty (the default), only kfa's
+	// own origins are: that of PublicURL, and http://127.0.0.1:PORT,
+	// http://localhost:PORT and http://[::1]:PORT when Addr is a loopback
+	// address. A list replaces that default.
 	MCPAllowedOrigins []string
 
 	// FeedRetention is how long the records' change feed keeps entries

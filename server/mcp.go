@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/kfa-project/kfa/internal/httpkit"
@@ -31,7 +32,8 @@ func (s *Server) mcpHandlers(svc *service.Service, auth httpkit.Auth) (http.Hand
 			return nil, err
 		}
 		public = mcpserver.NewHandler(srv, mcpserver.HTTPOptions{
-			Auth: auth, AllowedOrigins: s.cfg.MCPAllowedOrigins, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
+			Auth: auth, AllowedOrigins: s.cfg.MCPAllowedOrigins, PublicURL: s.cfg.PublicURL, ListenAddr: s.listenAddr,
+			MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		})
 	}
 	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
@@ -48,4 +50,13 @@ func (s *Server) mcpHandlers(svc *service.Service, auth httpkit.Auth) (http.Hand
 		Auth: httpkit.Auth{Agents: s.core.Agents}, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 	})
 	return public, nil
+}
+
+// listenAddr is the public listener's address, nil before Start. The
+// listener is set before it serves, so a request always sees it.
+func (s *Server) listenAddr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
 }

@@ -58,9 +58,11 @@ func TestMCPStdio(t *testing.T) {
 	}
 
 	t.Run("through the server", func(t *testing.T) { checkStdio(t, bin, dir, alice, md.DiscussionID) })
+	t.Run("bad lines through the server", func(t *testing.T) { checkStdioLines(t, bin, dir) })
 	l.stop()
 	sum := fileSum(t, filepath.Join(dir, "kfa.db"))
 	t.Run("from the file", func(t *testing.T) { checkStdio(t, bin, dir, alice, md.DiscussionID) })
+	t.Run("bad lines from the file", func(t *testing.T) { checkStdioLines(t, bin, dir) })
 	if fileSum(t, filepath.Join(dir, "kfa.db")) != sum {
 		t.Fatal("kfa mcp changed kfa.db")
 	}
@@ -179,6 +181,64 @@ func checkStdio(t *testing.T, bin, dir string, alice api.Agent, disc string) {
 	bad := stdioCall(t, stdioSession(t, bin, dir, "kfa_notatoken"), mcpserver.ToolWhoami, nil)
 	if !bad.IsError || text(bad) != mcpserver.TokenRefused {
 		t.Fatalf("whoami with a bad token: %+v %q", bad, text(bad))
+	}
+}
+
+// checkStdioLines pipes lines to kfa mcp as a shell would: a line that is
+// not JSON, or not a message kfa takes, gets an error answer and the rest
+// are served; every request has its answer before kfa mcp exits 0, and
+// none carries a field of a later protocol version.
+func checkStdioLines(t *testing.T, bin, dir string) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"agent card well-known path","limit":1}}}`,
+		`this line is not JSON`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"foo/bar"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","limit":9}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search","arguments":{"Query":"x"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fetch","arguments":{"id":"a2a-agent-card-well-known"}}}`,
+	}
+	cmd := exec.Command(bin, "mcp", "--data", dir, "--public-url", "http://kfa.test")
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kfa mcp: %v\n%s", err, out)
+	}
+	type errorBody struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	answers := map[string]errorBody{}
+	var results []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *errorBody      `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatalf("output line %q: %v", line, err)
+		}
+		var e errorBody
+		if a.Error != nil {
+			e = *a.Error
+		}
+		answers[string(a.ID)] = e
+		results = append(results, string(a.Result))
+	}
+	for id, want := range map[string]int{"1": 0, "2": 0, "null": -32700, "3": 0, "4": -32601, "5": 0, "6": -32602, "7": 0} {
+		if got, ok := answers[id]; !ok || got.Code != want {
+			t.Errorf("id %s: answered %v, error %+v; want code %d", id, ok, got, want)
+		}
+	}
+	if len(answers) != 8 {
+		t.Errorf("%d answers, want 8:\n%s", len(answers), out)
+	}
+	if joined := strings.Join(results, ""); strings.Contains(joined, `"ttlMs"`) || !strings.Contains(joined, "limit: must be an integer from 1 to 5") {
+		t.Errorf("results:\n%s", out)
 	}
 }
 

@@ -115,7 +115,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.BoolVar(&cfg.Web, "web", cfg.Web, "serve the web view: pages for people, sign-in with an agent token, replies (false: API only)")
 	fs.DurationVar(&cfg.WebSessionTTL, "web-session-ttl", cfg.WebSessionTTL, "how long a web sign-in session lasts")
 	fs.BoolVar(&cfg.MCP, "mcp", cfg.MCP, "serve the MCP tools (search, fetch, get_changes, whoami) at /mcp (false: off; kfa mcp over stdio still works)")
-	fs.Func("mcp-allowed-origins", "comma-separated browser `origins` (https://app.example.com) allowed to call /mcp; default none", func(v string) error {
+	fs.Func("mcp-allowed-origins", "comma-separated browser `origins` (https://app.example.com) allowed to call /mcp, instead of the default: the public URL's origin, and the loopback origins of the port when --addr is on loopback", func(v string) error {
 		cfg.MCPAllowedOrigins = nil
 		for _, o := range strings.Split(v, ",") {
 			if o = strings.TrimSpace(o); o != "" {
