@@ -126,7 +126,7 @@ func (c Caller) limitKey() string {
 // requireAgent returns the caller's agent or an Unauthenticated error.
 func requireAgent(c Caller, what string) (*agents.Agent, error) {
 	if c.Agent == nil {
-		return nil, a2a.Errorf(a2a.Unauthenticated, "%s needs a bearer token (Authorization: Bearer kfa_...)", what)
+		return nil, a2a.MissingCredential("%s needs a bearer token (Authorization: Bearer kfa_...)", what)
 	}
 	return c.Agent, nil
 }
