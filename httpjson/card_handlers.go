@@ -55,9 +55,10 @@ func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
 }
 
 // extendedCard answers GetExtendedAgentCard: the card plus what the
-// caller may still do. It needs a credential.
+// caller may still do, anonymous callers included; a bad credential is
+// refused.
 func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
-	c, err := h.caller(r, true)
+	c, err := h.caller(r, false)
 	if err != nil {
 		h.fail(w, r, err)
 		return

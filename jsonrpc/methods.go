@@ -94,8 +94,8 @@ func v03(m method) method { m.v03 = true; return m }
 func (h *Handler) methodTable() map[string]method {
 	svc := h.deps.Service
 	const anonymous, owner = optional, required
-	card := unary(required, none, h.extendedCard, same[a2a.AgentCard])
-	card03 := unary(required, none, h.extendedCard, card03)
+	card := unary(anonymous, none, h.extendedCard, same[a2a.AgentCard])
+	card03 := unary(anonymous, none, h.extendedCard, card03)
 	return map[string]method{
 		MethodSendMessage:          unary(anonymous, decodeSend, svc.SendMessage, same[a2a.SendMessageResponse]),
 		MethodSendStreamingMessage: streaming(anonymous, decodeSend, svc.SendStreamingMessage),
