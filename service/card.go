@@ -2,6 +2,7 @@ package service
 
 import (
 	"strings"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
 )
@@ -11,6 +12,11 @@ type Card struct {
 	Card a2a.AgentCard
 	JSON []byte
 	ETag string // strong, quoted
+	// Modified is when this process made this card (the unsigned one at
+	// start, a signed one when the signing key it names became current),
+	// in whole seconds as Last-Modified carries it. The card never changes
+	// between two such moments.
+	Modified time.Time
 }
 
 // The names of the security schemes on the card: the same agent token, in
@@ -44,7 +50,7 @@ func mcpExtension(endpoint string) a2a.AgentExtension {
 // parse the proto's scope lists ({"schemes":{"bearer":{"list":["post"]}}},
 // a2a-go issue 430), and no spec-valid requirement naming the scheme parses
 // there. The scheme itself is declared in securitySchemes.
-func buildCard(cfg Config, skills []*skill) (Card, error) {
+func buildCard(cfg Config, skills []*skill, now time.Time) (Card, error) {
 	base := strings.TrimRight(cfg.PublicURL, "/")
 	card := a2a.AgentCard{
 		Name: "kfa",
@@ -86,5 +92,5 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 	if cfg.MCPURL != "" {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
 	}
-	return encodeCard(card)
+	return encodeCard(card, now)
 }

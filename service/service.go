@@ -87,7 +87,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	cfg.Streaming = deps.Events != nil
 	cfg.PushNotifications = deps.Push != nil
 	sk := newSkills(registry(cfg.ContributorWrites))
-	card, err := buildCard(cfg, sk.enabled())
+	card, err := buildCard(cfg, sk.enabled(), deps.Now())
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
