@@ -64,6 +64,23 @@ type ListQuery struct {
 	After     *Cursor // position after which the page starts
 }
 
+// SinceMillis is Since as the inclusive lower bound the stores compare
+// status timestamps (Unix milliseconds) with: a bound inside a millisecond
+// keeps only the timestamps at or after it, and a bound before 1970 keeps
+// them all. Exact for every time (UnixNano overflows outside 1678-2262,
+// which would turn a bound in the year 3000 into one that keeps
+// everything); 0 when there is no bound.
+func (q ListQuery) SinceMillis() int64 {
+	if q.Since.IsZero() || q.Since.Unix() < 0 {
+		return 0
+	}
+	ms := q.Since.UnixMilli()
+	if q.Since.Nanosecond()%int(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
+}
+
 // Cursor is a position in the (status timestamp, id) order.
 type Cursor struct {
 	StatusTime time.Time
