@@ -93,6 +93,17 @@ func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, er
 	return card, nil
 }
 
+// ExtendedCard03 is ExtendedCard in the 0.3 shape, with the 0.3 card's
+// security requirements: a 0.3 client that takes the extended card for its
+// card keeps sending its credential.
+func (s *Service) ExtendedCard03(ctx context.Context, c Caller) (a2a.AgentCard03, error) {
+	card, err := s.ExtendedCard(ctx, c)
+	if err != nil {
+		return a2a.AgentCard03{}, err
+	}
+	return s.card03(card), nil
+}
+
 // anonymousInfo is what a caller without a credential may do.
 func (s *Service) anonymousInfo(c Caller) CallerInfo {
 	info := CallerInfo{Scopes: []string{}}
