@@ -292,7 +292,6 @@ func taskJSON03(b json.RawMessage) (any, error) {
 	return t.ToV03(), nil
 }
 
-
 // caller authenticates the request as m requires.
 func (h *Handler) caller(r *http.Request, m method) (service.Caller, error) {
 	if m.auth == ignored {
