@@ -14,9 +14,9 @@ type Card struct {
 	JSON []byte
 	ETag string // strong, quoted
 	// Modified is when this process made this card (the unsigned one at
-	// start, a signed one when the signing key it names became current),
-	// in whole seconds as Last-Modified carries it. The card never changes
-	// between two such moments.
+	// start, a signed one the first time it served it with a new signing
+	// key), in whole seconds as Last-Modified carries it. The card never
+	// changes between two such moments.
 	Modified time.Time
 }
 
