@@ -49,17 +49,33 @@ type SecurityScheme03 struct {
 
 // AgentSkill03 is a 0.3 skill.
 type AgentSkill03 struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags"`
-	Examples    []string `json:"examples,omitempty"`
-	InputModes  []string `json:"inputModes,omitempty"`
-	OutputModes []string `json:"outputModes,omitempty"`
+	ID          string                `json:"id"`
+	Name        string                `json:"name"`
+	Description string                `json:"description"`
+	Tags        []string              `json:"tags"`
+	Examples    []string              `json:"examples,omitempty"`
+	InputModes  []string              `json:"inputModes,omitempty"`
+	OutputModes []string              `json:"outputModes,omitempty"`
+	Security    []map[string][]string `json:"security,omitempty"`
+}
+
+// security03 is requirements in 0.3's shape, {"scheme": [scopes]}; an
+// empty requirement ({}) is allowed there too: no credential at all.
+func security03(reqs []SecurityRequirement) []map[string][]string {
+	var out []map[string][]string
+	for _, r := range reqs {
+		m := make(map[string][]string, len(r.Schemes))
+		for name, scopes := range r.Schemes {
+			m[name] = append([]string{}, scopes.List...)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // ToV03 is the card for 0.3 clients: its first JSON-RPC 0.3 interface is
-// the URL (0.3 serves nowhere else), and any of its schemes will do.
+// the URL (0.3 serves nowhere else), and its security requirements in
+// 0.3's shape.
 func (c AgentCard) ToV03() AgentCard03 {
 	out := AgentCard03{
 		ProtocolVersion: "0.3.0", Name: c.Name, Description: c.Description,
@@ -70,6 +86,7 @@ func (c AgentCard) ToV03() AgentCard03 {
 		DefaultInputModes: c.DefaultInputModes, DefaultOutputModes: c.DefaultOutputModes,
 		SupportsAuthenticatedExtendedCard: c.Capabilities.ExtendedAgentCard,
 		Skills:                            []AgentSkill03{},
+		Security:                          security03(c.SecurityRequirements),
 	}
 	for _, i := range c.SupportedInterfaces {
 		if i.ProtocolVersion != Version03 {
@@ -95,7 +112,7 @@ func (c AgentCard) ToV03() AgentCard03 {
 	}
 	for _, s := range c.Skills {
 		out.Skills = append(out.Skills, AgentSkill03{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags,
-			Examples: s.Examples, InputModes: s.InputModes, OutputModes: s.OutputModes})
+			Examples: s.Examples, InputModes: s.InputModes, OutputModes: s.OutputModes, Security: security03(s.SecurityRequirements)})
 	}
 	return out
 }

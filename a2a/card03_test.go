@@ -19,7 +19,10 @@ func TestCardToV03(t *testing.T) {
 			"apiKey": {APIKey: &APIKeySecurityScheme{Location: "header", Name: "X-API-Key"}},
 		},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills:     []AgentSkill{{ID: "s", Name: "S", Description: "sd", Tags: []string{"t"}}},
+		SecurityRequirements: []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {}}},
+			{Schemes: map[string]StringList{"apiKey": {}}}, {Schemes: map[string]StringList{}}},
+		Skills: []AgentSkill{{ID: "s", Name: "S", Description: "sd", Tags: []string{"t"},
+			SecurityRequirements: []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{"post"}}}}}}},
 		Signatures: []AgentCardSignature{{Protected: "p", Signature: "s"}},
 	}
 	b, err := json.Marshal(c.ToV03())
@@ -30,8 +33,9 @@ func TestCardToV03(t *testing.T) {
 		`"additionalInterfaces":[{"url":"https://k/a2a/jsonrpc","transport":"JSONRPC"}],"version":"1",` +
 		`"capabilities":{"streaming":true,"pushNotifications":false,"stateTransitionHistory":false},` +
 		`"securitySchemes":{"apiKey":{"type":"apiKey","in":"header","name":"X-API-Key"},"bearer":{"type":"http","scheme":"Bearer","bearerFormat":"kfa_x"}},` +
+		`"security":[{"bearer":[]},{"apiKey":[]},{}],` +
 		`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
-		`"skills":[{"id":"s","name":"S","description":"sd","tags":["t"]}],"supportsAuthenticatedExtendedCard":true}`
+		`"skills":[{"id":"s","name":"S","description":"sd","tags":["t"],"security":[{"bearer":["post"]}]}],"supportsAuthenticatedExtendedCard":true}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}

@@ -28,8 +28,9 @@ type ShapeError struct {
 func (e *ShapeError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
 // CheckJSON validates b as exactly one JSON value: well-formed, valid UTF-8,
-// at most MaxJSONDepth deep and without duplicate keys in any object. It
-// returns a *SyntaxError or a *ShapeError.
+// at most MaxJSONDepth deep and without duplicate keys in any object, two
+// keys that differ only in case (Unicode folding included) counting as
+// duplicates. It returns a *SyntaxError or a *ShapeError.
 //
 // encoding/json accepts duplicate keys (the last wins) and silently replaces
 // invalid UTF-8; ProtoJSON rejects both, and so do we.
@@ -207,7 +208,9 @@ func (c *checker) object(depth int) error {
 		c.i++
 		return nil
 	}
-	var seen map[string]struct{}
+	// Keys by their folded form: two keys that fold alike set the same
+	// field in encoding/json, the last one winning.
+	var seen map[string]string
 	for {
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
@@ -219,12 +222,16 @@ func (c *checker) object(depth int) error {
 			return err
 		}
 		if seen == nil {
-			seen = make(map[string]struct{}, 8)
+			seen = make(map[string]string, 8)
 		}
-		if _, dup := seen[string(key)]; dup {
-			return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", key)}
+		folded := foldKey(key)
+		if first, dup := seen[folded]; dup {
+			if first == string(key) {
+				return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", key)}
+			}
+			return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q: it differs from %q only in case", key, first)}
 		}
-		seen[string(key)] = struct{}{}
+		seen[folded] = string(key)
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != ':' {
 			return c.syntax("expected ':' after object key")
@@ -298,22 +305,44 @@ func IsObject(raw json.RawMessage) bool {
 
 // The decoders below accept the snake_case field names ProtoJSON allows on
 // input, next to the lowerCamelCase ones. When both are present the
-// camelCase one wins.
+// camelCase one wins. Each decodes into a named struct, its shape, which
+// CheckFields walks to know the type's field names.
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (m *Message) UnmarshalJSON(b []byte) error {
-	type plain Message
-	var in struct {
-		plain
+type (
+	messagePlain  Message // without its UnmarshalJSON
+	messageFields struct {
+		messagePlain
 		MessageIDSnake        *string   `json:"message_id"`
 		ContextIDSnake        *string   `json:"context_id"`
 		TaskIDSnake           *string   `json:"task_id"`
 		ReferenceTaskIDsSnake *[]string `json:"reference_task_ids"`
 	}
+	partPlain  Part
+	partFields struct {
+		partPlain
+		MediaTypeSnake *string `json:"media_type"`
+	}
+	configPlain  SendMessageConfiguration
+	configFields struct {
+		configPlain
+		AcceptedOutputModesSnake        *[]string       `json:"accepted_output_modes"`
+		TaskPushNotificationConfigSnake json.RawMessage `json:"task_push_notification_config"`
+		HistoryLengthSnake              *int32          `json:"history_length"`
+		ReturnImmediatelySnake          *bool           `json:"return_immediately"`
+	}
+)
+
+func (*Message) jsonShape() any                  { return (*messageFields)(nil) }
+func (*Part) jsonShape() any                     { return (*partFields)(nil) }
+func (*SendMessageConfiguration) jsonShape() any { return (*configFields)(nil) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var in messageFields
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*m = Message(in.plain)
+	*m = Message(in.messagePlain)
 	pick(&m.MessageID, in.MessageIDSnake)
 	pick(&m.ContextID, in.ContextIDSnake)
 	pick(&m.TaskID, in.TaskIDSnake)
@@ -325,15 +354,11 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (p *Part) UnmarshalJSON(b []byte) error {
-	type plain Part
-	var in struct {
-		plain
-		MediaTypeSnake *string `json:"media_type"`
-	}
+	var in partFields
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*p = Part(in.plain)
+	*p = Part(in.partPlain)
 	pick(&p.MediaType, in.MediaTypeSnake)
 	// A JSON null is no content at all.
 	if string(p.Data) == "null" {
@@ -347,18 +372,11 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
-	type plain SendMessageConfiguration
-	var in struct {
-		plain
-		AcceptedOutputModesSnake        *[]string       `json:"accepted_output_modes"`
-		TaskPushNotificationConfigSnake json.RawMessage `json:"task_push_notification_config"`
-		HistoryLengthSnake              *int32          `json:"history_length"`
-		ReturnImmediatelySnake          *bool           `json:"return_immediately"`
-	}
+	var in configFields
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*c = SendMessageConfiguration(in.plain)
+	*c = SendMessageConfiguration(in.configPlain)
 	if c.AcceptedOutputModes == nil && in.AcceptedOutputModesSnake != nil {
 		c.AcceptedOutputModes = *in.AcceptedOutputModesSnake
 	}

@@ -46,6 +46,13 @@ func TestCheckJSON(t *testing.T) {
 		{name: "duplicate key escaped", in: `{"a":1,"\u0061":2}`, shape: true},
 		{name: "duplicate nested key", in: `{"m":{"parts":[],"parts":[]}}`, shape: true},
 		{name: "same key in sibling objects", in: `[{"a":1},{"a":2}]`, ok: true},
+		// Keys encoding/json would read as one: a duplicate, whatever the case.
+		{name: "keys differing in case", in: `{"messageId":"a","MESSAGEID":"b"}`, shape: true},
+		{name: "keys differing in one letter's case", in: `{"body":"a","bodY":"b"}`, shape: true},
+		{name: "long s folds to s", in: `{"messageId":"a","meſſageId":"b"}`, shape: true},
+		{name: "Kelvin sign folds to k", in: `{"kind":"a","Kind":"b"}`, shape: true},
+		{name: "nested keys differing in case", in: `{"m":{"parts":[],"PARTS":[]}}`, shape: true},
+		{name: "different keys", in: `{"messageId":"a","message_id":"b","messageIds":"c"}`, ok: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckJSON([]byte(tc.in))
@@ -152,5 +159,12 @@ func TestParseTaskState(t *testing.T) {
 		if s.Terminal() {
 			t.Errorf("%s should not be terminal", s)
 		}
+	}
+}
+
+func TestCheckJSONNamesBothKeys(t *testing.T) {
+	err := CheckJSON([]byte(`{"message":{"messageId":"a","MESSAGEID":"b"}}`))
+	if err == nil || !strings.Contains(err.Error(), `duplicate key "MESSAGEID": it differs from "messageId" only in case`) {
+		t.Fatalf("%v", err)
 	}
 }

@@ -64,11 +64,22 @@ type Error struct {
 	Violations []FieldViolation  // google.rpc.BadRequest, for InvalidParams
 	RetryAfter time.Duration     // for RateLimited: when to try again
 	Data       any               // extra JSON-RPC data entry, e.g. the skills list
+	// NoCredential marks an Unauthenticated error of a request that sent
+	// no credential at all. Its challenge then carries no error attribute
+	// (RFC 6750 §3.1): a client reads it as "authenticate", where
+	// error="invalid_token" says "the token you sent does not work".
+	NoCredential bool
 }
 
 // Errorf returns an Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// MissingCredential returns the Unauthenticated error of a request that
+// sent no credential where one is needed.
+func MissingCredential(format string, args ...any) *Error {
+	return &Error{Kind: Unauthenticated, Message: fmt.Sprintf(format, args...), NoCredential: true}
 }
 
 // BadParam returns an InvalidParams error naming one field.

@@ -23,18 +23,24 @@ type TaskPushNotificationConfig struct {
 	Authentication *PushAuthentication `json:"authentication,omitempty"`
 }
 
+type (
+	pushConfigPlain  TaskPushNotificationConfig
+	pushConfigFields struct {
+		pushConfigPlain
+		TaskIDSnake *string `json:"task_id"`
+	}
+)
+
+func (*TaskPushNotificationConfig) jsonShape() any { return (*pushConfigFields)(nil) }
+
 // UnmarshalJSON implements json.Unmarshaler, accepting ProtoJSON's
 // snake_case task_id too.
 func (c *TaskPushNotificationConfig) UnmarshalJSON(b []byte) error {
-	type plain TaskPushNotificationConfig
-	var in struct {
-		plain
-		TaskIDSnake *string `json:"task_id"`
-	}
+	var in pushConfigFields
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*c = TaskPushNotificationConfig(in.plain)
+	*c = TaskPushNotificationConfig(in.pushConfigPlain)
 	pick(&c.TaskID, in.TaskIDSnake)
 	return nil
 }
@@ -99,6 +105,9 @@ func pushConfig03To1(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, nil
 	}
 	var c PushNotificationConfig03
+	if err := CheckFields(raw, &c); err != nil {
+		return nil, AsParam(err, "configuration.pushNotificationConfig.")
+	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, BadParam("configuration.pushNotificationConfig", "must be an object {url, token?, authentication?: {schemes, credentials}}")
 	}

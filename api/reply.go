@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
 )
@@ -16,8 +15,8 @@ func (r *ReplyRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for k := range fields {
-		// encoding/json matches field names without regard to case.
-		if !strings.EqualFold(k, "body") {
+		// Exactly: encoding/json would take "BODY" (or "bodY") for body.
+		if k != "body" {
 			return a2a.BadParam(k, `is not a field of a reply; send {"body": "..."}`)
 		}
 	}

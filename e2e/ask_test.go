@@ -448,4 +448,13 @@ func TestListTasksOverHTTP(t *testing.T) {
 	if err != nil || l.TotalSize != 7 {
 		t.Fatalf("since the first timestamp: %+v %v", l.TotalSize, err)
 	}
+	// Far from now the answer stays exact: no task after the year 3000,
+	// every task after 1600.
+	for since, want := range map[string]int{"3000-01-01T00:00:00Z": 0, "9999-12-31T23:59:59.999Z": 0,
+		"1600-01-01T00:00:00Z": 7, "0001-01-01T00:00:00.001Z": 7} {
+		l, err := ac.ListTasks(ctx, url.Values{"statusTimestampAfter": {since}})
+		if err != nil || l.TotalSize != want || len(l.Tasks) != want {
+			t.Fatalf("since %s: %d tasks (total %d), want %d: %v", since, len(l.Tasks), l.TotalSize, want, err)
+		}
+	}
 }

@@ -131,7 +131,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		{"bad includeArtifacts", "GET", "/a2a/v1/tasks?includeArtifacts=maybe", ok, "", 400, "INVALID_PARAMS"},
 		{"forged page token", "GET", "/a2a/v1/tasks?pageToken=AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA", ok, "", 400, "INVALID_PARAMS"},
 		{"repeated status", "GET", "/a2a/v1/tasks?status=TASK_STATE_WORKING&status=TASK_STATE_CANCELED", ok, "", 400, "INVALID_PARAMS"},
-		{"extended card anonymously", "GET", "/a2a/v1/extendedAgentCard", a2aHeaders(""), "", 401, "UNAUTHENTICATED"},
+		{"extended card with a bad token", "GET", "/a2a/v1/extendedAgentCard", a2aHeaders("kfa_bad"), "", 401, "UNAUTHENTICATED"},
 		// Routes and methods.
 		{"unknown route", "GET", "/a2a/v1/nope", ok, "", 404, "NOT_FOUND"},
 		{"unknown top-level route", "GET", "/admin/v1/agents", nil, "", 404, "NOT_FOUND"},

@@ -42,9 +42,9 @@ func callerOf(t *testing.T, exts []map[string]any) service.CallerInfo {
 	return service.CallerInfo{}
 }
 
-// TestExtendedCard: the extended card needs a credential, and tells the
-// caller its scopes, limits and what is left of each, read from the same
-// windows and counters the limits check.
+// TestExtendedCard: the extended card tells the caller its scopes, limits
+// and what is left of each, read from the same windows and counters the
+// limits check; an anonymous caller gets what it may use anonymously.
 func TestExtendedCard(t *testing.T) {
 	h := start(t, func(c *server.Config) {
 		c.AskRate, c.MaxOpenTasks, c.ReplyRate, c.MaxReplies, c.SearchRate, c.RequestRate = 3, 10, 4, 50, 20, 100
@@ -101,11 +101,18 @@ func TestExtendedCard(t *testing.T) {
 	if _, ci = get(reader.Token); mustJSON(ci.Skills) != `["knowledge-search"]` || mustJSON(ci.Scopes) != `["read"]` {
 		t.Fatalf("reader: %s", mustJSON(ci))
 	}
-	// Without a credential: 401 with the challenge; the public card is
-	// unchanged and anonymous.
-	resp, _ = get("")
-	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
-		t.Fatalf("anonymous: %d %v", resp.StatusCode, resp.Header)
+	// Without a credential: the card an anonymous caller may use (the
+	// skills that need no token, its address's search limit); a bad token
+	// is still refused.
+	resp, ci = get("")
+	if resp.StatusCode != 200 || ci.Authenticated || ci.AgentID != "" || mustJSON(ci.Scopes) != `[]` ||
+		mustJSON(ci.Skills) != `["knowledge-search"]` || ci.Limits.Searches == nil || ci.Limits.Searches.Limit != 20 ||
+		ci.Limits.Asks != nil || ci.Limits.Requests != nil || ci.Limits.OpenTasks != nil {
+		t.Fatalf("anonymous: %d %s", resp.StatusCode, mustJSON(ci))
+	}
+	if resp, _ = get("kfa_bad"); resp.StatusCode != 401 ||
+		!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer realm="kfa", error="invalid_token"`) {
+		t.Fatalf("bad token: %d %v", resp.StatusCode, resp.Header)
 	}
 }
 
@@ -150,8 +157,9 @@ func TestSDKExtendedCard(t *testing.T) {
 	}
 }
 
-// cardOutcome is an extended card as "card <caller's name>", the same in
-// the 1.0 and 0.3 shapes (both carry capabilities.extensions).
+// cardOutcome is an extended card as "card <caller's name>" ("card
+// anonymous" without a credential), the same in the 1.0 and 0.3 shapes
+// (both carry capabilities.extensions).
 func cardOutcome(t *testing.T, raw []byte) outcome {
 	t.Helper()
 	var c struct {
@@ -159,7 +167,8 @@ func cardOutcome(t *testing.T, raw []byte) outcome {
 			Extensions []struct {
 				URI    string `json:"uri"`
 				Params struct {
-					Name string `json:"name"`
+					Authenticated bool   `json:"authenticated"`
+					Name          string `json:"name"`
 				} `json:"params"`
 			} `json:"extensions"`
 		} `json:"capabilities"`
@@ -169,6 +178,9 @@ func cardOutcome(t *testing.T, raw []byte) outcome {
 	}
 	for _, e := range c.Capabilities.Extensions {
 		if e.URI == service.CallerExtensionURI {
+			if !e.Params.Authenticated {
+				return outcome{kind: "card", state: "anonymous"}
+			}
 			return outcome{kind: "card", state: e.Params.Name}
 		}
 	}

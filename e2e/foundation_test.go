@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/client"
@@ -70,6 +71,31 @@ func TestAgentCard(t *testing.T) {
 	resp, _ = h.raw("GET", "/.well-known/agent-card.json", map[string]string{"If-None-Match": `"other"`}, "")
 	if resp.StatusCode != 200 {
 		t.Fatalf("non-matching tag: %d", resp.StatusCode)
+	}
+	// Last-Modified, and If-Modified-Since answered as If-None-Match is
+	// (TCK CARD-CACHE-003); If-None-Match, when sent, decides alone.
+	lm := resp.Header.Get("Last-Modified")
+	modified, err := http.ParseTime(lm)
+	if err != nil || modified.After(time.Now()) {
+		t.Fatalf("Last-Modified %q: %v", lm, err)
+	}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"the same date", map[string]string{"If-Modified-Since": lm}, http.StatusNotModified},
+		{"a later date", map[string]string{"If-Modified-Since": modified.Add(time.Hour).Format(http.TimeFormat)}, http.StatusNotModified},
+		{"an earlier date", map[string]string{"If-Modified-Since": modified.Add(-time.Second).Format(http.TimeFormat)}, http.StatusOK},
+		{"no date", map[string]string{"If-Modified-Since": "yesterday"}, http.StatusOK},
+		{"a tag that does not match", map[string]string{"If-Modified-Since": lm, "If-None-Match": `"other"`}, http.StatusOK},
+	} {
+		resp, body = h.raw("GET", "/.well-known/agent-card.json", tc.headers, "")
+		if resp.StatusCode != tc.want || resp.Header.Get("Last-Modified") != lm || resp.Header.Get("ETag") != etag ||
+			(tc.want == http.StatusNotModified) != (len(body) == 0) {
+			t.Fatalf("If-Modified-Since, %s: %d, Last-Modified %q, %d bytes", tc.name, resp.StatusCode,
+				resp.Header.Get("Last-Modified"), len(body))
+		}
 	}
 	resp, body = h.raw("HEAD", "/.well-known/agent-card.json", nil, "")
 	if resp.StatusCode != 200 || len(body) != 0 || resp.Header.Get("ETag") != etag {

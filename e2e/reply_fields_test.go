@@ -18,6 +18,10 @@ func TestReplyUnknownFieldNamed(t *testing.T) {
 		{"misspelt body", `{"bdy":"Use logrotate."}`, "bdy"},
 		{"text instead of body", `{"text":"Use logrotate."}`, "text"},
 		{"an extra field", `{"body":"Use logrotate.","authorId":"someone-else"}`, "authorId"},
+		// Field names are matched exactly: encoding/json would take these
+		// for body.
+		{"body in another case", `{"Body":"Use logrotate."}`, "Body"},
+		{"body in upper case", `{"BODY":"Use logrotate."}`, "BODY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := h.raw("POST", path, a2aHeaders(bob.Token), tc.body)
@@ -37,8 +41,7 @@ func TestReplyUnknownFieldNamed(t *testing.T) {
 			}
 		})
 	}
-	// Field names match without regard to case, as everywhere in the API.
-	if resp, body := h.raw("POST", path, a2aHeaders(bob.Token), `{"Body":"Use logrotate."}`); resp.StatusCode != 201 {
-		t.Fatalf("a reply with Body: %d %s", resp.StatusCode, body)
+	if resp, body := h.raw("POST", path, a2aHeaders(bob.Token), `{"body":"Use logrotate."}`); resp.StatusCode != 201 {
+		t.Fatalf("a reply with body: %d %s", resp.StatusCode, body)
 	}
 }

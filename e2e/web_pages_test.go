@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kfa-project/kfa/server"
 )
@@ -323,5 +325,50 @@ func TestWebPagination(t *testing.T) {
 	}
 	if err := xml.Unmarshal([]byte(b.get("/discussions.atom").body), &got); err != nil || len(got.Entries) != 20 {
 		t.Fatalf("feed of 23 discussions: %d entries, %v", len(got.Entries), err)
+	}
+}
+
+// TestWebRefusesBytesThatAreNotText: an address or a form that is not
+// valid UTF-8 is refused with 400 on every route that takes text, and the
+// bytes never reach the page.
+func TestWebRefusesBytesThatAreNotText(t *testing.T) {
+	f := newWebFixture(t, nil)
+	b := f.h.browser()
+	for _, path := range []string{
+		"/search?q=%ff%fe",
+		"/search?q=bbolt&kind=%c3",
+		"/search?%ff=bbolt",
+		"/discussions?status=%ff",
+		"/discussions?pageToken=%fe",
+		"/discussions.atom?status=%ff",
+		"/discussions/%ff%fe",
+		"/records/%ff%fe",
+		"/login?next=/%ff",
+		"/logout?x=%ff",
+		"/?q=%ff",
+		"/no/such/%ff",
+	} {
+		t.Run("GET "+path, func(t *testing.T) {
+			p := b.get(path)
+			if p.status != http.StatusBadRequest || !utf8.ValidString(p.body) || !strings.Contains(p.body, "not valid UTF-8") {
+				t.Fatalf("status %d, valid UTF-8 %v:\n%s", p.status, utf8.ValidString(p.body), p.body)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/login", url.Values{"token": {"kfa_\xff\xfe"}, "csrf": {"x"}}},
+		{"/login", url.Values{"next": {"/\xff"}}},
+		{"/discussions/" + f.open + "/replies", url.Values{"body": {"an answer \xff"}, "csrf": {"x"}}},
+		{"/logout", url.Values{"csrf": {"\xfe"}}},
+	} {
+		t.Run("POST "+tc.path, func(t *testing.T) {
+			p := b.post(tc.path, tc.form, "Origin", f.h.url)
+			if p.status != http.StatusBadRequest || !utf8.ValidString(p.body) || !strings.Contains(p.body, "not valid UTF-8") {
+				t.Fatalf("status %d, valid UTF-8 %v:\n%s", p.status, utf8.ValidString(p.body), p.body)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -11,7 +12,8 @@ import (
 	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
-// card serves the public agent card: anonymous, cacheable, with an ETag.
+// card serves the public agent card: anonymous, cacheable, with an ETag
+// and a Last-Modified.
 func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
 	c, err := h.deps.Service.SignedCard(r.Context())
 	if err != nil {
@@ -20,13 +22,26 @@ func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	hd.Set("ETag", c.ETag)
+	hd.Set("Last-Modified", c.Modified.Format(http.TimeFormat))
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.deps.CardMaxAge.Seconds())))
 	hd.Set("Access-Control-Allow-Origin", "*")
-	if etagMatches(r.Header.Get("If-None-Match"), c.ETag) {
+	if notModified(r, c.ETag, c.Modified) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	httpkit.WriteRaw(w, http.StatusOK, c.JSON)
+}
+
+// notModified applies a GET's preconditions (RFC 9110 §13.2.2): the
+// entity tags of If-None-Match when it is sent, otherwise the date of
+// If-Modified-Since, which a later change, or a date that does not parse,
+// does not satisfy.
+func notModified(r *http.Request, etag string, modified time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return etagMatches(inm, etag)
+	}
+	ims, err := http.ParseTime(r.Header.Get("If-Modified-Since"))
+	return err == nil && !modified.After(ims)
 }
 
 // etagMatches applies If-None-Match's weak comparison to a list of tags.
@@ -49,15 +64,16 @@ func (h *Handler) preflight(w http.ResponseWriter, _ *http.Request) {
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Origin", "*")
 	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-	hd.Set("Access-Control-Allow-Headers", "If-None-Match, A2A-Version")
+	hd.Set("Access-Control-Allow-Headers", "If-None-Match, If-Modified-Since, A2A-Version")
 	hd.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // extendedCard answers GetExtendedAgentCard: the card plus what the
-// caller may still do. It needs a credential.
+// caller may still do, anonymous callers included; a bad credential is
+// refused.
 func (h *Handler) extendedCard(w http.ResponseWriter, r *http.Request) {
-	c, err := h.caller(r, true)
+	c, err := h.caller(r, false)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -100,6 +100,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req request
+	if err := a2a.CheckFields(body, &req); err != nil {
+		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", err))
+		return
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", err))
 		return

@@ -94,8 +94,8 @@ func v03(m method) method { m.v03 = true; return m }
 func (h *Handler) methodTable() map[string]method {
 	svc := h.deps.Service
 	const anonymous, owner = optional, required
-	card := unary(required, none, h.extendedCard, same[a2a.AgentCard])
-	card03 := unary(required, none, h.extendedCard, card03)
+	card := unary(anonymous, none, h.extendedCard, same[a2a.AgentCard])
+	card03 := unary(anonymous, none, h.extendedCard03, same[a2a.AgentCard03])
 	return map[string]method{
 		MethodSendMessage:          unary(anonymous, decodeSend, svc.SendMessage, same[a2a.SendMessageResponse]),
 		MethodSendStreamingMessage: streaming(anonymous, decodeSend, svc.SendStreamingMessage),
@@ -142,6 +142,10 @@ func (h *Handler) subscribe(ctx context.Context, c service.Caller, p taskParams,
 
 func (h *Handler) extendedCard(ctx context.Context, c service.Caller, _ struct{}) (a2a.AgentCard, error) {
 	return h.deps.Service.ExtendedCard(ctx, c)
+}
+
+func (h *Handler) extendedCard03(ctx context.Context, c service.Caller, _ struct{}) (a2a.AgentCard03, error) {
+	return h.deps.Service.ExtendedCard03(ctx, c)
 }
 
 // Decoders.
@@ -287,9 +291,6 @@ func taskJSON03(b json.RawMessage) (any, error) {
 	}
 	return t.ToV03(), nil
 }
-
-// card03 is the extended card in 0.3's shape.
-func card03(c a2a.AgentCard) (any, error) { return c.ToV03(), nil }
 
 // caller authenticates the request as m requires.
 func (h *Handler) caller(r *http.Request, m method) (service.Caller, error) {

@@ -122,8 +122,8 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 		}
 		allowed := allowedHost || p.IPAllowed(ip)
 		if !allowed {
-			if rule, public := Classify(ip); !public {
-				return nil, refused(rule, "%s is a %s address%s", ip, rule, allowHint)
+			if v := classify(ip); !v.public {
+				return nil, refused(v.rule, "%s%s", v.describe(ip.String(), ip), allowHint)
 			}
 		}
 		if scheme == "http" && !allowed {
@@ -135,16 +135,28 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 		if h := normalHost(host); h == "localhost" || strings.HasSuffix(h, ".localhost") {
 			return nil, refused("loopback", "%s names this machine (loopback)%s", host, allowHint)
 		}
+		if numericHost(host) {
+			return nil, refused("numeric host", "%s is a numeric host, which resolvers read as an IPv4 address; use a host name or a canonical IP address", host)
+		}
 		if scheme == "http" {
 			return nil, refused("https only", "plain http is allowed only to destinations --push-allow lists; use https")
 		}
-		if net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "" {
-			// 2130706433, 0x7f.1 and friends: numeric forms some resolvers
-			// read as addresses.
-			return nil, refused("numeric host", "%s is not a host name nor a canonical IP address", host)
-		}
 	}
 	return u, nil
+}
+
+// numericHost reports whether a host that is not a canonical IP address
+// ends in a number: 2130706433, 017700000001, 0x7f000001, 127.1, 0x7f.1
+// and every other form an inet_aton-style parser (and the URL standard's
+// host parser) reads as an IPv4 address, in decimal, octal or hex, dotted
+// or not. No DNS name has a numeric last label.
+func numericHost(host string) bool {
+	h := strings.TrimSuffix(host, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if rest, ok := strings.CutPrefix(strings.ToLower(last), "0x"); ok {
+		return strings.Trim(rest, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 func parsePort(s string) (int, bool) {
@@ -172,14 +184,13 @@ func (p Policy) CheckDial(host string, ip netip.Addr, plainHTTP bool) error {
 	if plainHTTP {
 		return refused("https only", "plain http to %s is not allowed: --push-allow does not list it", host)
 	}
-	if rule, public := Classify(ip); !public {
-		if host == ip.String() {
-			return refused(rule, "%s is a %s address%s", ip, rule, allowHint)
-		}
-		return refused(rule, "%s resolves to %s, a %s address%s", host, ip, rule, allowHint)
+	if v := classify(ip); !v.public {
+		return refused(v.rule, "%s%s", v.describe(host, ip), allowHint)
 	}
 	return nil
 }
+
+var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 
 // special are the ranges that are not public destinations besides those
 // netip classifies itself, with the name of the rule.
@@ -198,43 +209,140 @@ var special = []struct {
 	{netip.MustParsePrefix("100::/64"), "discard"},
 	{netip.MustParsePrefix("2001::/23"), "IETF protocol"},
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
-	{netip.MustParsePrefix("2002::/16"), "6to4"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 }
 
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// An embedding is an IPv6 range whose addresses carry IPv4 addresses
+// (RFC 4291, 2765, 3056, 4380, 6052, 8215): such an address reaches, or
+// names, the IPv4 address it carries, so the IPv4 rules judge it.
+// Transition ranges kfa refuses whatever they carry (6to4 and Teredo
+// relays are deprecated, RFC 7526) say so with refuse.
+type embedding struct {
+	pfx    netip.Prefix
+	form   string
+	at     [][4]int // byte offsets of each IPv4 address the range carries
+	xor    bool     // the last address is stored inverted (Teredo's client)
+	refuse bool     // not a public destination even when what it carries is
+}
+
+var embeddings = []embedding{
+	// ::ffff:0:0/96 (IPv4-mapped) is unmapped before any of these.
+	{pfx: netip.MustParsePrefix("::/96"), form: "IPv4-compatible", at: [][4]int{{12, 13, 14, 15}}},
+	{pfx: netip.MustParsePrefix("::ffff:0:0:0/96"), form: "IPv4-translated", at: [][4]int{{12, 13, 14, 15}}},
+	{pfx: netip.MustParsePrefix("64:ff9b::/96"), form: "NAT64", at: [][4]int{{12, 13, 14, 15}}},
+	// A local-use NAT64 prefix may be /96, /64, /56 or /48 long, and the
+	// IPv4 address sits where its length puts it (RFC 6052 §2.2, skipping
+	// bits 64-71): every place is judged.
+	{pfx: netip.MustParsePrefix("64:ff9b:1::/48"), form: "NAT64 (local-use)",
+		at: [][4]int{{12, 13, 14, 15}, {9, 10, 11, 12}, {7, 9, 10, 11}, {6, 7, 9, 10}}},
+	{pfx: netip.MustParsePrefix("2002::/16"), form: "6to4", at: [][4]int{{2, 3, 4, 5}}, refuse: true},
+	{pfx: netip.MustParsePrefix("2001::/32"), form: "Teredo", at: [][4]int{{4, 5, 6, 7}, {12, 13, 14, 15}}, xor: true, refuse: true},
+}
+
+// carried returns the embedding ip belongs to and the IPv4 addresses it
+// carries, or ok false for an address that carries none.
+func carried(ip netip.Addr) (e embedding, v4s []netip.Addr, ok bool) {
+	if !ip.Is6() {
+		return e, nil, false
+	}
+	b := ip.As16()
+	for _, e := range embeddings {
+		if !e.pfx.Contains(ip) {
+			continue
+		}
+		for i, at := range e.at {
+			a := [4]byte{b[at[0]], b[at[1]], b[at[2]], b[at[3]]}
+			if e.xor && i == len(e.at)-1 {
+				for j := range a {
+					a[j] ^= 0xff
+				}
+			}
+			v4s = append(v4s, netip.AddrFrom4(a))
+		}
+		return e, v4s, true
+	}
+	return e, nil, false
+}
+
+// verdict is why an address is not a public destination: the rule, and
+// for an IPv6 address that carries a non-public IPv4 address, that
+// address and the form that carries it.
+type verdict struct {
+	rule   string
+	public bool
+	v4     netip.Addr // valid when the IPv4 rules decided
+	form   string
+}
+
+// describe says why ip is refused, naming it as host (the URL's host or
+// the name that resolved to it).
+func (v verdict) describe(host string, ip netip.Addr) string {
+	literal := host == ip.String()
+	switch {
+	case v.v4.IsValid() && literal:
+		return fmt.Sprintf("%s carries the IPv4 address %s (%s), a %s address", ip, v.v4, v.form, v.rule)
+	case v.v4.IsValid():
+		return fmt.Sprintf("%s resolves to %s, which carries the IPv4 address %s (%s), a %s address", host, ip, v.v4, v.form, v.rule)
+	case literal:
+		return fmt.Sprintf("%s is a %s address", ip, v.rule)
+	}
+	return fmt.Sprintf("%s resolves to %s, a %s address", host, ip, v.rule)
+}
 
 // Classify names the rule that makes ip a non-public destination, or
-// reports it public. IPv4 addresses inside IPv6 (mapped, NAT64) are
-// judged as the IPv4 address they carry.
+// reports it public. An IPv6 address that carries an IPv4 address
+// (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo) is
+// judged by the rules of the IPv4 address it carries; 6to4 and Teredo are
+// refused even when that one is public.
 func Classify(ip netip.Addr) (rule string, public bool) {
+	v := classify(ip)
+	return v.rule, v.public
+}
+
+func classify(ip netip.Addr) verdict {
 	ip = ip.Unmap()
-	if ip.Is6() && nat64.Contains(ip) {
-		b := ip.As16()
-		return Classify(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-	}
 	switch {
 	case !ip.IsValid():
-		return "invalid", false
+		return verdict{rule: "invalid"}
 	case ip.IsUnspecified():
-		return "unspecified", false
+		return verdict{rule: "unspecified"}
 	case ip.IsLoopback():
-		return "loopback", false
+		return verdict{rule: "loopback"}
+	}
+	if e, v4s, ok := carried(ip); ok {
+		// Of several places, the one that names an address other than
+		// 0.0.0.0/8 (the zeros around an address another place carries)
+		// explains the refusal best.
+		var refusal *verdict
+		for _, v4 := range v4s {
+			if v := classify(v4); !v.public && (refusal == nil || thisNetwork.Contains(refusal.v4) && !thisNetwork.Contains(v4)) {
+				refusal = &verdict{rule: v.rule, v4: v4, form: e.form}
+			}
+		}
+		switch {
+		case refusal != nil:
+			return *refusal
+		case e.refuse:
+			return verdict{rule: e.form}
+		}
+		return verdict{public: true}
+	}
+	switch {
 	case ip.IsPrivate():
-		return "private", false
+		return verdict{rule: "private"}
 	case ip.IsLinkLocalUnicast():
-		return "link-local (cloud metadata)", false
+		return verdict{rule: "link-local (cloud metadata)"}
 	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
-		return "multicast", false
+		return verdict{rule: "multicast"}
 	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "broadcast", false
+		return verdict{rule: "broadcast"}
 	}
 	for _, s := range special {
 		if s.pfx.Contains(ip) {
-			return s.rule, false
+			return verdict{rule: s.rule}
 		}
 	}
-	return "", true
+	return verdict{public: true}
 }
 
 // Destination is what per-destination ordering keys on: the scheme, host

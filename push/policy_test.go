@@ -39,8 +39,27 @@ func TestClassify(t *testing.T) {
 		{"::ffff:10.1.1.1", "private", false},
 		{"64:ff9b::a9fe:a9fe", "link-local (cloud metadata)", false}, // NAT64 of 169.254.169.254
 		{"64:ff9b::808:808", "", true},                               // NAT64 of 8.8.8.8
-		{"2002:7f00:1::", "6to4", false},
-		{"2001:0:4136:e378::1", "IETF protocol", false}, // Teredo
+		// IPv4 inside IPv6 is judged by the IPv4 rules, in every form.
+		{"::7f00:1", "loopback", false},                       // IPv4-compatible
+		{"::a9fe:a9fe", "link-local (cloud metadata)", false}, // IPv4-compatible
+		{"::a00:1", "private", false},                         // IPv4-compatible
+		{"::808:808", "", true},                               // IPv4-compatible, public
+		{"::ffff:0:7f00:1", "loopback", false},                // IPv4-translated
+		{"::ffff:0:a9fe:a9fe", "link-local (cloud metadata)", false},
+		{"::ffff:0:808:808", "", true},
+		{"64:ff9b::7f00:1", "loopback", false},   // NAT64
+		{"64:ff9b:1::7f00:1", "loopback", false}, // NAT64 local-use, /96
+		{"64:ff9b:1::a9fe:a9fe", "link-local (cloud metadata)", false},
+		{"64:ff9b:1:7f00:0:100::", "loopback", false},   // NAT64 local-use, /48
+		{"64:ff9b:1:a:a00:1:808:808", "private", false}, // NAT64 local-use, /56: 10.0.0.1
+		{"64:ff9b:1:808:8:808:808:808", "", true},       // public wherever it is read
+		{"2002:7f00:1::", "loopback", false},            // 6to4
+		{"2002:a9fe:a9fe::1", "link-local (cloud metadata)", false},
+		{"2002:808:808::1", "6to4", false},                          // 6to4 of a public address: still refused
+		{"2001:0:7f00:1::", "loopback", false},                      // Teredo: the server
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback", false}, // Teredo: the client, inverted (127.0.0.1)
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", "Teredo", false},   // Teredo of public addresses: still refused
+		{"2001:2::1", "IETF protocol", false},
 	} {
 		rule, public := Classify(netip.MustParseAddr(tc.ip))
 		if rule != tc.rule || public != tc.public {
@@ -74,6 +93,23 @@ func TestCheckURL(t *testing.T) {
 		{"a .localhost name", Policy{}, "https://api.LOCALHOST./", "loopback"},
 		{"decimal address", Policy{}, "https://2130706433/", "numeric host"},
 		{"mapped v6", Policy{}, "https://[::ffff:127.0.0.1]/", "loopback"},
+		{"IPv4-compatible loopback", Policy{}, "https://[::7f00:1]/", "loopback"},
+		{"IPv4-compatible metadata", Policy{}, "https://[::a9fe:a9fe]/", "link-local (cloud metadata)"},
+		{"IPv4-translated loopback", Policy{}, "https://[::ffff:0:7f00:1]/", "loopback"},
+		{"NAT64 local-use loopback", Policy{}, "https://[64:ff9b:1::7f00:1]/", "loopback"},
+		{"6to4 of a private address", Policy{}, "https://[2002:a00:1::1]/", "private"},
+		{"IPv4-compatible public", Policy{}, "https://[::808:808]/", ""},
+		{"hex, dotted", Policy{}, "https://0x7f.1/", "numeric host"},
+		{"hex", Policy{}, "https://0x7f000001/", "numeric host"},
+		{"hex, upper case", Policy{}, "https://0X7F.0.0.1/", "numeric host"},
+		{"octal", Policy{}, "https://017700000001/", "numeric host"},
+		{"octal, dotted", Policy{}, "https://0177.0.0.1/", "numeric host"},
+		{"short dotted", Policy{}, "https://127.1/", "numeric host"},
+		{"trailing dot", Policy{}, "https://127.0.0.1./", "numeric host"},
+		{"a numeric last label", Policy{}, "https://hooks.0x1/", "numeric host"},
+		{"numeric over http", Policy{}, "http://0x7f.1/", "numeric host"},
+		{"hex-looking labels", Policy{}, "https://0x7f.example.com/", ""},
+		{"digits before a name", Policy{}, "https://1.2.3.example/", ""},
 		{"zone", Policy{}, "https://[fe80::1%25eth0]/", "no zone"},
 		{"userinfo", Policy{}, "https://u:p@hooks.example.com/", "no credentials in URL"},
 		{"fragment", Policy{}, "https://hooks.example.com/#x", "no fragment"},
@@ -120,6 +156,11 @@ func TestCheckDial(t *testing.T) {
 		{"rebinding to loopback", Policy{}, "hooks.example.com", ip("127.0.0.1"), false, "resolves to 127.0.0.1, a loopback address"},
 		{"rebinding to metadata", Policy{}, "hooks.example.com", ip("169.254.169.254"), false, "link-local"},
 		{"literal private", Policy{}, "10.0.0.1", ip("10.0.0.1"), false, "10.0.0.1 is a private address"},
+		{"rebinding to IPv4-compatible loopback", Policy{}, "hooks.example.com", ip("::7f00:1"), false,
+			"resolves to ::7f00:1, which carries the IPv4 address 127.0.0.1 (IPv4-compatible), a loopback address"},
+		{"rebinding to NAT64 metadata", Policy{}, "hooks.example.com", ip("64:ff9b:1::a9fe:a9fe"), false, "169.254.169.254 (NAT64 (local-use))"},
+		{"literal IPv4-translated", Policy{}, "::ffff:0:a00:1", ip("::ffff:0:a00:1"), false,
+			"::ffff:0:a00:1 carries the IPv4 address 10.0.0.1 (IPv4-translated), a private address"},
 		{"plain http to a public address", Policy{}, "hooks.example.com", ip("93.184.216.34"), true, "plain http"},
 		{"allowed address", allow, "127.0.0.1", ip("127.0.0.1"), true, ""},
 		{"allowed name resolving anywhere", allow, "hooks.internal", ip("10.9.9.9"), true, ""},
@@ -162,7 +203,8 @@ func TestDestination(t *testing.T) {
 // public one (the default policy allows nothing else).
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{"https://hooks.example.com/k", "http://127.0.0.1/", "https://[::ffff:10.0.0.1]/",
-		"https://2130706433/", "https://u:p@x/", "https://169.254.169.254/", "https://localhost./"} {
+		"https://2130706433/", "https://u:p@x/", "https://169.254.169.254/", "https://localhost./",
+		"https://0x7f.1/", "https://[::7f00:1]/", "https://[64:ff9b:1::a9fe:a9fe]/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

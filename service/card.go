@@ -1,7 +1,9 @@
 package service
 
 import (
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
 )
@@ -11,6 +13,11 @@ type Card struct {
 	Card a2a.AgentCard
 	JSON []byte
 	ETag string // strong, quoted
+	// Modified is when this process made this card (the unsigned one at
+	// start, a signed one the first time it served it with a new signing
+	// key), in whole seconds as Last-Modified carries it. The card never
+	// changes between two such moments.
+	Modified time.Time
 }
 
 // The names of the security schemes on the card: the same agent token, in
@@ -39,12 +46,15 @@ func mcpExtension(endpoint string) a2a.AgentExtension {
 
 // buildCard makes the card from the configuration and the skill registry.
 //
-// The ask-network skill names its bearer requirement in its description
-// rather than in securityRequirements: the official Go SDK v2.3.1 cannot
-// parse the proto's scope lists ({"schemes":{"bearer":{"list":["post"]}}},
-// a2a-go issue 430), and no spec-valid requirement naming the scheme parses
-// there. The scheme itself is declared in securitySchemes.
-func buildCard(cfg Config, skills []*skill) (Card, error) {
+// The 1.0 card declares no securityRequirements: the official Go SDK
+// v2.3.1 cannot parse the proto's StringList values in them (it wants
+// {"bearer": []}, a2a-go issue 430), neither {"bearer":{}} nor
+// {"bearer":{"list":["post"]}}, and a card it cannot parse fails every
+// a2a-go client at its first step. The schemes are declared, the
+// ask-network skill names the one it needs and the post scope in its
+// description, docs/api.md gives each official SDK's recipe, and the 0.3
+// card, whose shape a2a-go reads, carries the requirements (card03).
+func buildCard(cfg Config, skills []*skill, now time.Time) (Card, error) {
 	base := strings.TrimRight(cfg.PublicURL, "/")
 	card := a2a.AgentCard{
 		Name: "kfa",
@@ -86,5 +96,32 @@ func buildCard(cfg Config, skills []*skill) (Card, error) {
 	if cfg.MCPURL != "" {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
 	}
-	return encodeCard(card)
+	return encodeCard(card, now)
+}
+
+// credentialRequirements are what a skill that needs an agent token asks
+// for: the token as a bearer, or in X-API-Key (the post scope is named in
+// the skill's description: scope lists of non-OAuth schemes are for roles,
+// which 0.3's OpenAPI-style requirements leave empty).
+func credentialRequirements() []a2a.SecurityRequirement {
+	return []a2a.SecurityRequirement{
+		{Schemes: map[string]a2a.StringList{BearerScheme: {}}},
+		{Schemes: map[string]a2a.StringList{APIKeyScheme: {}}},
+	}
+}
+
+// card03 is c in the 0.3 shape with its security requirements: the card's
+// are a token in either header, or nothing (the empty requirement: search
+// is anonymous), and a skill that needs a scope needs a token. An SDK's
+// credential interceptor reads them (a2a-go's AuthInterceptor, which reads
+// the card's requirements only, sends the credential it holds).
+func (s *Service) card03(c a2a.AgentCard) a2a.AgentCard03 {
+	c.SecurityRequirements = append(credentialRequirements(), a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{}})
+	c.Skills = slices.Clone(c.Skills)
+	for i, sk := range c.Skills {
+		if r := s.skills.byID[sk.ID]; r != nil && r.scope != "" {
+			c.Skills[i].SecurityRequirements = credentialRequirements()
+		}
+	}
+	return c.ToV03()
 }

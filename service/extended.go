@@ -17,10 +17,13 @@ import (
 const CallerExtensionURI = "urn:kfa:extension:caller:v1"
 
 // CallerInfo is the params of the caller extension on the extended card.
+// An anonymous caller has no agent: no agentId or name, no scopes, the
+// skills that need no credential and the limits of its address.
 type CallerInfo struct {
-	AgentID string   `json:"agentId"`
-	Name    string   `json:"name"`
-	Scopes  []string `json:"scopes"`
+	Authenticated bool     `json:"authenticated"`
+	AgentID       string   `json:"agentId,omitempty"`
+	Name          string   `json:"name,omitempty"`
+	Scopes        []string `json:"scopes"`
 	// Skills are the card's skills this caller may use now.
 	Skills []string `json:"skills"`
 	Limits Limits   `json:"limits"`
@@ -61,16 +64,17 @@ func rateStatus(q ratelimit.Quota) *RateStatus {
 }
 
 // ExtendedCard is GetExtendedAgentCard: the public card plus the caller
-// extension, read now from the limits' stored windows and counters. It
-// needs a credential.
+// extension, read now from the limits' stored windows and counters. An
+// anonymous caller gets the card it may use: the skills that need no
+// credential and its address's search limit (official clients, the JS
+// SDK's getAgentCard() among them, ask for it before they authenticate).
 func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, error) {
-	ag, err := requireAgent(c, "GetExtendedAgentCard")
-	if err != nil {
-		return a2a.AgentCard{}, err
-	}
-	info, err := s.callerInfo(ctx, c, ag)
-	if err != nil {
-		return a2a.AgentCard{}, err
+	info := s.anonymousInfo(c)
+	if c.Agent != nil {
+		var err error
+		if info, err = s.callerInfo(ctx, c, c.Agent); err != nil {
+			return a2a.AgentCard{}, err
+		}
 	}
 	b, err := json.Marshal(info)
 	if err != nil {
@@ -83,14 +87,41 @@ func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, er
 	card := s.card.Card
 	card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{
 		URI:         CallerExtensionURI,
-		Description: "Who this card was made for, and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit).",
+		Description: "Who this card was made for (authenticated false: an anonymous caller), and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit).",
 		Params:      params,
 	})
 	return card, nil
 }
 
+// ExtendedCard03 is ExtendedCard in the 0.3 shape, with the 0.3 card's
+// security requirements: a 0.3 client that takes the extended card for its
+// card keeps sending its credential.
+func (s *Service) ExtendedCard03(ctx context.Context, c Caller) (a2a.AgentCard03, error) {
+	card, err := s.ExtendedCard(ctx, c)
+	if err != nil {
+		return a2a.AgentCard03{}, err
+	}
+	return s.card03(card), nil
+}
+
+// anonymousInfo is what a caller without a credential may do.
+func (s *Service) anonymousInfo(c Caller) CallerInfo {
+	info := CallerInfo{Scopes: []string{}}
+	for _, sk := range s.skills.enabled() {
+		if sk.scope == "" {
+			info.Skills = append(info.Skills, sk.card.ID)
+		}
+	}
+	if l := s.deps.SearchRate; l != nil {
+		if q, ok := l.Quota(QuotaSearch, c.limitKey()); ok {
+			info.Limits.Searches = rateStatus(q)
+		}
+	}
+	return info
+}
+
 func (s *Service) callerInfo(ctx context.Context, c Caller, ag *agents.Agent) (CallerInfo, error) {
-	info := CallerInfo{AgentID: ag.ID, Name: ag.Name, Scopes: ag.ScopeStrings()}
+	info := CallerInfo{Authenticated: true, AgentID: ag.ID, Name: ag.Name, Scopes: ag.ScopeStrings()}
 	for _, sk := range s.skills.enabled() {
 		if sk.card.ID != SkillAsk || ag.Has(agents.ScopePost) {
 			info.Skills = append(info.Skills, sk.card.ID)

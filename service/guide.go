@@ -79,7 +79,7 @@ func (s *Service) buildGuides() error {
 		}
 		*g.dst = b.Bytes()
 	}
-	card03, err := jsonClipped(s.card.Card.ToV03())
+	card03, err := jsonClipped(s.card03(s.card.Card))
 	if err != nil {
 		return fmt.Errorf("service: 0.3 card: %w", err)
 	}

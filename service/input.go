@@ -100,6 +100,9 @@ func (s *Service) readInput(req *a2a.SendMessageRequest) (msgInput, error) {
 			if err := json.Unmarshal(p.Data, &in.data); err != nil {
 				return msgInput{}, a2a.BadParam(field+".data", "not a JSON object: %v", err)
 			}
+			if err := checkDataKeys(in.data); err != nil {
+				return msgInput{}, err
+			}
 		default:
 			return msgInput{}, a2a.Errorf(a2a.ContentTypeNotSupported,
 				"%s: raw and url parts are not supported; send text or an application/json data part", field)
@@ -246,6 +249,24 @@ func truncate(s string, n int) string {
 func isJSONMedia(mt string) bool {
 	t, _, err := mime.ParseMediaType(mt)
 	return err == nil && (t == "application/json" || strings.HasSuffix(t, "+json"))
+}
+
+// dataKeys are the keys a data part's object is read by, exactly.
+var dataKeys = []string{"action", "skill", "query", "limit", "kind", "product", "environment",
+	"question", "details", "discussionId"}
+
+// checkDataKeys refuses a data key that names one kfa reads other than
+// exactly ("QUERY", "discussionid"): it would be ignored, and the request
+// would not do what its sender meant.
+func checkDataKeys(data map[string]json.RawMessage) error {
+	for k := range data {
+		for _, known := range dataKeys {
+			if k != known && strings.EqualFold(k, known) {
+				return a2a.BadParam("data."+k, "is not a field name: field names are matched exactly, and this one differs from %q only in case", known)
+			}
+		}
+	}
+	return nil
 }
 
 // str reads an optional string field of a data object.

@@ -132,6 +132,11 @@ func (s *Service) inlinePush(cfg *a2a.SendMessageConfiguration) (*push.Config, e
 			"push notifications are off on this server (capabilities.pushNotifications is false); leave out configuration.taskPushNotificationConfig")
 	}
 	var in a2a.TaskPushNotificationConfig
+	if a2a.IsObject(raw) {
+		if err := a2a.CheckFields(raw, &in); err != nil {
+			return nil, a2a.AsParam(err, pushInlineField)
+		}
+	}
 	if !a2a.IsObject(raw) || json.Unmarshal(raw, &in) != nil {
 		return nil, a2a.BadParam(pushInlineField[:len(pushInlineField)-1], "must be an object {url, token?, authentication?: {scheme, credentials?}}")
 	}

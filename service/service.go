@@ -87,7 +87,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	cfg.Streaming = deps.Events != nil
 	cfg.PushNotifications = deps.Push != nil
 	sk := newSkills(registry(cfg.ContributorWrites))
-	card, err := buildCard(cfg, sk.enabled())
+	card, err := buildCard(cfg, sk.enabled(), deps.Now())
 	if err != nil {
 		return nil, fmt.Errorf("service: build agent card: %w", err)
 	}
@@ -126,7 +126,7 @@ func (c Caller) limitKey() string {
 // requireAgent returns the caller's agent or an Unauthenticated error.
 func requireAgent(c Caller, what string) (*agents.Agent, error) {
 	if c.Agent == nil {
-		return nil, a2a.Errorf(a2a.Unauthenticated, "%s needs a bearer token (Authorization: Bearer kfa_...)", what)
+		return nil, a2a.MissingCredential("%s needs a bearer token (Authorization: Bearer kfa_...)", what)
 	}
 	return c.Agent, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/jcs"
@@ -72,7 +73,7 @@ func (s *Service) SignedCard(ctx context.Context) (Card, error) {
 	}
 	card := s.card.Card
 	card.Signatures = []a2a.AgentCardSignature{{Protected: d.Protected, Signature: d.Signature}}
-	out, err := encodeCard(card)
+	out, err := encodeCard(card, s.deps.Now())
 	if err != nil {
 		return Card{}, fmt.Errorf("sign agent card: %w", err)
 	}
@@ -84,8 +85,8 @@ func (s *Service) SignedCard(ctx context.Context) (Card, error) {
 // served.
 const JWKSPath = "/.well-known/jwks.json"
 
-// encodeCard makes a card's JSON and entity tag.
-func encodeCard(card a2a.AgentCard) (Card, error) {
+// encodeCard makes a card's JSON and entity tag; made is when.
+func encodeCard(card a2a.AgentCard, made time.Time) (Card, error) {
 	b, err := json.Marshal(card)
 	if err != nil {
 		return Card{}, err
@@ -93,5 +94,6 @@ func encodeCard(card a2a.AgentCard) (Card, error) {
 	sum := sha256.Sum256(b)
 	// Clipped: a writer that appends a newline must copy, not write into
 	// the shared array.
-	return Card{Card: card, JSON: b[:len(b):len(b)], ETag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
+	return Card{Card: card, JSON: b[:len(b):len(b)], ETag: `"` + hex.EncodeToString(sum[:12]) + `"`,
+		Modified: made.UTC().Truncate(time.Second)}, nil
 }

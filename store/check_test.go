@@ -108,7 +108,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	for _, id := range []string{w.waiting.ID, w.completed.ID, w.joined.ID, w.canceled.ID} {
-		task, err := db.GetTask(ctx, id)
+		task, err := db.GetTask(ctx, "", id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -87,16 +86,7 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 		ix = taskIndexes[idxAll]
 	}
 	prefix := ix.prefix(owner, probe)
-	var since uint64
-	if !q.Since.IsZero() {
-		// Inclusive, at millisecond resolution: a bound inside a millisecond
-		// keeps only the timestamps at or after it.
-		ns := q.Since.UnixNano()
-		since = uint64((ns + int64(time.Millisecond) - 1) / int64(time.Millisecond))
-		if ns < 0 {
-			since = 0
-		}
-	}
+	since := uint64(q.SinceMillis())
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(ix.bucket).Cursor()
 		tb := tx.Bucket(bucketTasks)

@@ -82,7 +82,7 @@ func TestMigrationSplitsTaskDisc(t *testing.T) {
 	if err != nil || len(res.CompletedTaskIDs) != 1 || res.CompletedTaskIDs[0] != w.waiting.ID {
 		t.Fatalf("reply after migration: %+v %v", res, err)
 	}
-	if tk, _ := db.GetTask(ctx, w.waiting.ID); tk.State != a2a.TaskStateCompleted {
+	if tk, _ := db.GetTask(ctx, "", w.waiting.ID); tk.State != a2a.TaskStateCompleted {
 		t.Fatalf("waiting task is %s", tk.State)
 	}
 	if rep, err := db.Check(ctx); err != nil || !rep.OK() {

@@ -121,7 +121,7 @@ func TestFormat1TasksMigrate(t *testing.T) {
 	}
 	var want []tasks.Task
 	for _, c := range asks {
-		tk, err := db.GetTask(ctx, c.Task.ID)
+		tk, err := db.GetTask(ctx, "", c.Task.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestFormat1TasksMigrate(t *testing.T) {
 			t.Fatalf("format %q", f)
 		}
 		// Format 1 reads as it is.
-		got, err := db.GetTask(ctx, tk.ID)
+		got, err := db.GetTask(ctx, "", tk.ID)
 		if err != nil || got.State != tk.State || len(got.History) != len(tk.History) {
 			t.Fatalf("format 1 read: %+v %v", got, err)
 		}
@@ -151,7 +151,7 @@ func TestFormat1TasksMigrate(t *testing.T) {
 		if f, _ := db.TaskFormatForTest(w.ID); f != 2 {
 			t.Fatalf("task %s still in format %d after the migration", w.ID, f)
 		}
-		got, err := db.GetTask(ctx, w.ID)
+		got, err := db.GetTask(ctx, "", w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

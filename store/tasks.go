@@ -264,28 +264,61 @@ func (s *DB) createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch 
 	return t, true, nil
 }
 
-// GetTask implements tasks.Store.
-func (s *DB) GetTask(_ context.Context, id string) (tasks.Task, error) {
+// GetTask implements tasks.Store: the owner is read from the record's
+// header, and only the owner's task is decoded.
+func (s *DB) GetTask(_ context.Context, ownerID, id string) (tasks.Task, error) {
+	k, ok := idBytes(id)
+	if !ok {
+		return tasks.Task{}, tasks.ErrNotFound
+	}
 	var t tasks.Task
 	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketTasks).Get(k)
+		if err := owned(v, ownerID); err != nil {
+			return err
+		}
 		var err error
-		t, err = getTask(tx, id)
+		t, err = decodeTask(v)
 		return err
 	})
 	return t, err
 }
 
+// owned returns nil when the task record v exists and ownerID owns it
+// (any owner when ownerID is ""), and tasks.ErrNotFound otherwise, reading
+// the owner from the record's header without decoding the rest.
+func owned(v []byte, ownerID string) error {
+	if v == nil {
+		return tasks.ErrNotFound
+	}
+	if ownerID == "" {
+		return nil
+	}
+	if v[0] == taskFormatJSON { // format 1, rewritten by migration 2
+		t, err := decodeTaskJSON(v)
+		if err == nil && t.OwnerID != ownerID {
+			err = tasks.ErrNotFound
+		}
+		return err
+	}
+	r, err := parseTask(v)
+	if err == nil && string(r.owner) != ownerID {
+		err = tasks.ErrNotFound
+	}
+	return err
+}
+
 // ViewSnapshot implements tasks.Store: fn sees the task's stored wire
 // JSON in place, inside the read transaction.
-func (s *DB) ViewSnapshot(_ context.Context, id string, fn func(*tasks.Snapshot) error) error {
+func (s *DB) ViewSnapshot(_ context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
 	k, ok := idBytes(id)
 	if !ok {
 		return tasks.ErrNotFound
 	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketTasks).Get(k)
-		if v == nil {
-			return tasks.ErrNotFound
+		if err := owned(v, ownerID); err != nil {
+			return err
 		}
 		snap, err := snapshotOf(v)
 		if err != nil {

@@ -64,6 +64,23 @@ type ListQuery struct {
 	After     *Cursor // position after which the page starts
 }
 
+// SinceMillis is Since as the inclusive lower bound the stores compare
+// status timestamps (Unix milliseconds) with: a bound inside a millisecond
+// keeps only the timestamps at or after it, and a bound before 1970 keeps
+// them all. Exact for every time (UnixNano overflows outside 1678-2262,
+// which would turn a bound in the year 3000 into one that keeps
+// everything); 0 when there is no bound.
+func (q ListQuery) SinceMillis() int64 {
+	if q.Since.IsZero() || q.Since.Unix() < 0 {
+		return 0
+	}
+	ms := q.Since.UnixMilli()
+	if q.Since.Nanosecond()%int(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
+}
+
 // Cursor is a position in the (status timestamp, id) order.
 type Cursor struct {
 	StatusTime time.Time
@@ -85,11 +102,16 @@ type Store interface {
 	// AskRate, discussions.ErrNotFound or discussions.ErrAnswered for a bad
 	// join, ErrTooManyOpen over MaxOpen.
 	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
-	GetTask(ctx context.Context, id string) (Task, error)
+	// GetTask returns the task if ownerID owns it (any owner when ownerID
+	// is ""), and ErrNotFound otherwise. The owner is checked before the
+	// task is decoded: another owner's task costs what an unknown id costs,
+	// so the time of an answer does not tell whether it exists.
+	GetTask(ctx context.Context, ownerID, id string) (Task, error)
 	// ViewSnapshot calls fn with the task as stored, its wire JSON not
-	// decoded (the read that shows a task), or returns ErrNotFound. The
-	// snapshot is valid only during the call.
-	ViewSnapshot(ctx context.Context, id string, fn func(*Snapshot) error) error
+	// decoded (the read that shows a task), if ownerID owns it (any owner
+	// when ownerID is ""), or returns ErrNotFound, checking the owner
+	// first as GetTask does. The snapshot is valid only during the call.
+	ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*Snapshot) error) error
 	// TaskByMessageID finds the owner's task for an ask message id.
 	TaskByMessageID(ctx context.Context, ownerID, messageID string) (Task, error)
 	ListTasks(ctx context.Context, q ListQuery) (ListPage, error)
@@ -262,27 +284,17 @@ func NewAsk(in AskInput, now time.Time, maxOpen int) CreateAsk {
 	return c
 }
 
-// Get returns the task if ownerID owns it, and ErrNotFound otherwise.
+// Get returns the task if ownerID owns it (any owner when ownerID is ""),
+// and ErrNotFound otherwise, the same for another owner's task as for a
+// missing one, in what it answers and in what it costs.
 func (s *Service) Get(ctx context.Context, ownerID, id string) (Task, error) {
-	t, err := s.store.GetTask(ctx, id)
-	if err != nil {
-		return Task{}, err
-	}
-	if ownerID != "" && t.OwnerID != ownerID {
-		return Task{}, ErrNotFound
-	}
-	return t, nil
+	return s.store.GetTask(ctx, ownerID, id)
 }
 
 // ViewTask is Get for showing the task: fn gets its stored wire JSON,
 // which is never decoded on the way out, valid only during the call.
 func (s *Service) ViewTask(ctx context.Context, ownerID, id string, fn func(*Snapshot) error) error {
-	return s.store.ViewSnapshot(ctx, id, func(t *Snapshot) error {
-		if ownerID != "" && string(t.OwnerID) != ownerID {
-			return ErrNotFound
-		}
-		return fn(t)
-	})
+	return s.store.ViewSnapshot(ctx, ownerID, id, fn)
 }
 
 // Cancel cancels the task for its owner (any owner when ownerID is "", the

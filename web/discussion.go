@@ -150,5 +150,9 @@ func (h *Handler) readForm(w http.ResponseWriter, r *http.Request, v visitor) (u
 		h.fail(w, r, v, http.StatusBadRequest, "Bad form", "The form could not be read.")
 		return nil, false
 	}
+	if name, bad := notText(r.PostForm); bad {
+		h.fail(w, r, v, http.StatusBadRequest, "Bad form", "The form's "+name+" is not valid UTF-8 text.")
+		return nil, false
+	}
 	return r.PostForm, true
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -152,7 +153,9 @@ var securityHeaders = map[string]string{
 }
 
 // secured sets the security headers, and Vary: Cookie (every page differs
-// for a signed-in person), before next runs.
+// for a signed-in person), before next runs. An address whose path or
+// query is not UTF-8 text is refused here, for every route, before a
+// handler could echo its bytes into a page.
 func (h *Handler) secured(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
@@ -160,8 +163,35 @@ func (h *Handler) secured(next http.HandlerFunc) http.Handler {
 			hd.Set(k, v)
 		}
 		hd.Add("Vary", "Cookie")
+		if !utf8.ValidString(r.URL.Path) {
+			h.fail(w, r, h.person(w, r), http.StatusBadRequest, "Not text",
+				"The path of this address is not valid UTF-8 text. Check the link, or type it again.")
+			return
+		}
+		if name, bad := notText(r.URL.Query()); bad {
+			h.fail(w, r, h.person(w, r), http.StatusBadRequest, "Not text",
+				"The "+name+" of this address is not valid UTF-8 text. Check the link, or type it again.")
+			return
+		}
 		next(w, r)
 	})
+}
+
+// notText reports whether a name or a value of values is not valid UTF-8,
+// and names it ("q parameter"); a name that is not text itself is never
+// repeated.
+func notText(values url.Values) (name string, bad bool) {
+	for k, vs := range values {
+		if !utf8.ValidString(k) {
+			return "parameter name", true
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return k + " parameter", true
+			}
+		}
+	}
+	return "", false
 }
 
 // pathVar is a path variable of the route, unescaped.

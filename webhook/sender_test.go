@@ -61,6 +61,9 @@ func TestSenderChecksEveryAddress(t *testing.T) {
 		"rebind.example.com": {netip.MustParseAddr("127.0.0.1")},
 		"mixed.test":         {netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("127.0.0.1")},
 		"allowed.test":       {netip.MustParseAddr("127.0.0.1")},
+		"compat.test":        {netip.MustParseAddr("::7f00:1")},
+		"translated.test":    {netip.MustParseAddr("::ffff:0:7f00:1")},
+		"nat64.test":         {netip.MustParseAddr("64:ff9b:1::7f00:1")},
 	}
 	open, _ := push.ParseAllow(nil)
 	allow, _ := push.ParseAllow([]string{"127.0.0.1", "allowed.test"})
@@ -75,6 +78,9 @@ func TestSenderChecksEveryAddress(t *testing.T) {
 	}{
 		{"a name that resolves to loopback", open, "https://rebind.example.com:" + p + "/", 0, true, "resolves to 127.0.0.1, a loopback address", 0},
 		{"a loopback literal", open, "https://127.0.0.1:" + p + "/", 0, true, "loopback", 0},
+		{"a name that resolves to IPv4-compatible loopback", open, "https://compat.test:" + p + "/", 0, true, "carries the IPv4 address 127.0.0.1", 0},
+		{"a name that resolves to IPv4-translated loopback", open, "https://translated.test:" + p + "/", 0, true, "carries the IPv4 address 127.0.0.1", 0},
+		{"a name that resolves to NAT64 loopback", open, "https://nat64.test:" + p + "/", 0, true, "carries the IPv4 address 127.0.0.1", 0},
 		{"plain http not allowed", open, "http://8.8.8.8:" + p + "/", 0, true, "https", 0},
 		{"an unknown name", open, "https://nowhere.test/", 0, false, "no such host", 0},
 		{"the allowed address", allow, "http://127.0.0.1:" + p + "/", 202, false, "", 0},

@@ -58,6 +58,8 @@ func TestCommandsLiveAndStopped(t *testing.T) {
 				{[]string{"--state", "working", "--owner", f.bob.ID}, []string{f.bobs.ID}},
 				{[]string{"--context", "ctx-b"}, []string{f.waiting.ID}},
 				{[]string{"--since", f.bobs.Status.Timestamp}, nil}, // filled below: tasks whose status changed at or after bob's ask
+				{[]string{"--since", "3000-01-01T00:00:00Z"}, []string{}},
+				{[]string{"--since", "1600-01-01T00:00:00Z", "--state", "working"}, []string{f.bobs.ID, f.waiting.ID}},
 			} {
 				got := decode[api.TaskList](t, append([]string{"tasks", "list", "--data", f.dir}, tc.args...)...)
 				var ids []string

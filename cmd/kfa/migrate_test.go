@@ -95,7 +95,7 @@ func tasksOf(t *testing.T, path, owner string) ([]tasks.Task, []tasks.Task) {
 	}
 	var got []tasks.Task
 	for _, tk := range page.Tasks {
-		g, err := db.GetTask(ctx, tk.ID)
+		g, err := db.GetTask(ctx, "", tk.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

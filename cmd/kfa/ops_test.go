@@ -373,7 +373,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 		if !a.at.Before(start) {
 			t.Fatalf("bookkeeping: task %s acknowledged after the backup began", a.id)
 		}
-		if _, err := db.GetTask(context.Background(), a.id); err != nil {
+		if _, err := db.GetTask(context.Background(), "", a.id); err != nil {
 			t.Errorf("task %s, acknowledged before the backup began, is not in it: %v", a.id, err)
 		}
 	}

@@ -103,7 +103,7 @@ func (au Auth) Caller(r *http.Request, required bool) (service.Caller, error) {
 	tok, present, err := credential(r)
 	if !present {
 		if required {
-			return c, a2a.Errorf(a2a.Unauthenticated, "missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...)")
+			return c, a2a.MissingCredential("missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...)")
 		}
 		return c, nil
 	}

@@ -53,7 +53,8 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 }
 
 // DecodeJSON validates and decodes a JSON object into v, naming the field
-// of a type mismatch.
+// of a type mismatch, and refusing a key that names a field of v other
+// than exactly (encoding/json would take "MESSAGEID" for messageId).
 func DecodeJSON(body []byte, v any) error {
 	if err := a2a.CheckJSON(body); err != nil {
 		var se *a2a.SyntaxError
@@ -64,6 +65,9 @@ func DecodeJSON(body []byte, v any) error {
 	}
 	if !a2a.IsObject(body) {
 		return a2a.Errorf(a2a.InvalidParams, "request body must be a JSON object")
+	}
+	if err := a2a.CheckFields(body, v); err != nil {
+		return a2a.AsParam(err, "")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError

@@ -55,10 +55,17 @@ func LogFailure(r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
 
 // SetErrorHeaders adds the HTTP headers an error kind calls for: the
 // Bearer challenge of an authentication or scope failure, and Retry-After
-// of a limit. Every binding sends them, whatever its HTTP status.
+// of a limit. Every binding sends them, whatever its HTTP status. A
+// request that sent no credential is challenged without an error
+// attribute (RFC 6750 §3.1); one whose credential failed is told
+// error="invalid_token".
 func SetErrorHeaders(h http.Header, e *a2a.Error) {
 	switch e.Kind {
 	case a2a.Unauthenticated:
+		if e.NoCredential {
+			h.Set("WWW-Authenticate", `Bearer realm="kfa"`)
+			break
+		}
 		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token", error_description="`+quoteSafe(e.Message)+`"`)
 	case a2a.PermissionDenied:
 		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)

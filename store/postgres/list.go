@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,19 +38,6 @@ func (s *DB) ViewSnapshots(ctx context.Context, q tasks.ListQuery, fn func(*task
 	})
 }
 
-// sinceMS is q.Since as an inclusive bound in milliseconds: a bound inside
-// a millisecond keeps only the timestamps at or after it.
-func sinceMS(since time.Time) int64 {
-	if since.IsZero() {
-		return 0
-	}
-	ns := since.UnixNano()
-	if ns < 0 {
-		return 0
-	}
-	return (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-}
-
 // listTasks reads one page of q (in one snapshot with its total) and
 // hands each task to emit, in order.
 func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRow) error) (next *tasks.Cursor, total int, err error) {
@@ -72,7 +58,7 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	if q.ContextID != "" {
 		where = append(where, "context_id = "+arg(q.ContextID))
 	}
-	since := sinceMS(q.Since)
+	since := q.SinceMillis()
 	if since > 0 {
 		where = append(where, "status_ms >= "+arg(since))
 	}

@@ -130,7 +130,7 @@ func (l *listener) session(ctx context.Context, lost time.Time) (listened bool, 
 		if !ok || proc == l.db.procID {
 			continue
 		}
-		t, err := l.db.GetTask(ctx, id)
+		t, err := l.db.GetTask(ctx, "", id)
 		if errors.Is(err, tasks.ErrNotFound) {
 			continue
 		}
@@ -154,7 +154,7 @@ func (l *listener) catchUp(ctx context.Context, from time.Time) error {
 		return err
 	}
 	for _, id := range ids {
-		t, err := l.db.GetTask(ctx, id)
+		t, err := l.db.GetTask(ctx, "", id)
 		if err != nil {
 			return err
 		}

@@ -236,11 +236,12 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool
 	return out, created, nil
 }
 
-// GetTask implements tasks.Store.
-func (s *DB) GetTask(ctx context.Context, id string) (tasks.Task, error) {
+// GetTask implements tasks.Store: the owner is part of the query, so
+// another owner's task is neither read nor decoded.
+func (s *DB) GetTask(ctx context.Context, ownerID, id string) (tasks.Task, error) {
 	var t tasks.Task
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		r, err := getTask(ctx, tx, id, false)
+		r, err := getOwnedTask(ctx, tx, ownerID, id)
 		if err != nil {
 			return err
 		}
@@ -250,12 +251,26 @@ func (s *DB) GetTask(ctx context.Context, id string) (tasks.Task, error) {
 	return t, err
 }
 
+// getOwnedTask reads one task row if ownerID owns it (any owner when
+// ownerID is ""); ErrNotFound otherwise, the same for another owner's
+// task as for a missing one.
+func getOwnedTask(ctx context.Context, tx pgx.Tx, ownerID, id string) (taskRow, error) {
+	if ownerID == "" {
+		return getTask(ctx, tx, id, false)
+	}
+	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1 AND owner_id = $2", id, ownerID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, tasks.ErrNotFound
+	}
+	return r, err
+}
+
 // ViewSnapshot implements tasks.Store.
-func (s *DB) ViewSnapshot(ctx context.Context, id string, fn func(*tasks.Snapshot) error) error {
+func (s *DB) ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
 	var r taskRow
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		r, err = getTask(ctx, tx, id, false)
+		r, err = getOwnedTask(ctx, tx, ownerID, id)
 		return err
 	})
 	if err != nil {

@@ -205,6 +205,12 @@ func testListSinceInclusive(t *testing.T, open Opener) {
 		{"inside a millisecond rounds up", t0.Add(time.Millisecond + time.Microsecond), 1},
 		{"half a millisecond before", t0.Add(500 * time.Microsecond), 2},
 		{"after the last", t0.Add(3 * time.Millisecond), 0},
+		// Out of UnixNano's range (1678-2262) the answer stays exact.
+		{"the year 3000", time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+		{"the year 9999", time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC), 0},
+		{"the year 1600", time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), 3},
+		{"the year 1", time.Date(1, 1, 1, 0, 0, 0, 1e6, time.UTC), 3},
+		{"before 1970", time.Date(1969, 12, 31, 23, 59, 59, 999e6, time.UTC), 3},
 	} {
 		res, err := e.tk.List(ctx, a.ID, tasks.ListParams{Since: tc.since})
 		if err != nil || len(res.Tasks) != tc.want || res.TotalSize != tc.want {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -106,7 +107,7 @@ func testSnapshots(t *testing.T, open Opener) {
 // getSnapshot copies the snapshot of a task out of ViewSnapshot.
 func getSnapshot(st Store, id string) (tasks.Snapshot, error) {
 	var out tasks.Snapshot
-	err := st.ViewSnapshot(context.Background(), id, func(s *tasks.Snapshot) error {
+	err := st.ViewSnapshot(context.Background(), "", id, func(s *tasks.Snapshot) error {
 		out = *s
 		out.ID, out.OwnerID = bytes.Clone(s.ID), bytes.Clone(s.OwnerID)
 		w := &out.Wire
@@ -115,4 +116,39 @@ func getSnapshot(st Store, id string) (tasks.Snapshot, error) {
 		return nil
 	})
 	return out, err
+}
+
+// testReadsByOwner: GetTask and ViewSnapshot answer a task to its owner
+// (and to the operator, with no owner), and another owner's task exactly
+// as a missing one: ErrNotFound, fn never called.
+func testReadsByOwner(t *testing.T, open Opener) {
+	e := newEnv(t, open, tasks.Limits{})
+	ctx := context.Background()
+	a, b := e.agent(t, "alice"), e.agent(t, "bob")
+	tk := e.ask(t, a, "m1")
+	const missing = "01JD0Z6X8Q4Y4K2V1T3S5R7P9N"
+	for _, tc := range []struct {
+		name, owner, id string
+		found           bool
+	}{
+		{"the owner", a.ID, tk.ID, true},
+		{"the operator", "", tk.ID, true},
+		{"another owner", b.ID, tk.ID, false},
+		{"a missing task", a.ID, missing, false},
+		{"an id that is no ULID", a.ID, "not-an-id", false},
+	} {
+		got, err := e.store.GetTask(ctx, tc.owner, tc.id)
+		if tc.found && (err != nil || got.ID != tk.ID || len(got.History) != 1) ||
+			!tc.found && !errors.Is(err, tasks.ErrNotFound) {
+			t.Errorf("GetTask, %s: %+v %v", tc.name, got.ID, err)
+		}
+		called := false
+		err = e.store.ViewSnapshot(ctx, tc.owner, tc.id, func(s *tasks.Snapshot) error {
+			called = true
+			return nil
+		})
+		if tc.found != called || tc.found && err != nil || !tc.found && !errors.Is(err, tasks.ErrNotFound) {
+			t.Errorf("ViewSnapshot, %s: called %v, %v", tc.name, called, err)
+		}
+	}
 }

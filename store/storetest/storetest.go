@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReplyRacesCancelAndJoin", testReplyRacesCancelAndJoin},
 		{"ConcurrentAsksRespectMaxOpen", testConcurrentMaxOpen},
 		{"Snapshots", testSnapshots},
+		{"ReadsByOwner", testReadsByOwner},
 		{"Sessions", testSessions},
 		{"SessionsEnd", testSessionsEnd},
 		{"SessionsPurge", testSessionsPurge},
@@ -187,7 +188,7 @@ func (e *env) reply(t *testing.T, a agents.Agent, discID, body string) discussio
 
 func (e *env) task(t *testing.T, id string) tasks.Task {
 	t.Helper()
-	tk, err := e.store.GetTask(context.Background(), id)
+	tk, err := e.store.GetTask(context.Background(), "", id)
 	if err != nil {
 		t.Fatalf("get task %s: %v", id, err)
 	}
