@@ -47,7 +47,7 @@ func TestCheckMessage(t *testing.T) {
 		{name: "a method that is not a string", msg: `{"jsonrpc":"2.0","id":1,"method":5}`, wantCode: -32600, wantID: "1", wantMsg: "method must be a string"},
 		{name: "neither request nor response", msg: `{"jsonrpc":"2.0"}`, wantCode: -32600, wantMsg: "needs a method"},
 		{name: "a case variant of method", msg: `{"jsonrpc":"2.0","id":1,"METHOD":"ping"}`, wantCode: -32600, wantID: "1", wantMsg: `"METHOD" is not a member`},
-		{name: "a case variant of id", msg: `{"jsonrpc":"2.0","id":1,"Id":2,"method":"ping"}`, wantCode: -32600, wantID: "1", wantMsg: `(did you mean "id"?)`},
+		{name: "a case variant of id", msg: `{"jsonrpc":"2.0","id":1,"Id":2,"method":"ping"}`, wantCode: -32600, wantID: "1", wantMsg: `duplicate key "Id": it differs from "id" only in case`},
 		{name: "a case variant of arguments", msg: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","Arguments":{}}}`,
 			wantCode: -32602, wantID: "1", wantMsg: `params: "Arguments" is not a tools/call parameter`},
 		{name: "a folded name (long s)", msg: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{},"_meta":{},"_meta\u017f":1}}`},
