@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,6 +106,24 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketLog)
 		return err
 	}},
+	// h24dec's migration (pre-assigned number 9 of issue 24; the merge
+	// renumbers it after the change log's own).
+	{8, "agents by name, for the duplicate-name decision", indexAgentNames},
+}
+
+// indexAgentNames creates agent_names and fills it from the agents.
+func indexAgentNames(tx *bolt.Tx) error {
+	names, err := tx.CreateBucketIfNotExists(bucketAgentNames)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketAgents).ForEach(func(k, v []byte) error {
+		var r agentRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("agent %s: %w", k, err)
+		}
+		return names.Put(agentNameKey(r.Name, r.ID), nil)
+	})
 }
 
 // SchemaVersion is the schema this build writes.

@@ -50,7 +50,7 @@ func testAgentsIn(t testing.TB, db *store.DB, n int) []agents.Agent {
 		a := agents.Agent{ID: fmt.Sprintf("01JD00000000000000000000%02d", i), Name: fmt.Sprint("agent", i),
 			Scopes: []agents.Scope{agents.ScopePost}, CreatedAt: t0}
 		c := agents.Credential{Digest: agents.DigestOf(fmt.Sprint("token", i)), AgentID: a.ID, CreatedAt: t0}
-		if err := db.CreateAgent(context.Background(), a, c); err != nil {
+		if err := db.CreateAgent(context.Background(), agents.Create{Agent: a, Credential: c}); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, a)

@@ -41,12 +41,12 @@ type CreateAsk struct {
 	// joins JoinDiscussionID.
 	Discussion       discussions.Discussion
 	JoinDiscussionID string
-	// MaxOpen bounds the owner's WORKING tasks, checked in the transaction;
+	// MaxOpen bounds the owner's WORKING tasks, decided in the transaction;
 	// 0 means no bound.
 	MaxOpen int
-	// AskRate limits the owner's new asks, checked in the transaction
+	// AskRate limits the owner's new asks, decided in the transaction
 	// against the owner's ask window, which the same transaction moves on;
-	// the zero Rate means no limit. A refused ask is *ratelimit.Exceeded.
+	// the zero Rate means no limit.
 	AskRate ratelimit.Rate
 	// Push, when set, is a push notification config of the new task,
 	// stored in the same transaction (an idempotent retry stores none).
@@ -79,11 +79,12 @@ type ListPage struct {
 
 // Store persists tasks. Each method is one transaction.
 type Store interface {
-	// CreateAsk writes the task (and the new discussion) in one transaction.
-	// If the owner already has a task for the message id, it returns that
-	// task unchanged and created=false. It returns *ratelimit.Exceeded over
-	// AskRate, discussions.ErrNotFound or discussions.ErrAnswered for a bad
-	// join, ErrTooManyOpen over MaxOpen.
+	// CreateAsk decides c (asknet.DecideAsk) on the state it names, loaded
+	// under the owner's lock, and writes what the decision says in the
+	// same transaction: the task, the new discussion, the owner's ask
+	// window, the push config and the log events. A retry of the owner's
+	// message id returns the first task unchanged and created=false; a
+	// refusal is the decision's error and writes nothing.
 	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
 	GetTask(ctx context.Context, id string) (Task, error)
 	// ViewSnapshot calls fn with the task as stored, its wire JSON not
@@ -97,8 +98,9 @@ type Store interface {
 	// in order, as ViewSnapshot hands it; it returns the next page's
 	// cursor (nil on the last page) and the total as ListTasks does.
 	ViewSnapshots(ctx context.Context, q ListQuery, fn func(*Snapshot) error) (next *Cursor, total int, err error)
-	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
-	// owner when ownerID is "").
+	// CancelTask decides the cancel (DecideCancel) under the task's lock
+	// and writes what the decision says: the transition, its deliveries
+	// and the log events. It returns the task, whole, after the cancel.
 	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
 	// AskUsage reads what the ask limits know of ownerID: its ask window
 	// (the kept time of Limits.AskRate, zero when it never asked under a
@@ -193,17 +195,7 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 	t, created, err := s.store.CreateAsk(ctx, c)
 	var limited *ratelimit.Exceeded
 	if errors.As(err, &limited) {
-		return Task{}, false, &RateLimitError{
-			Msg:        fmt.Sprintf("too many asks: the limit is %s per agent", s.limits.AskRate),
-			RetryAfter: limited.RetryAfter,
-		}
-	}
-	if errors.Is(err, ErrTooManyOpen) {
-		return Task{}, false, &RateLimitError{
-			Msg: fmt.Sprintf("too many open tasks: at most %d waiting tasks per agent; cancel one or wait for answers",
-				s.limits.MaxOpen),
-			RetryAfter: OpenLimitRetryAfter,
-		}
+		return Task{}, false, limited // the decision's words, unwrapped: they are the client's
 	}
 	if err != nil {
 		return Task{}, false, fmt.Errorf("ask: %w", err)
