@@ -168,8 +168,8 @@ func testPushOutbox(t *testing.T, open Opener) {
 	if err != nil || len(due) != 3 {
 		t.Fatalf("due: %d %v", len(due), err)
 	}
-	if due2, _ := e.store.DueDeliveries(ctx, e.clock.Now().Add(-time.Millisecond), 10, nil); len(due2) != 0 {
-		t.Fatalf("due before the transition: %d", len(due2))
+	if due2, err := e.store.DueDeliveries(ctx, e.clock.Now().Add(-time.Millisecond), 10, nil); err != nil || len(due2) != 0 {
+		t.Fatalf("due before the transition: %d %v", len(due2), err)
 	}
 	var seen []string
 	one, err := e.store.DueDeliveries(ctx, e.clock.Now(), 10, func(dest string) bool {
