@@ -56,8 +56,11 @@ func (s *DB) LoadAsks(asks []tasks.CreateAsk) error {
 		tuneTx(tx)
 		batch := newIndexBatch()
 		for i := range asks {
-			var out asknet.AskOutcome
-			write, err := s.askCommand(&asks[i], &recs[i], batch, &out)(tx)
+			var (
+				st  asknet.AskState
+				out asknet.AskOutcome
+			)
+			write, err := s.askCommand(&asks[i], &recs[i], batch, &st, &out)(tx)
 			if err != nil {
 				return fmt.Errorf("store: load ask %d (task %s): %w", i, asks[i].Task.ID, err)
 			}

@@ -67,8 +67,8 @@ func TestLoadAsksStoresWhatAsksStore(t *testing.T) {
 	testAgentsIn(t, loaded, 3)
 	asks := testAsks(owners, 40)
 	for _, c := range asks {
-		if _, created, err := asked.CreateAsk(ctx, c); err != nil || !created {
-			t.Fatalf("ask: created=%v %v", created, err)
+		if res, err := asked.CreateAsk(ctx, c); err != nil || !res.Created {
+			t.Fatalf("ask: created=%v %v", res.Created, err)
 		}
 	}
 	if err := loaded.LoadAsks(asks[:25]); err != nil {

@@ -104,16 +104,28 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 // CreateAsk implements tasks.Store: load, asknet.DecideAsk, persist. The
 // decision runs first in a read transaction, so an ask it refuses (or a
 // retry it answers) costs no place in the write queue.
-func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
+func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
 	recs, err := encodeAsk(&c)
 	if err != nil {
-		return tasks.Task{}, false, err
+		return tasks.AskResult{}, err
 	}
-	var out asknet.AskOutcome
-	if err := s.exec(s.askCommand(&c, &recs, nil, &out)); err != nil {
-		return tasks.Task{}, false, err
+	var (
+		st  asknet.AskState
+		out asknet.AskOutcome
+	)
+	if err := s.exec(s.askCommand(&c, &recs, nil, &st, &out)); err != nil {
+		return tasks.AskResult{}, err
 	}
-	return out.Task, !out.Retry, nil
+	return askResult(&st, &out), nil
+}
+
+// askResult is the answer to an ask decided as out on st.
+func askResult(st *asknet.AskState, out *asknet.AskOutcome) tasks.AskResult {
+	res := tasks.AskResult{Task: out.Task, Created: !out.Retry, Window: st.Window}
+	if out.Window != nil {
+		res.Window = *out.Window
+	}
+	return res
 }
 
 // loadAsk loads what an ask decides on: the owner's task of the message
@@ -124,6 +136,7 @@ func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
 	if !ok {
 		return st, errBadID("owner", c.Task.OwnerID)
 	}
+	st.Window = readWindow(tx, windowAsk, owner)
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
 		t, err := getTask(tx, idString(id))
 		if err != nil {
@@ -132,7 +145,6 @@ func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
 		st.Retry = &t
 		return st, nil
 	}
-	st.Window = readWindow(tx, windowAsk, owner)
 	st.Open = readCounter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 	if c.JoinDiscussionID != "" {
 		d, _, err := getDiscussion(tx, c.JoinDiscussionID)
@@ -150,14 +162,14 @@ func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
 // before it runs (DecideAsk writes the command's task and discussion as
 // they are, and a command may run more than once). The bulk loader passes
 // batch, which collects the index entries and counters to write them all
-// at the end in key order. out receives the decision.
-func (s *DB) askCommand(c *tasks.CreateAsk, recs *askRecords, batch *indexBatch, out *asknet.AskOutcome) command {
+// at the end in key order. st and out receive the state and the decision.
+func (s *DB) askCommand(c *tasks.CreateAsk, recs *askRecords, batch *indexBatch, st *asknet.AskState, out *asknet.AskOutcome) command {
 	return func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		st, err := loadAsk(tx, c)
-		if err != nil {
+		var err error
+		if *st, err = loadAsk(tx, c); err != nil {
 			return nil, err
 		}
-		o, err := asknet.DecideAsk(st, *c, c.Task.CreatedAt)
+		o, err := asknet.DecideAsk(*st, *c, c.Task.CreatedAt)
 		if err != nil {
 			return nil, err
 		}

@@ -83,9 +83,9 @@ type Store interface {
 	// under the owner's lock, and writes what the decision says in the
 	// same transaction: the task, the new discussion, the owner's ask
 	// window, the push config and the log events. A retry of the owner's
-	// message id returns the first task unchanged and created=false; a
+	// message id returns the first task unchanged (Created false); a
 	// refusal is the decision's error and writes nothing.
-	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
+	CreateAsk(ctx context.Context, c CreateAsk) (AskResult, error)
 	GetTask(ctx context.Context, id string) (Task, error)
 	// ViewSnapshot calls fn with the task as stored, its wire JSON not
 	// decoded (the read that shows a task), or returns ErrNotFound. The
@@ -106,6 +106,18 @@ type Store interface {
 	// (the kept time of Limits.AskRate, zero when it never asked under a
 	// rate) and its WORKING tasks, in one read.
 	AskUsage(ctx context.Context, ownerID string) (AskUsage, error)
+}
+
+// AskResult is what an ask did.
+type AskResult struct {
+	Task Task
+	// Created is false for an idempotent retry: Task is the first task of
+	// its message id, unchanged.
+	Created bool
+	// Window is the owner's ask window after the ask: the kept time of
+	// the ask rate (zero when the owner never asked under one), from which
+	// the ask's quota is told without reading it again.
+	Window time.Time
 }
 
 // AskUsage is what the store knows of one agent's asks.
@@ -165,7 +177,8 @@ type AskInput struct {
 // a public discussion, in one transaction. The same asker sending the same
 // message id again gets the first task back, unchanged; such a retry, and
 // an ask refused for any reason, does not use up the asker's rate budget
-// (the budget is spent in the transaction that creates the task).
+// (the budget is spent in the transaction that creates the task). An ask
+// that is answered notes its quota in ctx (ratelimit.Note).
 func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 	if err := input.ID("message.messageId", in.Message.MessageID, MaxMessageIDLen); err != nil {
 		return Task{}, false, err
@@ -183,16 +196,9 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 		return Task{}, false, err
 	}
 
-	// An idempotent retry is answered from a read, before any budget is spent.
-	if t, err := s.store.TaskByMessageID(ctx, in.Asker.ID, in.Message.MessageID); err == nil {
-		return t, false, nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return Task{}, false, fmt.Errorf("ask: %w", err)
-	}
-
 	c := NewAsk(in, s.now(), s.limits.MaxOpen)
 	c.AskRate = s.limits.AskRate
-	t, created, err := s.store.CreateAsk(ctx, c)
+	res, err := s.store.CreateAsk(ctx, c)
 	var limited *ratelimit.Exceeded
 	if errors.As(err, &limited) {
 		return Task{}, false, limited // the decision's words, unwrapped: they are the client's
@@ -200,7 +206,12 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 	if err != nil {
 		return Task{}, false, fmt.Errorf("ask: %w", err)
 	}
-	return t, created, nil
+	// The quota the ask counted against, for the RateLimit headers: the
+	// decision's window, so no read after the write.
+	if q, ok := s.limits.AskRate.Quota(QuotaAsk, res.Window, s.now()); ok {
+		ratelimit.Note(ctx, q)
+	}
+	return res.Task, res.Created, nil
 }
 
 // NewAsk builds what one ask writes at time now: the WORKING task with the

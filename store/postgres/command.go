@@ -21,9 +21,10 @@ import (
 //
 // Between them the decision runs in this process, on what the loads
 // returned: the store holds no rule of its own. A refusal, or a decision
-// with nothing to write, ends the transaction with a ROLLBACK, a third
-// round trip. A statement pgx has not yet prepared on the connection
-// costs one more round trip the first time the connection sends it.
+// with nothing to write, ends the transaction with a ROLLBACK instead of
+// the second batch: two round trips too. A statement pgx has not yet
+// prepared on the connection costs one more round trip the first time
+// the connection sends it.
 
 // writes queues statements into a command's last batch. Exec answers at
 // once, with an empty tag; a statement's error comes back when the batch
@@ -49,6 +50,12 @@ const (
 	CmdCreateAgent   = "agent-create"
 	CmdRotateAgent   = "agent-rotate"
 	CmdRevokeAgent   = "agent-revoke"
+
+	// TripsRead and TripsWrite count the transactions that are not
+	// commands: reads (one snapshot each), and the writes not yet made
+	// commands (records, the outbox, signing keys).
+	TripsRead  = "read"
+	TripsWrite = "write"
 )
 
 // RoundTrips is what the commands of one kind cost the database: how many

@@ -312,7 +312,7 @@ const maxAttempts = 20
 // failure or a unique race (the next run sees the winner's row).
 func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return pgx.BeginFunc(ctx, conn, fn) })
 		if err == nil {
 			s.committed()
 			return nil
@@ -330,7 +330,22 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // read runs fn in one read-only transaction (one snapshot for its reads).
 func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return unavailable(pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn))
+	return unavailable(s.counted(ctx, TripsRead, func(conn *pgxpool.Conn) error {
+		return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	}))
+}
+
+// counted runs fn on a connection of the pool, counting its round trips
+// under name.
+func (s *DB) counted(ctx context.Context, name string, fn func(conn *pgxpool.Conn) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	start := connTrips(conn)
+	defer func() { s.tripsOf(name).record(connTrips(conn) - start) }()
+	return fn(conn)
 }
 
 func retryable(err error) bool {

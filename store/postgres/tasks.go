@@ -178,7 +178,7 @@ func lockAgent(b *pgx.Batch, id string) {
 // loads under the owner's lock (its task of the message id, its ask
 // window and open tasks, the joined discussion under a share lock), then
 // asknet.DecideAsk, then the writes and COMMIT.
-func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
+func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
 	var (
 		st  asknet.AskState
 		out asknet.AskOutcome
@@ -213,9 +213,13 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool
 		return func(w execer) error { return persistAsk(ctx, w, &out) }, nil
 	})
 	if err != nil {
-		return tasks.Task{}, false, err
+		return tasks.AskResult{}, err
 	}
-	return out.Task, !out.Retry, nil
+	res := tasks.AskResult{Task: out.Task, Created: !out.Retry, Window: st.Window}
+	if out.Window != nil {
+		res.Window = *out.Window
+	}
+	return res, nil
 }
 
 // persistAsk queues what DecideAsk decided.
