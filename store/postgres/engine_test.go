@@ -3,13 +3,17 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -137,5 +141,109 @@ func TestAskRoundTrips(t *testing.T) {
 	}
 	if rt := db.RoundTrips(postgres.CmdAsk); rt.PerCommand() > 3 {
 		t.Fatalf("asks average %.2f round trips, want at most 3", rt.PerCommand())
+	}
+}
+
+// TestNoRowEveryWriteWaitsOn: another agent's commands take no row that
+// every write takes. One transaction holds a lock on every row of the
+// database that is not bob's or carol's (alice's agent, tasks,
+// discussions, windows and counters, and whatever rows hold totals); bob
+// asks, carol replies to him, bob asks again and cancels: none of them
+// may wait on a lock. It polls pg_stat_activity for a backend of this
+// database waiting on a lock, so it fails at the first wait rather than
+// on a timeout.
+func TestNoRowEveryWriteWaitsOn(t *testing.T) {
+	url := pgtest.URL(t)
+	db := openURL(t, url)
+	now := func() time.Time { return time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC) }
+	e := newEngine(t, db)
+	// Limits on, so that every kind of row a command can write exists.
+	e.tk = tasks.NewService(db, tasks.Limits{AskRate: ratelimit.PerMinute(1000), MaxOpen: 1000}, db.Secret(), now)
+	e.ds = discussions.NewService(db, discussions.Limits{ReplyRate: ratelimit.PerMinute(1000), MaxReplies: 1000}, db.Secret(), now)
+	ctx := context.Background()
+	alice, bob, carol := e.agent(t, "alice"), e.agent(t, "bob"), e.agent(t, "carol")
+	for i := range 3 {
+		d, err := e.ask(ctx, alice, fmt.Sprint("a", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ds.Reply(ctx, discussions.Author{ID: alice.ID, Name: alice.Name}, d.DiscussionID, "details"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	mine := []string{bob.ID, carol.ID}
+	theirs := []string{"t|o|" + bob.ID + "%", "t|o|" + carol.ID + "%"}
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, l := range []struct {
+		q    string
+		args []any
+	}{
+		{"SELECT 1 FROM agents WHERE id <> ALL($1) FOR UPDATE", []any{mine}},
+		{"SELECT 1 FROM rate_windows WHERE agent_id <> ALL($1) FOR UPDATE", []any{mine}},
+		{"SELECT 1 FROM tasks WHERE owner_id <> ALL($1) FOR UPDATE", []any{mine}},
+		{"SELECT 1 FROM discussions WHERE convert_from(doc, 'UTF8')::jsonb->>'authorId' <> ALL($1) FOR UPDATE", []any{mine}},
+		{"SELECT 1 FROM inbox WHERE agent_id <> ALL($1) FOR UPDATE", []any{mine}},
+		{"SELECT 1 FROM counters WHERE NOT (name LIKE ANY($1)) FOR UPDATE", []any{theirs}},
+		{"SELECT 1 FROM kfa_meta FOR UPDATE", nil},
+	} {
+		if _, err := tx.Exec(ctx, l.q, l.args...); err != nil {
+			t.Fatalf("%s: %v", l.q, err)
+		}
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			d, err := e.ask(ctx, bob, "b1", "")
+			if err != nil {
+				return fmt.Errorf("bob's ask: %w", err)
+			}
+			if _, err := e.ds.Reply(ctx, discussions.Author{ID: carol.ID, Name: carol.Name}, d.DiscussionID, "answer"); err != nil {
+				return fmt.Errorf("carol's reply: %w", err)
+			}
+			d2, err := e.ask(ctx, bob, "b2", "")
+			if err != nil {
+				return fmt.Errorf("bob's second ask: %w", err)
+			}
+			if _, _, err := e.tk.Cancel(ctx, bob.ID, d2.ID); err != nil {
+				return fmt.Errorf("bob's cancel: %w", err)
+			}
+			return nil
+		}()
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-tick.C:
+			var waiting []string
+			rows, err := holder.Query(ctx, `SELECT query FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(waiting) > 0 {
+				t.Fatalf("bob's and carol's commands wait on a lock of a row that is neither's: %s", strings.Join(waiting, "; "))
+			}
+		}
 	}
 }
