@@ -53,7 +53,9 @@ type AskOutcome struct {
 // is a *discussions.NotFoundError, of an answered one
 // discussions.ErrAnswered; an ask at c.MaxOpen WORKING tasks is a
 // *ratelimit.Exceeded (reason tasks.ErrTooManyOpen). A refused ask
-// spends nothing.
+// spends nothing. An allowed ask's task, discussion and push config are
+// the command's, unchanged, so a store may encode them once for every run
+// of its transaction.
 func DecideAsk(st AskState, c tasks.CreateAsk, now time.Time) (AskOutcome, error) {
 	if st.Retry != nil {
 		return AskOutcome{Retry: true, Task: *st.Retry}, nil

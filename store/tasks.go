@@ -72,19 +72,19 @@ func replaceTaskRecord(tx *bolt.Tx, old, t *tasks.Task, v []byte, acc counterDel
 
 func msgIDKey(owner []byte, messageID string) []byte { return cat(owner, []byte(messageID)) }
 
-// askRecords are the encoded records one ask writes, made before its
-// transaction: a group-commit function may run more than once, and the
-// encoding is the same every time, so it is done once and outside the
-// single writer's critical section.
+// askRecords are the encoded records one ask writes, made once: a command
+// may run more than once, and the encoding is the same every time (the
+// decision writes the command's task and discussion as they are), so it
+// is done the first time the ask is allowed, in the read that decides
+// before the ask queues, outside the single writer's critical section.
 type askRecords struct {
 	task, discussion, push []byte
+	done                   bool // encoded
 }
 
 func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
-	var (
-		r   askRecords
-		err error
-	)
+	var err error
+	r := askRecords{done: true}
 	if r.task, err = encodeTask(&c.Task); err != nil {
 		return r, err
 	}
@@ -105,13 +105,10 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 // decision runs first in a read transaction, so an ask it refuses (or a
 // retry it answers) costs no place in the write queue.
 func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
-	recs, err := encodeAsk(&c)
-	if err != nil {
-		return tasks.AskResult{}, err
-	}
 	var (
-		st  asknet.AskState
-		out asknet.AskOutcome
+		recs askRecords // encoded by the first decision that allows the ask
+		st   asknet.AskState
+		out  asknet.AskOutcome
 	)
 	if err := s.exec(s.askCommand(&c, &recs, nil, &st, &out)); err != nil {
 		return tasks.AskResult{}, err
@@ -176,6 +173,14 @@ func (s *DB) askCommand(c *tasks.CreateAsk, recs *askRecords, batch *indexBatch,
 		*out = o
 		if o.Retry {
 			return nil, nil
+		}
+		// Encoded once, when first allowed: in the read that decides
+		// before the ask queues, outside the single writer, and never for
+		// an ask that is refused.
+		if !recs.done {
+			if *recs, err = encodeAsk(c); err != nil {
+				return nil, err
+			}
 		}
 		return func(tx *bolt.Tx) error { return s.persistAsk(tx, out, recs, batch) }, nil
 	}
