@@ -46,18 +46,10 @@ func putTaskRecord(tx *bolt.Tx, t *tasks.Task, v []byte) error {
 	return tx.Bucket(bucketTasks).Put(k, v)
 }
 
-// replaceTask writes t, which was old before a transition, moving its index
-// entries when the state or status timestamp changed. acc, when not nil,
-// collects the counter changes for the caller to apply once.
-func replaceTask(tx *bolt.Tx, old, t *tasks.Task, acc counterDeltas) error {
-	v, err := encodeTask(t)
-	if err != nil {
-		return err
-	}
-	return replaceTaskRecord(tx, old, t, v, acc)
-}
-
-// replaceTaskRecord is replaceTask with t already encoded as v.
+// replaceTaskRecord writes t, encoded as v, which was old before a
+// transition, moving its index entries when the state or status timestamp
+// changed. acc, when not nil, collects the counter changes for the caller
+// to apply once.
 func replaceTaskRecord(tx *bolt.Tx, old, t *tasks.Task, v []byte, acc counterDeltas) error {
 	if old.State != t.State || !old.StatusTime.Equal(t.StatusTime) {
 		if err := indexTaskAcc(tx, old, -1, acc); err != nil {

@@ -52,14 +52,9 @@ func (r *taskRow) snapshot() tasks.Snapshot {
 	return tasks.Snapshot{ID: []byte(r.t.ID), OwnerID: []byte(r.t.OwnerID), State: r.t.State, StatusTime: r.t.StatusTime, Wire: r.wire}
 }
 
-// getTask reads one task row; lock adds FOR UPDATE. ErrNotFound when
-// there is none.
-func getTask(ctx context.Context, tx pgx.Tx, id string, lock bool) (taskRow, error) {
-	q := "SELECT " + taskColumns + " FROM tasks WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
-	r, err := scanTask(tx.QueryRow(ctx, q, id))
+// getTask reads one task row; ErrNotFound when there is none.
+func getTask(ctx context.Context, tx pgx.Tx, id string) (taskRow, error) {
+	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, tasks.ErrNotFound
 	}
@@ -255,7 +250,7 @@ func persistAsk(ctx context.Context, w execer, o *asknet.AskOutcome) error {
 func (s *DB) GetTask(ctx context.Context, id string) (tasks.Task, error) {
 	var t tasks.Task
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		r, err := getTask(ctx, tx, id, false)
+		r, err := getTask(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -270,7 +265,7 @@ func (s *DB) ViewSnapshot(ctx context.Context, id string, fn func(*tasks.Snapsho
 	var r taskRow
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		r, err = getTask(ctx, tx, id, false)
+		r, err = getTask(ctx, tx, id)
 		return err
 	})
 	if err != nil {
