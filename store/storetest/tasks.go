@@ -113,7 +113,7 @@ func testMaxOpen(t *testing.T, open Opener) {
 	}
 	_, _, err := e.tk.Ask(ctx, askInput(a, "m3", "one too many"))
 	var rl *tasks.RateLimitError
-	if !asRateLimit(err, &rl) || rl.RetryAfter <= 0 {
+	if !asRateLimit(err, &rl) || !errors.Is(err, tasks.ErrTooManyOpen) || rl.RetryAfter <= 0 {
 		t.Fatalf("4th open ask: %v", err)
 	}
 	// The refused ask wrote nothing.
