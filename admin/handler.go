@@ -110,6 +110,9 @@ func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
 type CreateAgentRequest struct {
 	Name   string   `json:"name"`
 	Scopes []string `json:"scopes"`
+	// AllowDuplicateName lets the agent share its name with another; a
+	// name another agent has is refused otherwise.
+	AllowDuplicateName bool `json:"allowDuplicateName,omitempty"`
 }
 
 // RotateAgentRequest is the body of POST /admin/v1/agents/{id}/rotate.
@@ -154,7 +157,8 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
 	for i, s := range req.Scopes {
 		scopes[i] = agents.Scope(s)
 	}
-	c, err := h.deps.Agents.Create(r.Context(), req.Name, scopes)
+	c, err := h.deps.Agents.CreateAgent(r.Context(), agents.NewAgent{Name: req.Name, Scopes: scopes,
+		AllowDuplicateName: req.AllowDuplicateName})
 	if err != nil {
 		h.fail(w, r, err)
 		return

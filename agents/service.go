@@ -13,20 +13,24 @@ import (
 
 // Store persists agents and credentials. Each method is one transaction.
 type Store interface {
-	// CreateAgent stores a new agent with its first credential.
-	CreateAgent(ctx context.Context, a Agent, c Credential) error
+	// CreateAgent decides c (DecideCreate), under a lock on its name, and
+	// stores the agent with its first credential.
+	CreateAgent(ctx context.Context, c Create) error
 	// GetAgent returns the agent or ErrNotFound.
 	GetAgent(ctx context.Context, id string) (Agent, error)
 	// ListAgents returns at most limit agents after the agent id after
 	// ("" for the first page), oldest first.
 	ListAgents(ctx context.Context, after string, limit int) (Page, error)
-	// RotateCredential adds c for its agent. Older credentials of the agent
-	// are deleted, or, when keepUntil is not zero, kept until then.
+	// RotateCredential adds c for its agent, as DecideRotate decides under
+	// the agent's lock: older credentials are deleted, or, when keepUntil
+	// is not zero, kept until then.
 	RotateCredential(ctx context.Context, c Credential, keepUntil time.Time) (Agent, error)
-	// RevokeAgent disables the agent at the given time and deletes all of its
-	// credentials. Revoking a disabled agent changes nothing. It returns
-	// ErrNotFound for an unknown id.
+	// RevokeAgent disables the agent at the given time and deletes all of
+	// its credentials, as DecideRevoke decides under the agent's lock.
 	RevokeAgent(ctx context.Context, id string, at time.Time) (Agent, error)
+	// AgentsNamed returns the ids of at most limit agents (active or not)
+	// whose name has NameKey(name), in id order.
+	AgentsNamed(ctx context.Context, name string, limit int) ([]string, error)
 	// Authenticate finds the credential with digest d and its agent, or
 	// returns ErrInvalidToken.
 	Authenticate(ctx context.Context, d Digest) (Agent, Credential, error)
@@ -49,8 +53,25 @@ type Created struct {
 	Token string
 }
 
-// Create makes an agent with the given name and scopes and its first token.
+// NewAgent is what an agent is created with.
+type NewAgent struct {
+	Name   string
+	Scopes []Scope
+	// AllowDuplicateName lets the agent share its name with another.
+	// Without it a name another agent has (NameKey) is refused with a
+	// *DuplicateNameError: readers tell agents apart by their names.
+	AllowDuplicateName bool
+}
+
+// Create makes an agent with the given name and scopes and its first
+// token. A name another agent has is refused (see NewAgent).
 func (s *Service) Create(ctx context.Context, name string, scopes []Scope) (Created, error) {
+	return s.CreateAgent(ctx, NewAgent{Name: name, Scopes: scopes})
+}
+
+// CreateAgent makes agent n and its first token.
+func (s *Service) CreateAgent(ctx context.Context, n NewAgent) (Created, error) {
+	name, scopes := n.Name, n.Scopes
 	if err := ValidateName(name); err != nil {
 		return Created{}, err
 	}
@@ -66,7 +87,7 @@ func (s *Service) Create(ctx context.Context, name string, scopes []Scope) (Crea
 	a := Agent{ID: ulid.Make().String(), Name: name, Scopes: scopes, CreatedAt: now}
 	token := NewToken()
 	c := Credential{Digest: DigestOf(token), AgentID: a.ID, CreatedAt: now}
-	if err := s.store.CreateAgent(ctx, a, c); err != nil {
+	if err := s.store.CreateAgent(ctx, Create{Agent: a, Credential: c, AllowDuplicateName: n.AllowDuplicateName}); err != nil {
 		return Created{}, fmt.Errorf("create agent: %w", err)
 	}
 	return Created{Agent: a, Token: token}, nil
@@ -101,6 +122,26 @@ func (s *Service) Revoke(ctx context.Context, id string) (Agent, error) {
 		return Agent{}, fmt.Errorf("revoke agent %s: %w", id, err)
 	}
 	return a, nil
+}
+
+// MaxNameShares bounds the agents SharedNames looks at per name.
+const MaxNameShares = 2
+
+// SharedNames says which of names more than one agent has (NameKey), so
+// that a page showing them can tell those agents apart.
+func (s *Service) SharedNames(ctx context.Context, names []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		if _, done := out[n]; done {
+			continue
+		}
+		ids, err := s.store.AgentsNamed(ctx, n, MaxNameShares)
+		if err != nil {
+			return nil, fmt.Errorf("agents named %q: %w", n, err)
+		}
+		out[n] = len(ids) >= MaxNameShares
+	}
+	return out, nil
 }
 
 // Get returns one agent.

@@ -18,10 +18,15 @@ func (c *Client) Ping(ctx context.Context) (admin.Ping, error) {
 }
 
 // CreateAgent makes an agent; the answer holds its token, shown only here.
+// A name another agent has is refused.
 func (c *Client) CreateAgent(ctx context.Context, name string, scopes []string) (api.Agent, error) {
+	return c.CreateAgentWith(ctx, admin.CreateAgentRequest{Name: name, Scopes: scopes})
+}
+
+// CreateAgentWith makes the agent req describes (see CreateAgent).
+func (c *Client) CreateAgentWith(ctx context.Context, req admin.CreateAgentRequest) (api.Agent, error) {
 	var out api.Agent
-	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents",
-		body: admin.CreateAgentRequest{Name: name, Scopes: scopes}}, &out)
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents", body: req}, &out)
 	return out, err
 }
 

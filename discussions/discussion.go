@@ -50,6 +50,9 @@ var (
 	// ErrTooManyReplies refuses a reply on a discussion that holds
 	// Limits.MaxReplies replies already.
 	ErrTooManyReplies = errors.New("discussion has reached its reply limit")
+	// ErrReplyRate is the reason of a reply refused over the reply rate
+	// (a *ratelimit.Exceeded).
+	ErrReplyRate = errors.New("too many replies")
 )
 
 // NotFoundError is ErrNotFound naming the discussion, so that every

@@ -104,16 +104,19 @@ type Store interface {
 	// without replies).
 	ListReplies(ctx context.Context, q ReplyQuery) (ReplyPage, error)
 	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
-	// AddReply stores r and does what it does (see ReplyResult) in one
-	// transaction. Before writing anything it refuses a reply over lim:
-	// ErrTooManyReplies at lim.MaxReplies, *ratelimit.Exceeded over
-	// lim.ReplyRate for r's author (whose window the same transaction
-	// moves on).
+	// AddReply decides r under lim (asknet.DecideReply) on the state it
+	// names, loaded under the author's lock, then the discussion's, then
+	// its WORKING tasks', and writes what the decision says in the same
+	// transaction (see ReplyResult). A refusal is the decision's error
+	// (*NotFoundError, *TooManyRepliesError, *ratelimit.Exceeded) and
+	// writes nothing.
 	AddReply(ctx context.Context, r Reply, lim Limits) (ReplyResult, error)
 	// ReplyWindow reads agentID's reply window: the kept time of
 	// Limits.ReplyRate, zero when it never replied under a rate.
 	ReplyWindow(ctx context.Context, agentID string) (time.Time, error)
 	ListInbox(ctx context.Context, q InboxQuery) (InboxPage, error)
+	// AckInbox decides the ack (DecideAck) on agentID's entries among ids
+	// and writes the entries it acknowledges.
 	AckInbox(ctx context.Context, agentID string, ids []string, at time.Time) (AckResult, error)
 }
 
@@ -239,13 +242,7 @@ func (s *Service) Reply(ctx context.Context, author Author, discussionID, body s
 	res, err := s.store.AddReply(ctx, r, s.limits)
 	var limited *ratelimit.Exceeded
 	if errors.As(err, &limited) {
-		return ReplyResult{}, &ratelimit.Exceeded{
-			Msg:        fmt.Sprintf("too many replies: the limit is %s per agent", s.limits.ReplyRate),
-			RetryAfter: limited.RetryAfter,
-		}
-	}
-	if errors.Is(err, ErrTooManyReplies) {
-		return ReplyResult{}, &TooManyRepliesError{ID: discussionID, Max: s.limits.MaxReplies}
+		return ReplyResult{}, limited // the decision's words, unwrapped: they are the client's
 	}
 	if err != nil {
 		return ReplyResult{}, fmt.Errorf("reply on %s: %w", discussionID, named(discussionID, err))

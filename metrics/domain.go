@@ -24,12 +24,12 @@ type taskStore struct {
 	m *Metrics
 }
 
-func (s *taskStore) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
-	t, created, err := s.Store.CreateAsk(ctx, c)
-	if err == nil && created {
+func (s *taskStore) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
+	res, err := s.Store.CreateAsk(ctx, c)
+	if err == nil && res.Created {
 		s.m.asks.Inc()
 	}
-	return t, created, err
+	return res, err
 }
 
 func (s *taskStore) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {

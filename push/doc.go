@@ -5,9 +5,11 @@
 // leaves behind, with the retry schedule each delivery follows.
 //
 // A task's configs and its deliveries live in the store, next to the task:
-// the delivery for each config is written in the same transaction as the
-// transition it announces (the store does that), so a notification is as
-// durable as the transition. Sending is the webhook package's job.
+// the decision of a transition makes one delivery for each config
+// (Deliveries), which the store writes in the same transaction as the
+// transition it announces, so a notification is as durable as the
+// transition. The config commands are decisions too (DecidePut,
+// DecideDelete). Sending is the webhook package's job.
 //
 // The package holds the rules and the Store interfaces a backend
 // implements; it imports neither net/http nor bbolt.

@@ -2,7 +2,6 @@ package push
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -51,9 +50,6 @@ func (s *Service) Create(ctx context.Context, ownerID, taskID string, in a2a.Tas
 	}
 	c.TaskID, c.OwnerID = taskID, ownerID
 	stored, _, err := s.store.PutPushConfig(ctx, c, MaxConfigsPerTask)
-	if errors.Is(err, ErrTooManyConfigs) {
-		return Config{}, TooManyError(taskID)
-	}
 	return stored, err
 }
 

@@ -8,20 +8,16 @@ import (
 // ConfigStore persists push configs. Each method is one transaction.
 type ConfigStore interface {
 	// PutPushConfig stores c on its task, replacing the task's config of
-	// the same id, in the transaction that checks the task: it must exist
-	// and be ownerID's (ErrTaskNotFound otherwise, the same answer for
-	// both), be still WORKING (ErrTaskTerminal: a transition that has
-	// happened will not be announced again), and hold fewer than max
-	// configs unless c replaces one (ErrTooManyConfigs). created says
-	// whether c is new.
+	// the same id, as DecidePut decides under the task's lock. created
+	// says whether c is new.
 	PutPushConfig(ctx context.Context, c Config, max int) (stored Config, created bool, err error)
 	// PushConfigs returns the task's configs in id order, if ownerID owns
 	// the task (any owner when ownerID is "").
 	PushConfigs(ctx context.Context, ownerID, taskID string) ([]Config, error)
-	// DeletePushConfig deletes the config, if ownerID owns the task; a
-	// config the task does not have is no error (deleted is false). The
-	// config's deliveries still pending fail in the same transaction, as
-	// "config deleted".
+	// DeletePushConfig deletes the config, as DecideDelete decides under
+	// the task's lock; a config the task does not have is no error
+	// (deleted is false). The config's deliveries still pending fail in
+	// the same transaction.
 	DeletePushConfig(ctx context.Context, ownerID, taskID, id string, at time.Time) (deleted bool, err error)
 }
 

@@ -77,6 +77,10 @@ func (r Rate) String() string {
 type Exceeded struct {
 	Msg        string
 	RetryAfter time.Duration
+	// Reason names the limit (a sentinel of the package that set it,
+	// such as tasks.ErrTooManyOpen), so that errors.Is tells refusals
+	// apart; nil when the limit needs no name.
+	Reason error
 }
 
 func (e *Exceeded) Error() string {
@@ -85,3 +89,6 @@ func (e *Exceeded) Error() string {
 	}
 	return e.Msg
 }
+
+// Unwrap returns the reason, for errors.Is.
+func (e *Exceeded) Unwrap() error { return e.Reason }

@@ -115,12 +115,12 @@ type watchedTasks struct {
 	w *DiscussionWatch
 }
 
-func (s *watchedTasks) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
-	t, created, err := s.Store.CreateAsk(ctx, c)
-	if err == nil && created && c.JoinDiscussionID == "" {
-		s.w.mark(t.DiscussionID)
+func (s *watchedTasks) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
+	res, err := s.Store.CreateAsk(ctx, c)
+	if err == nil && res.Created && c.JoinDiscussionID == "" {
+		s.w.mark(res.Task.DiscussionID)
 	}
-	return t, created, err
+	return res, err
 }
 
 // discCounts are how many discussions the index holds.

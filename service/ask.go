@@ -66,8 +66,8 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 	}
 	ai.Push = p
 	t, _, err := s.deps.Tasks.Ask(ctx, ai)
-	s.noteAskQuota(ctx, ag.ID)
 	if err != nil {
+		s.noteAskQuota(ctx, ag.ID)
 		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)
 	}
 	return t, view, nil
@@ -87,8 +87,9 @@ func (s *Service) askError(discussionID string, err error) error {
 }
 
 // noteAskQuota reports, for the RateLimit headers, what the asker has left
-// of the ask rate after this ask (allowed or not). It is a read after the
-// write, so a failure to read costs the headers only.
+// of the ask rate after a refused ask (an answered one notes its quota from
+// its decision, without a read: tasks.Service.Ask). A failure to read costs
+// the headers only.
 func (s *Service) noteAskQuota(ctx context.Context, agentID string) {
 	u, err := s.deps.Tasks.Usage(ctx, agentID)
 	if err == nil && u.Asks != nil {

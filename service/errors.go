@@ -49,6 +49,10 @@ func toA2A(err error, prefix string) *a2a.Error {
 			"discussion %s holds %d replies, the most one discussion takes on this server; no more replies are accepted", id, tm.Max).
 			With("discussionId", id)
 	}
+	var dup *agents.DuplicateNameError
+	if errors.As(err, &dup) {
+		return a2a.BadParam("name", "%s", dup.Error())
+	}
 	var rl *ratelimit.Exceeded
 	if errors.As(err, &rl) {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}

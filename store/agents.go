@@ -1,16 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/agents"
-	"github.com/kfa-project/kfa/changelog"
 )
 
 // agentRecord is an agent with the digests of its live credentials, so
@@ -50,22 +51,61 @@ func putCred(tx *bolt.Tx, c agents.Credential) error {
 	return tx.Bucket(bucketCreds).Put(c.Digest[:], v)
 }
 
-// CreateAgent implements agents.Store.
-func (s *DB) CreateAgent(_ context.Context, a agents.Agent, c agents.Credential) error {
-	return s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
-		r := agentRecord{Agent: a, Creds: []string{hex.EncodeToString(c.Digest[:])}}
-		if err := putAgent(tx, r); err != nil {
-			return err
+// CreateAgent implements agents.Store: load the agents of the name,
+// agents.DecideCreate, persist. bbolt's single writer is the name's lock.
+func (s *DB) CreateAgent(_ context.Context, c agents.Create) error {
+	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		out, err := agents.DecideCreate(agentsNamed(tx, c.Agent.Name, 1), c)
+		if err != nil {
+			return nil, err
 		}
-		if err := counter(tx.Bucket(bucketCounts), keyAgentCount, 1); err != nil {
-			return err
-		}
-		if err := putCred(tx, c); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.AgentCreated, ID: a.ID, At: a.CreatedAt}}, a.CreatedAt)
+		return func(tx *bolt.Tx) error {
+			s.credentialsChanged(tx)
+			a, cred := out.Agent, out.Credential
+			r := agentRecord{Agent: a, Creds: []string{hex.EncodeToString(cred.Digest[:])}}
+			if err := putAgent(tx, r); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketAgentNames).Put(agentNameKey(a.Name, a.ID), nil); err != nil {
+				return err
+			}
+			if err := counter(tx.Bucket(bucketCounts), keyAgentCount, 1); err != nil {
+				return err
+			}
+			if err := putCred(tx, cred); err != nil {
+				return err
+			}
+			return s.appendEvents(tx, out.Events, a.CreatedAt)
+		}, nil
 	})
+}
+
+// agentNameKey is an agent's entry in agent_names: its NameKey, a zero
+// byte (no name holds one) and its id.
+func agentNameKey(name, id string) []byte {
+	return cat([]byte(agents.NameKey(name)), []byte{0}, []byte(id))
+}
+
+// agentsNamed returns the ids of at most limit agents whose name has
+// name's NameKey, in id order.
+func agentsNamed(tx *bolt.Tx, name string, limit int) []string {
+	var ids []string
+	prefix := cat([]byte(agents.NameKey(name)), []byte{0})
+	c := tx.Bucket(bucketAgentNames).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < limit; k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	return ids
+}
+
+// AgentsNamed implements agents.Store.
+func (s *DB) AgentsNamed(_ context.Context, name string, limit int) ([]string, error) {
+	var ids []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ids = agentsNamed(tx, name, limit)
+		return nil
+	})
+	return ids, err
 }
 
 var keyAgentCount = []byte("agents")
@@ -110,53 +150,74 @@ func (s *DB) ListAgents(_ context.Context, after string, limit int) (agents.Page
 	return page, err
 }
 
-// RotateCredential implements agents.Store.
+// RotateCredential implements agents.Store: load the agent and its live
+// credentials, agents.DecideRotate, persist.
 func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil time.Time) (agents.Agent, error) {
-	var out agents.Agent
-	err := s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
-		r, err := getAgent(tx, c.AgentID)
+	var out agents.RotateOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		st, err := loadCredentials(tx, c.AgentID)
 		if err != nil {
-			return refuse(err)
+			return nil, err
 		}
-		if !r.Active() {
-			return refuse(agents.ErrDisabled)
+		if out, err = agents.DecideRotate(st, c, keepUntil); err != nil {
+			return nil, err
 		}
-		creds := tx.Bucket(bucketCreds)
-		kept := []string{hex.EncodeToString(c.Digest[:])}
-		for _, h := range r.Creds {
-			d, err := hex.DecodeString(h)
-			if err != nil {
-				return fmt.Errorf("store: agent %s has a bad credential digest: %w", r.ID, err)
-			}
-			old, err := decodeCred(creds.Get(d))
-			expired := err != nil || !old.ValidAt(c.CreatedAt)
-			if keepUntil.IsZero() || expired {
-				if err := creds.Delete(d); err != nil {
+		return func(tx *bolt.Tx) error {
+			s.credentialsChanged(tx)
+			creds := tx.Bucket(bucketCreds)
+			for _, d := range out.Delete {
+				if err := creds.Delete(d[:]); err != nil {
 					return err
 				}
-				continue
 			}
-			if old.ExpiresAt.IsZero() || old.ExpiresAt.After(keepUntil) {
-				old.ExpiresAt = keepUntil
+			r := agentRecord{Agent: out.Agent, Creds: []string{hex.EncodeToString(out.Add.Digest[:])}}
+			for _, k := range out.Keep {
+				if err := putCred(tx, k); err != nil {
+					return err
+				}
+				r.Creds = append(r.Creds, hex.EncodeToString(k.Digest[:]))
 			}
-			copy(old.Digest[:], d)
-			if err := putCred(tx, old); err != nil {
+			if err := putCred(tx, out.Add); err != nil {
 				return err
 			}
-			kept = append(kept, h)
-		}
-		r.Creds = kept
-		if err := putCred(tx, c); err != nil {
-			return err
-		}
-		out = r.Agent
-		if err := putAgent(tx, r); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, []changelog.Event{agentRotated(r.ID, c.CreatedAt, keepUntil)}, c.CreatedAt)
+			if err := putAgent(tx, r); err != nil {
+				return err
+			}
+			return s.appendEvents(tx, out.Events, c.CreatedAt)
+		}, nil
 	})
-	return out, err
+	return out.Agent, err
+}
+
+// loadCredentials loads an agent (nil when none has the id) and its live
+// credentials, for a credential command.
+func loadCredentials(tx *bolt.Tx, id string) (agents.CredentialState, error) {
+	var st agents.CredentialState
+	r, err := getAgent(tx, id)
+	if errors.Is(err, agents.ErrNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	st.Agent = &r.Agent
+	creds := tx.Bucket(bucketCreds)
+	for _, h := range r.Creds {
+		d, err := hex.DecodeString(h)
+		if err != nil || len(d) != len(agents.Digest{}) {
+			return st, fmt.Errorf("store: agent %s has a bad credential digest %q", r.ID, h)
+		}
+		c, err := decodeCred(creds.Get(d))
+		if errors.Is(err, agents.ErrInvalidToken) {
+			continue // listed but gone: nothing to keep or delete
+		}
+		if err != nil {
+			return st, err
+		}
+		copy(c.Digest[:], d)
+		st.Credentials = append(st.Credentials, c)
+	}
+	return st, nil
 }
 
 func decodeCred(v []byte) (agents.Credential, error) {
@@ -170,37 +231,32 @@ func decodeCred(v []byte) (agents.Credential, error) {
 	return c, nil
 }
 
-// RevokeAgent implements agents.Store.
+// RevokeAgent implements agents.Store: load the agent and its
+// credentials, agents.DecideRevoke, persist.
 func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Agent, error) {
-	var out agents.Agent
-	err := s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
-		r, err := getAgent(tx, id)
+	var out agents.RevokeOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		st, err := loadCredentials(tx, id)
 		if err != nil {
-			return refuse(err)
+			return nil, err
 		}
-		if !r.Active() {
-			out = r.Agent // already revoked: nothing to do
-			return nil
+		if out, err = agents.DecideRevoke(st, at); err != nil || !out.Changed {
+			return nil, err
 		}
-		for _, h := range r.Creds {
-			d, err := hex.DecodeString(h)
-			if err != nil {
-				return fmt.Errorf("store: agent %s has a bad credential digest: %w", r.ID, err)
+		return func(tx *bolt.Tx) error {
+			s.credentialsChanged(tx)
+			for _, d := range out.Delete {
+				if err := tx.Bucket(bucketCreds).Delete(d[:]); err != nil {
+					return err
+				}
 			}
-			if err := tx.Bucket(bucketCreds).Delete(d); err != nil {
+			if err := putAgent(tx, agentRecord{Agent: out.Agent}); err != nil {
 				return err
 			}
-		}
-		r.Creds = nil
-		r.DisabledAt = at
-		out = r.Agent
-		if err := putAgent(tx, r); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.AgentRevoked, ID: r.ID, At: at}}, at)
+			return s.appendEvents(tx, out.Events, at)
+		}, nil
 	})
-	return out, err
+	return out.Agent, err
 }
 
 // Authenticate implements agents.Store: one lookup by digest, then the
@@ -231,14 +287,4 @@ func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, age
 		s.creds.put(d, credEntry{agent: a, cred: c}, gen)
 	}
 	return a, c, err
-}
-
-// agentRotated is the log event of a rotation at at whose older
-// credentials end at keepUntil (zero: at once).
-func agentRotated(id string, at, keepUntil time.Time) changelog.Event {
-	e := changelog.Event{Kind: changelog.AgentRotated, ID: id, At: at}
-	if !keepUntil.IsZero() {
-		e.Ref = keepUntil.UTC().Format(time.RFC3339Nano)
-	}
-	return e
 }

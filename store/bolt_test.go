@@ -32,6 +32,15 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return checkAtCleanup(t, openTemp(t)) })
 }
 
+// TestConcurrent races callers against the limits on bbolt: one process
+// holds the file, so both handles are the same store.
+func TestConcurrent(t *testing.T) {
+	storetest.RunConcurrent(t, func(t *testing.T) (storetest.Store, storetest.Store) {
+		s := checkAtCleanup(t, openTemp(t))
+		return s, s
+	})
+}
+
 func TestOpenLockedFileFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), store.FileName)
 	db, err := store.Open(path, store.Options{})

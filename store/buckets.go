@@ -6,8 +6,9 @@ import bolt "go.etcd.io/bbolt"
 var (
 	bucketMeta = []byte("meta") // schema version, token secret
 
-	bucketAgents = []byte("agents") // agent id -> agentRecord
-	bucketCreds  = []byte("creds")  // sha256(token) -> credRecord
+	bucketAgents     = []byte("agents")      // agent id -> agentRecord
+	bucketCreds      = []byte("creds")       // sha256(token) -> credRecord
+	bucketAgentNames = []byte("agent_names") // agents.NameKey(name) | 0 | agent id (since schema 8)
 
 	bucketTasks       = []byte("tasks")           // task id (16) -> taskRecord
 	bucketTaskMsgIDs  = []byte("task_msgids")     // owner (16) | messageId -> task id (16)

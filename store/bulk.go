@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -45,16 +46,29 @@ func (s *DB) LoadAsks(asks []tasks.CreateAsk) error {
 			return err
 		}
 	}
+	for i := range asks {
+		if asks[i].AskRate.Enabled() || asks[i].MaxOpen > 0 {
+			// Both would decide on counters the load writes only at its end.
+			return fmt.Errorf("store: load ask %d: a bulk load takes no ask rate and no open-task bound", i)
+		}
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		tuneTx(tx)
 		batch := newIndexBatch()
 		for i := range asks {
-			_, created, err := s.createAsk(tx, &asks[i], &recs[i], batch)
+			var (
+				st  asknet.AskState
+				out asknet.AskOutcome
+			)
+			write, err := s.askCommand(&asks[i], &recs[i], batch, &st, &out)(tx)
 			if err != nil {
 				return fmt.Errorf("store: load ask %d (task %s): %w", i, asks[i].Task.ID, err)
 			}
-			if !created {
+			if write == nil {
 				return fmt.Errorf("store: load ask %d: message id %q of %s is already taken", i, asks[i].Task.MessageID, asks[i].Task.OwnerID)
+			}
+			if err := write(tx); err != nil {
+				return fmt.Errorf("store: load ask %d (task %s): %w", i, asks[i].Task.ID, err)
 			}
 		}
 		return batch.apply(tx)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -21,12 +22,30 @@ func (c *checker) checkAgents() error {
 		if r.ID != string(k) {
 			c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent record has id %q under key %q", r.ID, k)
 		}
+		if tx.Bucket(bucketAgentNames).Get(agentNameKey(r.Name, r.ID)) == nil {
+			c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent is missing from agent_names, so a duplicate of its name would be allowed")
+		}
 		creds := tx.Bucket(bucketCreds)
 		for _, d := range r.Creds {
 			raw, err := hex.DecodeString(d)
 			if err != nil || creds.Get(raw) == nil {
 				c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent lists credential %s, which does not exist", shortHex(d))
 			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = c.walk(bucketAgentNames, func(tx *bolt.Tx, k, _ []byte) {
+		i := bytes.LastIndexByte(k, 0)
+		if i < 0 {
+			c.rep.addf(VDecode, bucketAgentNames, k, string(k), "", "entry is not name | 0 | agent id")
+			return
+		}
+		id := string(k[i+1:])
+		r, err := getAgent(tx, id)
+		if err != nil || !bytes.Equal(agentNameKey(r.Name, r.ID), k) {
+			c.rep.addf(VAgent, bucketAgentNames, k, id, "", "agent_names lists agent %s under a name it does not have", id)
 		}
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 // Discussions: each is in the status index under its status, its reply
@@ -112,7 +111,7 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 		if author == nil {
 			return
 		}
-		ek, _ := idBytes(storedoc.InboxEntryID(r.ID, d.AuthorID, r.CreatedAt))
+		ek, _ := idBytes(discussions.InboxEntryID(r.ID, d.AuthorID, r.CreatedAt))
 		if ik := cat(author, ek); inbox.Get(ik) == nil {
 			c.rep.addf(VInbox, bucketInbox, ik, d.AuthorID+"|"+idString(ek), "",
 				"agent %s was not notified of reply %s on discussion %s", d.AuthorID, r.ID, d.ID)

@@ -27,7 +27,8 @@ func newPushWorld(t *testing.T) *pushWorld {
 	ps := push.NewService(w.db, push.Policy{}, w.db.Secret(), time.Now)
 	fresh := func(msgID string) string {
 		t.Helper()
-		tk, _, err := w.db.CreateAsk(ctx, askFor(w.alice.ID, w.alice.Name, msgID))
+		res, err := w.db.CreateAsk(ctx, askFor(w.alice.ID, w.alice.Name, msgID))
+		tk := res.Task
 		if err != nil {
 			t.Fatal(err)
 		}

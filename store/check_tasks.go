@@ -10,7 +10,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -160,7 +159,7 @@ func (c *checker) completion(tx *bolt.Tx, k []byte, t *tasks.Task, d discussions
 		}
 		// The reply told the owner, naming this task.
 		owner, _ := idBytes(t.OwnerID)
-		ek, _ := idBytes(storedoc.InboxEntryID(r.ID, t.OwnerID, r.CreatedAt))
+		ek, _ := idBytes(discussions.InboxEntryID(r.ID, t.OwnerID, r.CreatedAt))
 		ik := cat(owner, ek)
 		ev := tx.Bucket(bucketInbox).Get(ik)
 		if ev == nil {

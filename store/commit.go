@@ -29,19 +29,33 @@ var errClosed = errors.New("store: closed")
 // of its own, so that the error it returns is its own.
 var errSolo = errors.New("store: run alone")
 
-// refusal is what a write function returns when a rule refuses the call
-// before the call has written anything (an unknown discussion, a task that
-// is not cancelable, a limit reached). The transaction is then exactly as
-// the call found it, so the committer keeps the batch going without it:
-// no rollback, no rerun of the others. Make one with refuse.
+// command is the body of one command's write, in two phases. The first
+// loads what the command names and calls its decision: it only reads, so
+// when it returns an error (a refusal, or a load that failed) the
+// transaction is exactly as the command found it, and the committer sets
+// the call aside and carries on with the batch: no rollback, no rerun of
+// the others. Allowed, it returns the second phase, which writes the
+// decision's effects, or nil when the decision has none (an idempotent
+// retry, a cancel of a canceled task). An error from the second phase
+// rolls the batch back.
+type command func(tx *bolt.Tx) (write func(tx *bolt.Tx) error, err error)
+
+// writeOnly is a command whose only phase writes: update's functions.
+func writeOnly(fn func(*bolt.Tx) error) command {
+	return func(*bolt.Tx) (func(*bolt.Tx) error, error) { return fn, nil }
+}
+
+// refusal marks an error of an update function that refused its call.
+// Unlike a command's decision, such a function may have written before
+// it refused, so the committer treats it as a failure (rolled back, run
+// again alone); the mark only lets its caller see the refusal's own error
+// (unrefuse). Commands never need it.
 type refusal struct{ err error }
 
 func (r *refusal) Error() string { return r.err.Error() }
 func (r *refusal) Unwrap() error { return r.err }
 
-// refuse marks err as a refusal decided before any write. Returning it
-// after a write would commit that write: a function refuses first and
-// writes after.
+// refuse marks err as an update function's refusal.
 func refuse(err error) error { return &refusal{err: err} }
 
 // unrefuse is the error a refused call reports to its caller.
@@ -54,7 +68,7 @@ func unrefuse(err error) error {
 }
 
 type commitCall struct {
-	fn   func(*bolt.Tx) error
+	cmd  command
 	done chan error
 	at   time.Time
 	// refused is the call's refusal, kept until its batch's transaction
@@ -90,16 +104,17 @@ func newCommitter(db *bolt.DB, delay time.Duration) *committer {
 
 var callPool = sync.Pool{New: func() any { return &commitCall{done: make(chan error, 1)} }}
 
-// do runs fn in a group commit and returns its error once the transaction
-// has committed (nil) or rolled back. fn may run more than once and must
-// leave no effect outside tx.
-func (c *committer) do(fn func(*bolt.Tx) error) error {
+// do runs cmd in a group commit and returns its error once the
+// transaction has committed (nil) or rolled back; a refusal is answered
+// when its batch's transaction has ended. cmd may run more than once and
+// must leave no effect outside tx.
+func (c *committer) do(cmd command) error {
 	call := callPool.Get().(*commitCall)
-	call.fn, call.at = fn, time.Now()
+	call.cmd, call.at = cmd, time.Now()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		call.fn = nil
+		call.cmd = nil
 		callPool.Put(call)
 		return errClosed
 	}
@@ -113,14 +128,18 @@ func (c *committer) do(fn func(*bolt.Tx) error) error {
 	default:
 	}
 	err := <-call.done
-	call.fn, call.refused = nil, nil
+	call.cmd, call.refused = nil, nil
 	callPool.Put(call)
 	if err == errSolo {
 		err = c.db.Update(func(tx *bolt.Tx) error {
 			c.txs.Add(1)
 			c.runs.Add(1)
 			tuneTx(tx)
-			return safely(fn, tx)
+			write, err := decide(cmd, tx)
+			if err != nil || write == nil {
+				return err
+			}
+			return safely(write, tx)
 		})
 	}
 	return unrefuse(err)
@@ -184,12 +203,12 @@ func (c *committer) loop() {
 	}
 }
 
-// run commits batch in one transaction. A call that refuses before
-// writing (refuse) is set aside and the batch goes on: it cost one run of
-// its function and nothing else. A call that fails otherwise is taken
+// run commits batch in one transaction. A call whose decision refuses
+// is set aside and the batch goes on: its first phase wrote nothing, so it
+// cost one run and nothing else. A call that fails while writing is taken
 // out and told to run alone, and the others run again without it: the
-// failed call's writes, and what other calls did after seeing them, are
-// rolled back with the transaction.
+// failed call's writes, and what other calls decided after seeing them,
+// are rolled back with the transaction.
 //
 // Refusals are answered when the transaction has ended, with the
 // transaction's error if it failed to commit: a refusal may rest on the
@@ -206,23 +225,20 @@ func (c *committer) run(batch []*commitCall) {
 			c.txs.Add(1)
 			tuneTx(tx)
 			for i, call := range batch {
-				nodes := nodeCount(tx)
 				c.runs.Add(1)
-				err := safely(call.fn, tx)
-				if err == nil {
-					kept = append(kept, call)
-					continue
-				}
-				var r *refusal
-				// A refusal that touched a page has written after all (a
-				// bug in its function): it is rolled back like a failure.
-				if errors.As(err, &r) && nodeCount(tx) == nodes {
-					call.refused = r.err
+				write, err := decide(call.cmd, tx)
+				if err != nil {
+					call.refused = err
 					refused = append(refused, call)
 					continue
 				}
-				failed = i
-				return err
+				if write != nil {
+					if err := safely(write, tx); err != nil {
+						failed = i
+						return err
+					}
+				}
+				kept = append(kept, call)
 			}
 			return nil
 		})
@@ -250,10 +266,16 @@ func (c *committer) run(batch []*commitCall) {
 	}
 }
 
-// nodeCount is how many pages tx has taken into memory to change them.
-func nodeCount(tx *bolt.Tx) int64 {
-	st := tx.Stats()
-	return st.GetNodeCount()
+// decide runs cmd's first phase, turning a panic into an error (a
+// refusal: the phase writes nothing) so that one bad command cannot take
+// the committer, and every waiting request, down with it.
+func decide(cmd command, tx *bolt.Tx) (write func(*bolt.Tx) error, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			write, err = nil, fmt.Errorf("store: panic in a decision: %v", p)
+		}
+	}()
+	return cmd(tx)
 }
 
 // safely calls fn, turning a panic into an error so that one bad write

@@ -44,8 +44,8 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 	for i := range n {
 		at := t0.Add(time.Minute + time.Duration(i)*time.Millisecond)
 		calls = append(calls, call{fmt.Sprintf("ask %d", i), func() error {
-			_, created, err := db.CreateAsk(ctx, ask(0, fmt.Sprint("ok-", i), 0, at))
-			if err == nil && !created {
+			res, err := db.CreateAsk(ctx, ask(0, fmt.Sprint("ok-", i), 0, at))
+			if err == nil && !res.Created {
 				err = errors.New("not created")
 			}
 			return err
@@ -54,7 +54,7 @@ func TestRefusalsCostNoRerun(t *testing.T) {
 		// none yet), the first to run in the batch gets it, the others are
 		// refused there.
 		calls = append(calls, call{fmt.Sprintf("bounded ask %d", i), func() error {
-			_, _, err := db.CreateAsk(ctx, ask(2, fmt.Sprint("c-", i), 1, at))
+			_, err := db.CreateAsk(ctx, ask(2, fmt.Sprint("c-", i), 1, at))
 			return err
 		}})
 	}
@@ -117,7 +117,7 @@ func TestSettledRefusalsNeverQueue(t *testing.T) {
 	db := openTemp(t)
 	owners := testAgentsIn(t, db, 2)
 	done := testAsks(owners, 1)[0]
-	if _, _, err := db.CreateAsk(ctx, done); err != nil {
+	if _, err := db.CreateAsk(ctx, done); err != nil {
 		t.Fatal(err)
 	}
 	reply := func(disc string) discussions.Reply {
@@ -140,7 +140,7 @@ func TestSettledRefusalsNeverQueue(t *testing.T) {
 			_, err := db.AddReply(ctx, reply("01JD0000000000000000000000"), discussions.Limits{})
 			return err
 		}(), discussions.ErrNotFound},
-		{"join of an answered discussion", func() error { _, _, err := db.CreateAsk(ctx, join); return err }(), discussions.ErrAnswered},
+		{"join of an answered discussion", func() error { _, err := db.CreateAsk(ctx, join); return err }(), discussions.ErrAnswered},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Fatalf("%s: %v, want %v", tc.name, tc.err, tc.want)

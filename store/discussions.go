@@ -3,15 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/store/internal/storedoc"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -173,219 +172,137 @@ func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discus
 	return page, err
 }
 
-// AddReply implements discussions.Store. In one transaction it stores the
-// reply; when it qualifies, completes every WORKING task mapped to the
-// discussion except the replier's (tasks.Task.CompleteByReply) and marks
-// the discussion answered; and it writes one inbox entry for every agent
-// with a task on the discussion (and the author), except the replier.
-// It walks the discussion's working tasks and its members, never the tasks
-// that are done with. Its checks run first in a read transaction, so a
-// refused reply never queues a write.
+// AddReply implements discussions.Store: load, asknet.DecideReply,
+// persist, in one transaction. It loads the discussion's working tasks
+// and its members, never the tasks that are done with. The decision runs
+// first in a read transaction, so a refused reply never queues a write.
 func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
 	rk, ok := idBytes(r.ID)
 	if !ok {
 		return discussions.ReplyResult{}, errBadID("reply", r.ID)
 	}
-	if err := s.db.View(func(tx *bolt.Tx) error { _, _, _, err := checkReply(tx, r, lim); return err }); err != nil {
-		return discussions.ReplyResult{}, unrefuse(err)
-	}
-	var res discussions.ReplyResult
-	err := s.update(func(tx *bolt.Tx) error {
-		res = discussions.ReplyResult{Reply: r}
-		d, dk, win, err := checkReply(tx, r, lim)
+	var out asknet.ReplyOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		st, recs, err := loadReply(tx, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		// Checks are done; from here on only writes.
-		v, err := encodeJSON(r)
-		if err != nil {
-			return err
+		if out, err = asknet.DecideReply(st, r, lim); err != nil {
+			return nil, err
 		}
-		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
-			return err
-		}
-		if err := putWindow(tx, win); err != nil {
-			return err
-		}
-		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
-		res.Qualifying = discussions.Qualifies(d, r)
-		if res.Qualifying {
-			if res.CompletedTaskIDs, err = s.completeWorking(tx, dk, r, &evs); err != nil {
-				return err
-			}
-		}
-
-		oldStatus := d.Status
-		d.ReplyCount++
-		if res.Qualifying && d.Status == discussions.StatusOpen {
-			d.Status = discussions.StatusAnswered
-			d.AnsweredAt = r.CreatedAt
-		}
-		if err := putDiscussion(tx, &d, oldStatus); err != nil {
-			return err
-		}
-		if res.Notified, err = notifyMembers(tx, dk, d, r); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, evs, r.CreatedAt)
+		return func(tx *bolt.Tx) error { return s.persistReply(tx, rk, &out, recs) }, nil
 	})
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
-	return res, nil
+	return out.Result, nil
 }
 
-// checkReply is the reading part of a reply: the discussion, its bound on
-// replies, the author's reply window. It writes nothing; what it refuses
-// is a refusal.
-func checkReply(tx *bolt.Tx, r discussions.Reply, lim discussions.Limits) (discussions.Discussion, []byte, *window, error) {
+// workingRecord is a WORKING task as a reply loaded it: its header and
+// its stored record.
+type workingRecord struct {
+	header tasks.Task
+	v      []byte
+}
+
+// loadReply loads what a reply decides on: the discussion, the author's
+// reply window, the discussion's WORKING tasks (idx_task_discw) with
+// their push configs, and its members (disc_members). recs holds the
+// working tasks' records, by id, for persistReply.
+func loadReply(tx *bolt.Tx, r discussions.Reply) (asknet.ReplyState, map[string]workingRecord, error) {
+	var st asknet.ReplyState
 	d, dk, err := getDiscussion(tx, r.DiscussionID)
-	if err != nil {
-		return d, nil, nil, refuse(err)
+	switch {
+	case errors.Is(err, discussions.ErrNotFound):
+		return st, nil, nil
+	case err != nil:
+		return st, nil, err
 	}
-	if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {
-		return d, nil, nil, refuse(discussions.ErrTooManyReplies)
-	}
+	st.Discussion = &d
 	author, ok := idBytes(r.AuthorID)
 	if !ok {
-		return d, nil, nil, refuse(errBadID("author", r.AuthorID))
+		return st, nil, errBadID("author", r.AuthorID)
 	}
-	win, err := takeWindow(tx, windowReply, author, lim.ReplyRate, r.CreatedAt)
-	return d, dk, win, err
-}
-
-// completeWorking completes the discussion's WORKING tasks that r
-// answers (all but the replier's own), and returns their ids in id order;
-// it adds the log events of the transitions and their deliveries to evs.
-func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply, evs *[]changelog.Event) ([]string, error) {
-	ref := tasks.ReplyRef{
-		DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
-		Body: r.Body, At: r.CreatedAt,
-	}
-	var done []string
-	moves := newIndexBatch()
-	var artifacts []byte // the same for every task the reply completes
+	st.Window = readWindow(tx, windowReply, author)
+	recs := map[string]workingRecord{}
 	tb := tx.Bucket(bucketTasks)
 	c := tx.Bucket(bucketTaskDiscWorking).Cursor()
-	for k, ownerBytes := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, ownerBytes = c.Next() {
-		if idString(ownerBytes) == r.AuthorID {
-			continue
-		}
-		taskID := idString(k[len(dk):])
-		v := tb.Get(k[len(dk):])
+	for k, _ := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, _ = c.Next() {
+		tk := k[len(dk):]
+		v := tb.Get(tk)
 		if v == nil {
-			return nil, fmt.Errorf("store: discussion %s lists working task %s, which does not exist", r.DiscussionID, taskID)
+			return st, nil, fmt.Errorf("store: discussion %s lists working task %s, which does not exist", d.ID, idString(tk))
 		}
-		old, t, rec, changed, err := completeTask(v, ref, &artifacts)
+		h, err := headerOf(v)
 		if err != nil {
-			return nil, err
+			return st, nil, err
 		}
-		if !changed {
-			continue
-		}
-		if err := moves.add(&old, -1); err != nil {
-			return nil, err
-		}
-		if err := moves.add(&t, +1); err != nil {
-			return nil, err
-		}
-		if err := putTaskRecord(tx, &t, rec); err != nil {
-			return nil, err
-		}
-		due, err := enqueuePush(tx, &t)
+		configs, err := pushConfigsOf(tx, tk)
 		if err != nil {
-			return nil, err
+			return st, nil, err
 		}
-		s.notifyOnCommit(tx, t)
-		*evs = append(append(*evs, taskMoved(&t)), due...)
-		done = append(done, t.ID)
-	}
-	return done, moves.apply(tx)
-}
-
-// notifyMembers writes one inbox entry about r for every agent with a task
-// on the discussion, and for its author, except r's author. It returns how
-// many it wrote.
-func notifyMembers(tx *bolt.Tx, dk []byte, d discussions.Discussion, r discussions.Reply) (int, error) {
-	n := 0
-	notify := func(agent string, taskIDs []string) error {
-		if agent == r.AuthorID {
-			return nil
-		}
-		e := discussions.InboxEntry{
-			ID: storedoc.InboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
-			TaskIDs: taskIDs, CreatedAt: r.CreatedAt,
-		}
-		n++
-		return putInbox(tx, e, true)
-	}
-	// Members are in owner order; the discussion's author goes in its place
-	// even without a task of its own.
-	authorDone := false
-	c := tx.Bucket(bucketDiscMembers).Cursor()
-	for k, v := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, v = c.Next() {
-		owner := idString(k[len(dk):])
-		if !authorDone && owner >= d.AuthorID {
-			authorDone = true
-			if owner != d.AuthorID {
-				if err := notify(d.AuthorID, []string{}); err != nil {
-					return n, err
-				}
+		if len(configs) > 0 {
+			if st.Configs == nil {
+				st.Configs = map[string][]push.Config{}
 			}
+			st.Configs[h.ID] = configs
 		}
-		if err := notify(owner, memberTasks(v)); err != nil {
-			return n, err
-		}
+		st.Working = append(st.Working, h)
+		recs[h.ID] = workingRecord{header: h, v: v}
 	}
-	if !authorDone {
-		if err := notify(d.AuthorID, []string{}); err != nil {
-			return n, err
-		}
+	mc := tx.Bucket(bucketDiscMembers).Cursor()
+	for k, v := mc.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, v = mc.Next() {
+		st.Members = append(st.Members, discussions.Member{AgentID: idString(k[len(dk):]), TaskIDs: memberTasks(v)})
 	}
-	return n, nil
+	return st, recs, nil
 }
 
-// completeTask applies tasks.Task.CompleteByReply to a stored task and
-// returns the task before and after (neither with its history, which a
-// completion leaves as it is) and the new record. A format-2 record is
-// transitioned without decoding its history: the new record reuses the
-// stored history bytes, and only the status and artifacts are encoded.
-//
-// artifacts carries the JSON of the completion's artifacts from one task
-// to the next: CompleteByReply gives every task the same artifacts for the
-// same reply, so they are encoded once per reply.
-func completeTask(v []byte, ref tasks.ReplyRef, artifacts *[]byte) (old, t tasks.Task, rec []byte, changed bool, err error) {
-	if len(v) > 0 && v[0] == taskFormatJSON {
-		if t, err = decodeTask(v); err != nil {
-			return
-		}
-		old = t
-		if changed = t.CompleteByReply(ref); changed {
-			rec, err = encodeTask(&t)
-		}
-		return
-	}
-	r, err := parseTask(v)
+// persistReply writes what DecideReply decided: the reply, the author's
+// window, the completions (index moves collected and applied once), their
+// deliveries, the discussion, the inbox entries and the log events.
+func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs map[string]workingRecord) error {
+	r := &o.Result.Reply
+	d := &o.Post.Discussion
+	dk, _ := idBytes(d.ID)
+	v, err := encodeJSON(r)
 	if err != nil {
-		return
+		return err
 	}
-	t = r.header()
-	old = t
-	if changed = t.CompleteByReply(ref); !changed {
-		return
+	if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
+		return err
 	}
-	w := r.wire
-	if w.Status, err = json.Marshal(a2a.TaskStatus{State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime)}); err != nil {
-		return
-	}
-	w.Artifacts = nil
-	if len(t.Artifacts) > 0 {
-		if *artifacts == nil {
-			if *artifacts, err = json.Marshal(t.Artifacts); err != nil {
-				return
-			}
+	if o.Post.Window != nil {
+		author, _ := idBytes(r.AuthorID)
+		if err := putWindow(tx, windowReply, author, *o.Post.Window); err != nil {
+			return err
 		}
-		w.Artifacts = *artifacts
 	}
-	return old, t, encodeTaskWire(&t, &w), true, nil
+	moves := newIndexBatch()
+	var artifacts []byte // the same for every task the reply completes
+	for i := range o.Completed {
+		t := &o.Completed[i]
+		w, ok := recs[t.ID]
+		if !ok {
+			return fmt.Errorf("store: the reply completed task %s, which it did not load", t.ID)
+		}
+		if err := s.persistMove(tx, w.v, &w.header, t, moves, &artifacts); err != nil {
+			return err
+		}
+		s.notifyOnCommit(tx, *t)
+	}
+	if err := moves.apply(tx); err != nil {
+		return err
+	}
+	if err := putDeliveries(tx, o.Deliveries); err != nil {
+		return err
+	}
+	if err := putDiscussion(tx, d, o.Post.OldStatus); err != nil {
+		return err
+	}
+	for _, e := range o.Inbox {
+		if err := putInbox(tx, e, true); err != nil {
+			return err
+		}
+	}
+	return s.appendEvents(tx, o.Events, r.CreatedAt)
 }

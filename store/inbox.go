@@ -78,47 +78,55 @@ func (s *DB) ListInbox(_ context.Context, q discussions.InboxQuery) (discussions
 	return page, err
 }
 
-// AckInbox implements discussions.Store. It touches inbox entries only.
+// AckInbox implements discussions.Store: load the agent's entries among
+// ids, discussions.DecideAck, write the entries it acknowledges. It
+// touches inbox entries only.
 func (s *DB) AckInbox(_ context.Context, agentID string, ids []string, at time.Time) (discussions.AckResult, error) {
-	var res discussions.AckResult
+	var out discussions.AckOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		found, err := loadInbox(tx, agentID, ids)
+		if err != nil {
+			return nil, err
+		}
+		out = discussions.DecideAck(agentID, ids, found, at)
+		if len(out.Acked) == 0 {
+			return nil, nil
+		}
+		return func(tx *bolt.Tx) error {
+			for _, e := range out.Acked {
+				if err := putInbox(tx, e, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	})
+	return out.Result, err
+}
+
+// loadInbox loads agentID's entries among ids, by id.
+func loadInbox(tx *bolt.Tx, agentID string, ids []string) (map[string]discussions.InboxEntry, error) {
+	found := map[string]discussions.InboxEntry{}
 	a, ok := idBytes(agentID)
 	if !ok {
-		return discussions.AckResult{NotFound: ids}, nil
+		return found, nil
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		res = discussions.AckResult{Acked: []string{}, AlreadyAcked: []string{}, NotFound: []string{}}
-		b := tx.Bucket(bucketInbox)
-		seen := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			ib, ok := idBytes(id)
-			var v []byte
-			if ok {
-				v = b.Get(cat(a, ib))
-			}
-			if v == nil {
-				res.NotFound = append(res.NotFound, id)
-				continue
-			}
-			e, err := decodeInbox(v)
-			if err != nil {
-				return err
-			}
-			if !e.AckedAt.IsZero() {
-				res.AlreadyAcked = append(res.AlreadyAcked, id)
-				continue
-			}
-			e.AckedAt = at
-			e.AgentID = agentID
-			if err := putInbox(tx, e, false); err != nil {
-				return err
-			}
-			res.Acked = append(res.Acked, id)
+	b := tx.Bucket(bucketInbox)
+	for _, id := range ids {
+		ib, ok := idBytes(id)
+		if !ok {
+			continue
 		}
-		return nil
-	})
-	return res, err
+		v := b.Get(cat(a, ib))
+		if v == nil {
+			continue
+		}
+		e, err := decodeInbox(v)
+		if err != nil {
+			return nil, err
+		}
+		e.AgentID = agentID
+		found[id] = e
+	}
+	return found, nil
 }

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/kfa-project/kfa/ratelimit"
 )
 
 // Who is on a discussion. A reply needs two things of its discussion: the
@@ -48,38 +46,15 @@ func memberTasks(v []byte) []string {
 }
 
 // Per-agent rate windows: the time of a ratelimit.Rate, kept by the store
-// with the agent's data and moved on by the write it allowed.
+// with the agent's data, read for the decision and moved on by the write
+// it allowed.
 const (
 	windowAsk   byte = 'a'
 	windowReply byte = 'r'
 )
 
-// window is one agent's window of one limit, read in a write transaction.
-type window struct {
-	key  []byte
-	next time.Time // what to store once the write is allowed
-}
-
-// takeWindow applies rate to agent's window of kind at now. Allowed, it
-// returns the window to store with the write (putWindow); refused, a
-// refusal with the wait. A disabled rate allows and stores nothing.
-func takeWindow(tx *bolt.Tx, kind byte, agent []byte, rate ratelimit.Rate, now time.Time) (*window, error) {
-	if !rate.Enabled() {
-		return nil, nil
-	}
-	k := cat([]byte{kind}, agent)
-	tat := readWindow(tx, kind, agent)
-	next, wait, ok := rate.Take(tat, now)
-	if !ok {
-		return nil, refuse(&ratelimit.Exceeded{RetryAfter: wait})
-	}
-	return &window{key: k, next: next}, nil
-}
-
-// putWindow stores a window takeWindow allowed (nothing for nil).
-func putWindow(tx *bolt.Tx, w *window) error {
-	if w == nil {
-		return nil
-	}
-	return tx.Bucket(bucketRateWindows).Put(w.key, u64(uint64(w.next.UnixNano())))
+// putWindow keeps next as agent's time of the limit of kind: the window
+// a decision moved on.
+func putWindow(tx *bolt.Tx, kind byte, agent []byte, next time.Time) error {
+	return tx.Bucket(bucketRateWindows).Put(cat([]byte{kind}, agent), u64(uint64(next.UnixNano())))
 }

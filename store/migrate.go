@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,12 +106,26 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketLog)
 		return err
 	}},
-	// 8 and 9 are reserved for the change log's followers and the
-	// decisions (issue 24), which are written beside this branch; they
-	// take these numbers when they merge.
-	{8, "reserved", func(*bolt.Tx) error { return nil }},
+	{8, "agents by name, for the duplicate-name decision", indexAgentNames},
+	// 9 is reserved for the change log's followers (issue 24), written
+	// beside this; it takes this number when it merges.
 	{9, "reserved", func(*bolt.Tx) error { return nil }},
 	{10, "the outbox's due index by destination", indexDueByDestination},
+}
+
+// indexAgentNames creates agent_names and fills it from the agents.
+func indexAgentNames(tx *bolt.Tx) error {
+	names, err := tx.CreateBucketIfNotExists(bucketAgentNames)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketAgents).ForEach(func(k, v []byte) error {
+		var r agentRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("agent %s: %w", k, err)
+		}
+		return names.Put(agentNameKey(r.Name, r.ID), nil)
+	})
 }
 
 // SchemaVersion is the schema this build writes.

@@ -45,7 +45,7 @@ func TestMigration6Large(t *testing.T) {
 	for i := range 100 {
 		a := agents.Agent{ID: fmt.Sprintf("01JD00000000000000000000%02d", i), Name: fmt.Sprint("agent", i),
 			Scopes: []agents.Scope{agents.ScopePost}, CreatedAt: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
-		if err := db.CreateAgent(t.Context(), a, agents.Credential{Digest: agents.DigestOf(a.Name), AgentID: a.ID, CreatedAt: a.CreatedAt}); err != nil {
+		if err := db.CreateAgent(t.Context(), agents.Create{Agent: a, Credential: agents.Credential{Digest: agents.DigestOf(a.Name), AgentID: a.ID, CreatedAt: a.CreatedAt}}); err != nil {
 			t.Fatal(err)
 		}
 		owners = append(owners, a)

@@ -146,7 +146,7 @@ func TestMigration6OneContextIndex(t *testing.T) {
 				in := tasks.AskInput{Asker: tasks.Asker{ID: a.ID, Name: a.Name}, Question: text,
 					Message: a2a.Message{MessageID: fmt.Sprint("m6-", i), ContextID: []string{"ctx-alice", "ctx-alice", ""}[i],
 						Role: a2a.RoleUser, Parts: []a2a.Part{{Text: &text}}}}
-				if _, _, err := w.db.CreateAsk(ctx, tasks.NewAsk(in, w.waiting.CreatedAt.Add(time.Duration(i+1)*time.Second), 0)); err != nil {
+				if _, err := w.db.CreateAsk(ctx, tasks.NewAsk(in, w.waiting.CreatedAt.Add(time.Duration(i+1)*time.Second), 0)); err != nil {
 					t.Fatal(err)
 				}
 			}

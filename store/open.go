@@ -128,7 +128,27 @@ func (s *DB) update(fn func(tx *bolt.Tx) error) error {
 	if s.readOnly {
 		return errReadOnly
 	}
-	return s.commits.do(fn)
+	return s.commits.do(writeOnly(fn))
+}
+
+// exec runs command cmd. It decides first in a read transaction, where a
+// refusal, or a decision with nothing to write, is answered without
+// queuing a write at all; otherwise it runs in a group commit, where it
+// loads and decides again on the state as it is by then. cmd may run more
+// than once and must leave no effect outside tx.
+func (s *DB) exec(cmd command) error {
+	var writes bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		write, err := decide(cmd, tx)
+		writes = write != nil
+		return err
+	}); err != nil || !writes {
+		return err
+	}
+	if s.readOnly {
+		return errReadOnly
+	}
+	return s.commits.do(cmd)
 }
 
 var errReadOnly = errors.New("store: opened read-only")

@@ -69,8 +69,8 @@ func BenchmarkAskPages(b *testing.B) {
 					defer wg.Done()
 					for i := w; i < b.N; i += 64 {
 						c := benchAsk(owners[w], "ask", i, start.Add(time.Duration(i)*time.Millisecond))
-						if _, created, err := db.CreateAsk(ctx, c); err != nil || !created {
-							b.Errorf("ask %d: created=%v %v", i, created, err)
+						if res, err := db.CreateAsk(ctx, c); err != nil || !res.Created {
+							b.Errorf("ask %d: created=%v %v", i, res.Created, err)
 							return
 						}
 					}

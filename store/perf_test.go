@@ -50,7 +50,7 @@ func testAgentsIn(t testing.TB, db *store.DB, n int) []agents.Agent {
 		a := agents.Agent{ID: fmt.Sprintf("01JD00000000000000000000%02d", i), Name: fmt.Sprint("agent", i),
 			Scopes: []agents.Scope{agents.ScopePost}, CreatedAt: t0}
 		c := agents.Credential{Digest: agents.DigestOf(fmt.Sprint("token", i)), AgentID: a.ID, CreatedAt: t0}
-		if err := db.CreateAgent(context.Background(), a, c); err != nil {
+		if err := db.CreateAgent(context.Background(), agents.Create{Agent: a, Credential: c}); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, a)
@@ -67,8 +67,8 @@ func TestLoadAsksStoresWhatAsksStore(t *testing.T) {
 	testAgentsIn(t, loaded, 3)
 	asks := testAsks(owners, 40)
 	for _, c := range asks {
-		if _, created, err := asked.CreateAsk(ctx, c); err != nil || !created {
-			t.Fatalf("ask: created=%v %v", created, err)
+		if res, err := asked.CreateAsk(ctx, c); err != nil || !res.Created {
+			t.Fatalf("ask: created=%v %v", res.Created, err)
 		}
 	}
 	if err := loaded.LoadAsks(asks[:25]); err != nil {

@@ -3,25 +3,20 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
-	"github.com/kfa-project/kfa/tasks"
 )
 
-// Push configs and the outbox. A task's configs are keyed under the task;
-// a transition writes one delivery per config (enqueuePush) in its own
-// transaction, so the outbox holds exactly the transitions that
-// committed. The transition code calls enqueuePush and nothing else of
-// this file.
+// Push configs, and the deliveries a transition leaves. A task's configs
+// are keyed under the task; the decision of a transition returns one
+// delivery per config, which the transition's transaction writes
+// (putDeliveries), so the outbox holds exactly the transitions that
+// committed.
 
 // pushConfigKey is task id (16) | config id.
 func pushConfigKey(task []byte, id string) []byte { return cat(task, []byte(id)) }
@@ -35,68 +30,49 @@ func putPushConfigRecord(tx *bolt.Tx, c *push.Config, v []byte) error {
 	return tx.Bucket(bucketPushConfigs).Put(pushConfigKey(tk, c.ID), v)
 }
 
-// pushTask reads the header of the task a config call names, if ownerID
-// owns it (any owner when ownerID is ""). What it refuses is a refusal.
-func pushTask(tx *bolt.Tx, ownerID, taskID string) (tasks.Task, []byte, error) {
+// loadPushTask loads what a config command decides on about its task:
+// its header as a push.TaskRef (nil when no task has the id), and its key.
+func loadPushTask(tx *bolt.Tx, taskID string) (*push.TaskRef, []byte, error) {
 	k, ok := idBytes(taskID)
 	if !ok {
-		return tasks.Task{}, nil, refuse(push.ErrTaskNotFound)
+		return nil, nil, nil
 	}
 	v := tx.Bucket(bucketTasks).Get(k)
 	if v == nil {
-		return tasks.Task{}, nil, refuse(push.ErrTaskNotFound)
+		return nil, nil, nil
 	}
 	h, err := headerOf(v)
 	if err != nil {
-		return tasks.Task{}, nil, refuse(err)
+		return nil, nil, err
 	}
-	if ownerID != "" && h.OwnerID != ownerID {
-		return tasks.Task{}, nil, refuse(push.ErrTaskNotFound)
-	}
-	return h, k, nil
+	return &push.TaskRef{ID: h.ID, OwnerID: h.OwnerID, State: h.State}, k, nil
 }
 
-// checkPutPushConfig is the reading part of PutPushConfig: the task, its
-// state, the bound. It writes nothing; what it refuses is a refusal.
-func checkPutPushConfig(tx *bolt.Tx, c *push.Config, max int) (created bool, err error) {
-	h, tk, err := pushTask(tx, c.OwnerID, c.TaskID)
-	if err != nil {
-		return false, err
-	}
-	if h.State.Terminal() {
-		return false, refuse(push.ErrTaskTerminal)
-	}
-	n := 0
-	cur := tx.Bucket(bucketPushConfigs).Cursor()
-	for k, _ := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, _ = cur.Next() {
-		if string(k[len(tk):]) == c.ID {
-			return false, nil // a replacement
-		}
-		n++
-	}
-	if max > 0 && n >= max {
-		return false, refuse(push.ErrTooManyConfigs)
-	}
-	return true, nil
-}
-
-// PutPushConfig implements push.ConfigStore. Its checks run first in a
-// read transaction, so a refused config never queues a write.
+// PutPushConfig implements push.ConfigStore: load the task and its config
+// ids, push.DecidePut, persist.
 func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Config, bool, error) {
-	if err := s.db.View(func(tx *bolt.Tx) error { _, err := checkPutPushConfig(tx, &c, max); return err }); err != nil {
-		return push.Config{}, false, unrefuse(err)
-	}
 	v, err := storedoc.EncodePushConfig(&c)
 	if err != nil {
 		return push.Config{}, false, err
 	}
 	var created bool
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		var st push.PutState
+		var tk []byte
 		var err error
-		if created, err = checkPutPushConfig(tx, &c, max); err != nil {
-			return err
+		if st.Task, tk, err = loadPushTask(tx, c.TaskID); err != nil {
+			return nil, err
 		}
-		return putPushConfigRecord(tx, &c, v)
+		if tk != nil {
+			cur := tx.Bucket(bucketPushConfigs).Cursor()
+			for k, _ := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, _ = cur.Next() {
+				st.ConfigIDs = append(st.ConfigIDs, string(k[len(tk):]))
+			}
+		}
+		if created, err = push.DecidePut(st, c, max); err != nil {
+			return nil, err
+		}
+		return func(tx *bolt.Tx) error { return putPushConfigRecord(tx, &c, v) }, nil
 	})
 	if err != nil {
 		return push.Config{}, false, err
@@ -122,14 +98,17 @@ func pushConfigsOf(tx *bolt.Tx, tk []byte) ([]push.Config, error) {
 func (s *DB) PushConfigs(_ context.Context, ownerID, taskID string) ([]push.Config, error) {
 	var out []push.Config
 	err := s.db.View(func(tx *bolt.Tx) error {
-		_, tk, err := pushTask(tx, ownerID, taskID)
+		t, tk, err := loadPushTask(tx, taskID)
 		if err != nil {
 			return err
+		}
+		if t == nil || (ownerID != "" && t.OwnerID != ownerID) {
+			return push.ErrTaskNotFound
 		}
 		out, err = pushConfigsOf(tx, tk)
 		return err
 	})
-	return out, unrefuse(err)
+	return out, err
 }
 
 // PushConfig implements push.OutboxStore.
@@ -151,125 +130,74 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 	return c, err
 }
 
-// DeletePushConfig implements push.ConfigStore. Deleting a config the
-// task does not have decides on a read and writes nothing.
+// DeletePushConfig implements push.ConfigStore: load the task, whether
+// it holds the config and the task's pending deliveries,
+// push.DecideDelete, persist. Deleting a config the task does not have
+// decides on a read and writes nothing.
 func (s *DB) DeletePushConfig(_ context.Context, ownerID, taskID, id string, at time.Time) (bool, error) {
-	var exists bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		_, tk, err := pushTask(tx, ownerID, taskID)
-		if err == nil {
-			exists = tx.Bucket(bucketPushConfigs).Get(pushConfigKey(tk, id)) != nil
+	var out push.DeleteOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		var st push.DeleteState
+		var tk []byte
+		var err error
+		if st.Task, tk, err = loadPushTask(tx, taskID); err != nil {
+			return nil, err
 		}
-		return err
-	})
-	if err != nil || !exists {
-		return false, unrefuse(err)
-	}
-	var deleted bool
-	err = s.update(func(tx *bolt.Tx) error {
-		_, tk, err := pushTask(tx, ownerID, taskID)
-		if err != nil {
-			return err
+		if tk != nil {
+			st.Exists = tx.Bucket(bucketPushConfigs).Get(pushConfigKey(tk, id)) != nil
+			if st.Pending, err = pendingOf(tx, tk); err != nil {
+				return nil, err
+			}
 		}
-		key := pushConfigKey(tk, id)
-		if deleted = tx.Bucket(bucketPushConfigs).Get(key) != nil; !deleted {
+		if out, err = push.DecideDelete(st, ownerID, id, at); err != nil || !out.Deleted {
+			return nil, err
+		}
+		before := make(map[string]push.Delivery, len(st.Pending))
+		for _, d := range st.Pending {
+			before[d.ID] = d
+		}
+		return func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketPushConfigs).Delete(pushConfigKey(tk, id)); err != nil {
+				return err
+			}
+			for i := range out.Failed {
+				old := before[out.Failed[i].ID]
+				if err := putDelivery(tx, &old, &out.Failed[i]); err != nil {
+					return err
+				}
+			}
 			return nil
-		}
-		if err := tx.Bucket(bucketPushConfigs).Delete(key); err != nil {
-			return err
-		}
-		return failPendingOf(tx, tk, id, at)
+		}, nil
 	})
-	return deleted, err
+	return out.Deleted, err
 }
 
-// failPendingOf fails the pending deliveries of the task's config id: a
-// deleted config gets nothing more.
-func failPendingOf(tx *bolt.Tx, tk []byte, configID string, at time.Time) error {
+// pendingOf returns the task's pending deliveries.
+func pendingOf(tx *bolt.Tx, tk []byte) ([]push.Delivery, error) {
 	var pending []push.Delivery
 	cur := tx.Bucket(bucketPushByTask).Cursor()
 	for k, _ := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, _ = cur.Next() {
 		d, err := getDelivery(tx, k[len(tk):])
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if d.ConfigID == configID && d.State == push.Pending {
+		if d.State == push.Pending {
 			pending = append(pending, d)
 		}
 	}
-	for _, d := range pending {
-		old := d
-		d.State, d.FinishedAt, d.NextAt = push.Failed, at, time.Time{}
-		d.Reason = "the config was deleted before the delivery succeeded"
-		if err := putDelivery(tx, &old, &d); err != nil {
+	return pending, nil
+}
+
+// putDeliveries writes the new deliveries a transition's decision left.
+func putDeliveries(tx *bolt.Tx, ds []push.Delivery) error {
+	for i := range ds {
+		if err := putDelivery(tx, nil, &ds[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deliveryID is the id of the delivery of t's transition to config
-// configID: a ULID of the transition's time whose entropy is a hash of
-// the three, so that a rerun of a group-commit transaction writes the
-// same delivery, and a receiver sees the same jti on every attempt.
-func deliveryID(t *tasks.Task, configID string) string {
-	sum := sha256.Sum256([]byte(t.ID + "|" + configID + "|" + string(t.State)))
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(t.StatusTime))
-	_ = id.SetEntropy(sum[:10])
-	return id.String()
-}
-
-// pushEvent is the body a transition of t sends: a StreamResponse holding
-// its status update.
-func pushEvent(t *tasks.Task) ([]byte, error) {
-	return json.Marshal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskID: t.ID, ContextID: t.ContextID,
-		Status: a2a.TaskStatus{State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime)},
-	}})
-}
-
-// enqueuePush writes, in the transaction of t's transition, one pending
-// delivery for each config of t, due at once, and returns their log
-// events (DeliveryDue) for the caller to append. A task without configs
-// costs one seek.
-func enqueuePush(tx *bolt.Tx, t *tasks.Task) ([]changelog.Event, error) {
-	tk, ok := idBytes(t.ID)
-	if !ok {
-		return nil, errBadID("task", t.ID)
-	}
-	cur := tx.Bucket(bucketPushConfigs).Cursor()
-	k, v := cur.Seek(tk)
-	if k == nil || !bytes.HasPrefix(k, tk) {
-		return nil, nil
-	}
-	event, err := pushEvent(t)
-	if err != nil {
-		return nil, err
-	}
-	var ds []push.Delivery
-	for ; k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
-		c, err := storedoc.DecodePushConfig(v)
-		if err != nil {
-			return nil, err
-		}
-		ds = append(ds, push.Delivery{
-			ID: deliveryID(t, c.ID), TaskID: t.ID, ConfigID: c.ID, OwnerID: t.OwnerID,
-			Destination: push.Destination(c.URL), State: push.Pending, Event: event,
-			CreatedAt: t.StatusTime, NextAt: t.StatusTime,
-		})
-	}
-	evs := make([]changelog.Event, len(ds))
-	for i := range ds {
-		if err := putDelivery(tx, nil, &ds[i]); err != nil {
-			return nil, err
-		}
-		evs[i] = deliveryDue(&ds[i], t.StatusTime)
-	}
-	return evs, nil
-}
-
-// deliveryDue is the log event of d becoming due at at.
-func deliveryDue(d *push.Delivery, at time.Time) changelog.Event {
-	return changelog.Event{Kind: changelog.DeliveryDue, ID: d.ID, Owner: d.OwnerID, Ref: d.Destination, At: at}
-}
+// deliveryDue is the log event of d becoming due at at (the operator's
+// retry appends it).
+func deliveryDue(d *push.Delivery, at time.Time) changelog.Event { return push.DueEvent(d, at) }

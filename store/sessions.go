@@ -1,8 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -34,7 +34,8 @@ func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
 	return cat(u64(ms(expires)), d[:])
 }
 
-// CreateSession implements sessions.Store.
+// CreateSession implements sessions.Store: load the sessions that expire
+// first, sessions.DecideCreate, persist.
 func (s *DB) CreateSession(_ context.Context, sess sessions.Session) error {
 	v, err := json.Marshal(sessionRecord{
 		AgentID: sess.AgentID, Credential: hex.EncodeToString(sess.Credential[:]),
@@ -43,42 +44,59 @@ func (s *DB) CreateSession(_ context.Context, sess sessions.Session) error {
 	if err != nil {
 		return err
 	}
-	return s.update(func(tx *bolt.Tx) error {
-		if err := purgeSessions(tx, sess.CreatedAt, sessions.PurgeBatch); err != nil {
-			return err
+	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		oldest, err := oldestSessions(tx, sessions.PurgeBatch)
+		if err != nil {
+			return nil, err
 		}
-		if err := tx.Bucket(bucketSessions).Put(sess.Digest[:], v); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketSessionExp).Put(sessionExpKey(sess.ExpiresAt, sess.Digest), nil)
+		out := sessions.DecideCreate(oldest, sess)
+		return func(tx *bolt.Tx) error {
+			for _, o := range out.Purge {
+				if err := deleteSession(tx, o); err != nil {
+					return err
+				}
+			}
+			if err := tx.Bucket(bucketSessions).Put(out.Session.Digest[:], v); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketSessionExp).Put(sessionExpKey(out.Session.ExpiresAt, out.Session.Digest), nil)
+		}, nil
 	})
 }
 
-// purgeSessions deletes up to max sessions that expired at or before now,
-// oldest expiry first.
-func purgeSessions(tx *bolt.Tx, now time.Time, max int) error {
-	byExp, all := tx.Bucket(bucketSessionExp), tx.Bucket(bucketSessions)
-	limit := u64(ms(now))
-	var doomed [][]byte
-	c := byExp.Cursor()
-	for k, _ := c.First(); k != nil && len(doomed) < max; k, _ = c.Next() {
+// oldestSessions returns at most max sessions in expiry order.
+func oldestSessions(tx *bolt.Tx, max int) ([]sessions.Session, error) {
+	var out []sessions.Session
+	all := tx.Bucket(bucketSessions)
+	c := tx.Bucket(bucketSessionExp).Cursor()
+	for k, _ := c.First(); k != nil && len(out) < max; k, _ = c.Next() {
 		if len(k) != 8+len(sessions.Digest{}) {
 			continue
 		}
-		if bytes.Compare(k[:8], limit) > 0 {
-			break
+		var d sessions.Digest
+		copy(d[:], k[8:])
+		v := all.Get(d[:])
+		if v == nil {
+			// An expiry entry without its session: gone already. Purge it
+			// with the others, by its own key.
+			out = append(out, sessions.Session{Digest: d, ExpiresAt: time.UnixMilli(int64(binary.BigEndian.Uint64(k[:8]))).UTC()})
+			continue
 		}
-		doomed = append(doomed, bytes.Clone(k))
+		sess, err := decodeSession(d, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
 	}
-	for _, k := range doomed {
-		if err := byExp.Delete(k); err != nil {
-			return err
-		}
-		if err := all.Delete(k[8:]); err != nil {
-			return err
-		}
+	return out, nil
+}
+
+// deleteSession deletes a session and its expiry entry.
+func deleteSession(tx *bolt.Tx, sess sessions.Session) error {
+	if err := tx.Bucket(bucketSessionExp).Delete(sessionExpKey(sess.ExpiresAt, sess.Digest)); err != nil {
+		return err
 	}
-	return nil
+	return tx.Bucket(bucketSessions).Delete(sess.Digest[:])
 }
 
 // GetSession implements sessions.Store.
@@ -110,22 +128,22 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	return out, nil
 }
 
-// DeleteSession implements sessions.Store.
+// DeleteSession implements sessions.Store: load the session,
+// sessions.DecideEnd, persist.
 func (s *DB) DeleteSession(_ context.Context, d sessions.Digest) error {
-	return s.update(func(tx *bolt.Tx) error {
-		all := tx.Bucket(bucketSessions)
-		v := all.Get(d[:])
-		if v == nil {
-			return nil
+	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		var found *sessions.Session
+		if v := tx.Bucket(bucketSessions).Get(d[:]); v != nil {
+			sess, err := decodeSession(d, v)
+			if err != nil {
+				return nil, err
+			}
+			found = &sess
 		}
-		sess, err := decodeSession(d, v)
-		if err != nil {
-			return err
+		if !sessions.DecideEnd(found) {
+			return nil, nil
 		}
-		if err := tx.Bucket(bucketSessionExp).Delete(sessionExpKey(sess.ExpiresAt, d)); err != nil {
-			return err
-		}
-		return all.Delete(d[:])
+		return func(tx *bolt.Tx) error { return deleteSession(tx, *found) }, nil
 	})
 }
 

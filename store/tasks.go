@@ -9,7 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
@@ -46,18 +46,10 @@ func putTaskRecord(tx *bolt.Tx, t *tasks.Task, v []byte) error {
 	return tx.Bucket(bucketTasks).Put(k, v)
 }
 
-// replaceTask writes t, which was old before a transition, moving its index
-// entries when the state or status timestamp changed. acc, when not nil,
-// collects the counter changes for the caller to apply once.
-func replaceTask(tx *bolt.Tx, old, t *tasks.Task, acc counterDeltas) error {
-	v, err := encodeTask(t)
-	if err != nil {
-		return err
-	}
-	return replaceTaskRecord(tx, old, t, v, acc)
-}
-
-// replaceTaskRecord is replaceTask with t already encoded as v.
+// replaceTaskRecord writes t, encoded as v, which was old before a
+// transition, moving its index entries when the state or status timestamp
+// changed. acc, when not nil, collects the counter changes for the caller
+// to apply once.
 func replaceTaskRecord(tx *bolt.Tx, old, t *tasks.Task, v []byte, acc counterDeltas) error {
 	if old.State != t.State || !old.StatusTime.Equal(t.StatusTime) {
 		if err := indexTaskAcc(tx, old, -1, acc); err != nil {
@@ -72,19 +64,19 @@ func replaceTaskRecord(tx *bolt.Tx, old, t *tasks.Task, v []byte, acc counterDel
 
 func msgIDKey(owner []byte, messageID string) []byte { return cat(owner, []byte(messageID)) }
 
-// askRecords are the encoded records one ask writes, made before its
-// transaction: a group-commit function may run more than once, and the
-// encoding is the same every time, so it is done once and outside the
-// single writer's critical section.
+// askRecords are the encoded records one ask writes, made once: a command
+// may run more than once, and the encoding is the same every time (the
+// decision writes the command's task and discussion as they are), so it
+// is done the first time the ask is allowed, in the read that decides
+// before the ask queues, outside the single writer's critical section.
 type askRecords struct {
 	task, discussion, push []byte
+	done                   bool // encoded
 }
 
 func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
-	var (
-		r   askRecords
-		err error
-	)
+	var err error
+	r := askRecords{done: true}
 	if r.task, err = encodeTask(&c.Task); err != nil {
 		return r, err
 	}
@@ -101,167 +93,134 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 	return r, nil
 }
 
-// CreateAsk implements tasks.Store. Its checks run first in a read
-// transaction: an ask they refuse (or a retry they answer) costs no
-// encoding and no place in the write queue. The write transaction checks
-// again, since the state may have moved meanwhile.
-func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
-	if _, ok := idBytes(c.Task.OwnerID); !ok {
-		return tasks.Task{}, false, errBadID("owner", c.Task.OwnerID)
-	}
-	var retry *tasks.Task
-	err := s.db.View(func(tx *bolt.Tx) error {
-		ck, err := checkAsk(tx, &c, false)
-		retry = ck.retry
-		return err
-	})
-	if err != nil {
-		return tasks.Task{}, false, unrefuse(err)
-	}
-	if retry != nil {
-		return *retry, false, nil
-	}
-	recs, err := encodeAsk(&c)
-	if err != nil {
-		return tasks.Task{}, false, err
-	}
+// CreateAsk implements tasks.Store: load, asknet.DecideAsk, persist. The
+// decision runs first in a read transaction, so an ask it refuses (or a
+// retry it answers) costs no place in the write queue.
+func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
 	var (
-		out     tasks.Task
-		created bool
+		recs askRecords // encoded by the first decision that allows the ask
+		st   asknet.AskState
+		out  asknet.AskOutcome
 	)
-	err = s.update(func(tx *bolt.Tx) error {
-		var err error
-		out, created, err = s.createAsk(tx, &c, &recs, nil)
-		return err
-	})
-	if err != nil {
-		return tasks.Task{}, false, err
+	if err := s.exec(s.askCommand(&c, &recs, nil, &st, &out)); err != nil {
+		return tasks.AskResult{}, err
 	}
-	return out, created, nil
+	return askResult(&st, &out), nil
 }
 
-// askCheck is what the checks of an ask found.
-type askCheck struct {
-	owner, disc []byte
-	retry       *tasks.Task // the first task of this message id: an idempotent retry
-	win         *window     // the owner's ask window, to write with the task
+// askResult is the answer to an ask decided as out on st.
+func askResult(st *asknet.AskState, out *asknet.AskOutcome) tasks.AskResult {
+	res := tasks.AskResult{Task: out.Task, Created: !out.Retry, Window: st.Window}
+	if out.Window != nil {
+		res.Window = *out.Window
+	}
+	return res
 }
 
-// checkAsk is the reading part of an ask: the idempotent retry, the
-// owner's ask window, the join, the open-task bound. It writes nothing;
-// what it refuses is a refusal. bulk is a bulk load, which takes neither
-// a rate nor a bound (both read what earlier asks of the load have not
-// written yet).
-func checkAsk(tx *bolt.Tx, c *tasks.CreateAsk, bulk bool) (askCheck, error) {
-	var ck askCheck
+// loadAsk loads what an ask decides on: the owner's task of the message
+// id, the owner's ask window and open tasks, the joined discussion.
+func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
+	var st asknet.AskState
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
-		return ck, refuse(errBadID("owner", c.Task.OwnerID))
+		return st, errBadID("owner", c.Task.OwnerID)
 	}
-	ck.owner = owner
-	// Idempotent retry: the first task for this message id, unchanged.
+	st.Window = readWindow(tx, windowAsk, owner)
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
 		t, err := getTask(tx, idString(id))
 		if err != nil {
-			return ck, refuse(err)
+			return st, err
 		}
-		ck.retry = &t
-		return ck, nil
+		st.Retry = &t
+		return st, nil
 	}
-	if bulk && (c.AskRate.Enabled() || c.MaxOpen > 0) {
-		return ck, errors.New("store: a bulk load takes no ask rate and no open-task bound")
-	}
-	// The owner's ask window: refused here, nothing is spent; allowed, it
-	// moves on with the writes.
-	var err error
-	if ck.win, err = takeWindow(tx, windowAsk, owner, c.AskRate, c.Task.CreatedAt); err != nil {
-		return ck, err
-	}
-	discID := c.Task.DiscussionID
-	dk, ok := idBytes(discID)
+	st.Open = readCounter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
 	if c.JoinDiscussionID != "" {
-		if !ok {
-			return ck, refuse(discussions.ErrNotFound)
-		}
-		v := tx.Bucket(bucketDiscussions).Get(dk)
-		if v == nil {
-			return ck, refuse(discussions.ErrNotFound)
-		}
-		d, err := decodeDiscussion(v)
-		if err != nil {
-			return ck, refuse(err)
-		}
-		if d.Status != discussions.StatusOpen {
-			return ck, refuse(discussions.ErrAnswered)
-		}
-	} else if !ok {
-		return ck, refuse(errBadID("discussion", discID))
-	}
-	ck.disc = dk
-	if c.MaxOpen > 0 {
-		open := readCounter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})))
-		if open >= c.MaxOpen {
-			return ck, refuse(tasks.ErrTooManyOpen)
+		d, _, err := getDiscussion(tx, c.JoinDiscussionID)
+		switch {
+		case err == nil:
+			st.Join = &d
+		case !errors.Is(err, discussions.ErrNotFound):
+			return st, err
 		}
 	}
-	return ck, nil
+	return st, nil
 }
 
-// createAsk is the transaction of CreateAsk: checkAsk, then the writes.
-// Bulk loading runs the same function, so a loaded task is stored exactly
-// as an asked one; it passes an indexBatch, which collects the index
-// entries and counters to write them all at the end in key order.
-func (s *DB) createAsk(tx *bolt.Tx, c *tasks.CreateAsk, recs *askRecords, batch *indexBatch) (tasks.Task, bool, error) {
-	ck, err := checkAsk(tx, c, batch != nil)
-	if err != nil {
-		return tasks.Task{}, false, err
+// askCommand is the command of ask c, whose records recs are encoded
+// before it runs (DecideAsk writes the command's task and discussion as
+// they are, and a command may run more than once). The bulk loader passes
+// batch, which collects the index entries and counters to write them all
+// at the end in key order. st and out receive the state and the decision.
+func (s *DB) askCommand(c *tasks.CreateAsk, recs *askRecords, batch *indexBatch, st *asknet.AskState, out *asknet.AskOutcome) command {
+	return func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		var err error
+		if *st, err = loadAsk(tx, c); err != nil {
+			return nil, err
+		}
+		o, err := asknet.DecideAsk(*st, *c, c.Task.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		*out = o
+		if o.Retry {
+			return nil, nil
+		}
+		// Encoded once, when first allowed: in the read that decides
+		// before the ask queues, outside the single writer, and never for
+		// an ask that is refused.
+		if !recs.done {
+			if *recs, err = encodeAsk(c); err != nil {
+				return nil, err
+			}
+		}
+		return func(tx *bolt.Tx) error { return s.persistAsk(tx, out, recs, batch) }, nil
 	}
-	if ck.retry != nil {
-		return *ck.retry, false, nil
+}
+
+// persistAsk writes what DecideAsk decided.
+func (s *DB) persistAsk(tx *bolt.Tx, o *asknet.AskOutcome, recs *askRecords, batch *indexBatch) error {
+	t := &o.Task
+	owner, _ := idBytes(t.OwnerID)
+	dk, ok := idBytes(t.DiscussionID)
+	if !ok {
+		return errBadID("discussion", t.DiscussionID)
 	}
-	owner, dk, win := ck.owner, ck.disc, ck.win
-	// Checks are done; from here on only writes.
-	if c.JoinDiscussionID == "" {
-		if err := putDiscussionRecord(tx, &c.Discussion, recs.discussion, ""); err != nil {
-			return tasks.Task{}, false, err
+	if o.Discussion != nil {
+		if err := putDiscussionRecord(tx, o.Discussion, recs.discussion, ""); err != nil {
+			return err
 		}
 	}
-	if err := putWindow(tx, win); err != nil {
-		return tasks.Task{}, false, err
+	if o.Window != nil {
+		if err := putWindow(tx, windowAsk, owner, *o.Window); err != nil {
+			return err
+		}
 	}
-	t := c.Task
-	if err := putTaskRecord(tx, &t, recs.task); err != nil {
-		return tasks.Task{}, false, err
+	if err := putTaskRecord(tx, t, recs.task); err != nil {
+		return err
 	}
+	var err error
 	if batch != nil {
-		err = batch.add(&t, +1)
+		err = batch.add(t, +1)
 	} else {
-		err = indexTask(tx, &t, +1)
+		err = indexTask(tx, t, +1)
 	}
 	if err != nil {
-		return tasks.Task{}, false, err
+		return err
 	}
 	tid, _ := idBytes(t.ID)
 	if err := tx.Bucket(bucketTaskMsgIDs).Put(msgIDKey(owner, t.MessageID), tid); err != nil {
-		return tasks.Task{}, false, err
+		return err
 	}
 	if err := addMember(tx, dk, owner, tid); err != nil {
-		return tasks.Task{}, false, err
+		return err
 	}
-	if c.Push != nil {
-		if err := putPushConfigRecord(tx, c.Push, recs.push); err != nil {
-			return tasks.Task{}, false, err
+	if o.Push != nil {
+		if err := putPushConfigRecord(tx, o.Push, recs.push); err != nil {
+			return err
 		}
 	}
-	evs := []changelog.Event{{Kind: changelog.TaskCreated, ID: t.ID, Owner: t.OwnerID, Ref: t.DiscussionID, At: t.CreatedAt}}
-	if c.JoinDiscussionID == "" {
-		evs = append(evs, changelog.Event{Kind: changelog.DiscussionOpened, ID: c.Discussion.ID, Owner: c.Discussion.AuthorID,
-			At: c.Discussion.CreatedAt})
-	}
-	if err := s.appendEvents(tx, evs, t.CreatedAt); err != nil {
-		return tasks.Task{}, false, err
-	}
-	return t, true, nil
+	return s.appendEvents(tx, o.Events, t.CreatedAt)
 }
 
 // GetTask implements tasks.Store: the owner is read from the record's
@@ -347,79 +306,128 @@ func (s *DB) TaskByMessageID(_ context.Context, ownerID, messageID string) (task
 	return t, err
 }
 
-// CancelTask implements tasks.Store. Like CreateAsk it decides on a read
-// first: a refused cancel, or one of a task already canceled, never
-// queues a write.
+// CancelTask implements tasks.Store: load, tasks.DecideCancel, persist.
+// Like CreateAsk it decides on a read first: a refused cancel, or one of
+// a task already canceled, never queues a write. The decision sees the
+// task's header, so a refusal never decodes the messages, and a foreign
+// task costs what an unknown one does.
 func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
 	var (
-		out     tasks.Task
-		changed bool
+		out  tasks.CancelOutcome
+		full tasks.Task
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		_, t, ch, err := checkCancel(tx, ownerID, id, at)
-		out, changed = t, ch
-		return err
-	})
-	if err != nil {
-		return tasks.Task{}, false, unrefuse(err)
-	}
-	if !changed {
-		return out, false, nil
-	}
-	err = s.update(func(tx *bolt.Tx) error {
-		old, t, ch, err := checkCancel(tx, ownerID, id, at)
-		out, changed = t, ch
-		if err != nil || !ch {
-			return err
-		}
-		if err := replaceTask(tx, &old, &t, nil); err != nil {
-			return err
-		}
-		due, err := enqueuePush(tx, &t)
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		v, st, err := loadCancel(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.notifyOnCommit(tx, t)
-		return s.appendEvents(tx, append([]changelog.Event{taskMoved(&t)}, due...), at)
+		if out, err = tasks.DecideCancel(st, ownerID, at); err != nil {
+			return nil, err
+		}
+		if full, err = decodeTask(v); err != nil {
+			return nil, err
+		}
+		full = tasks.WithStatus(full, out.Task)
+		if !out.Changed {
+			return nil, nil
+		}
+		return func(tx *bolt.Tx) error {
+			old := *st.Task
+			if err := s.persistMove(tx, v, &old, &out.Task, nil, nil); err != nil {
+				return err
+			}
+			if err := putDeliveries(tx, out.Deliveries); err != nil {
+				return err
+			}
+			s.notifyOnCommit(tx, full)
+			return s.appendEvents(tx, out.Events, at)
+		}, nil
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
 	}
-	return out, changed, nil
+	return full, out.Changed, nil
 }
 
-// checkCancel applies Task.Cancel to the stored task, if ownerID owns it
-// (any owner when ownerID is ""), without writing: the task before and
-// after, and whether it changed. What it refuses is a refusal.
-func checkCancel(tx *bolt.Tx, ownerID, id string, at time.Time) (old, t tasks.Task, changed bool, err error) {
-	// The header decides a refusal: the messages are decoded only for a
-	// task the cancel shows or changes.
+// loadCancel loads what a cancel decides on: the task's header (and its
+// record), and its push configs.
+func loadCancel(tx *bolt.Tx, id string) ([]byte, tasks.CancelState, error) {
+	var st tasks.CancelState
 	k, ok := idBytes(id)
 	if !ok {
-		return old, t, false, refuse(tasks.ErrNotFound)
+		return nil, st, nil
 	}
 	v := tx.Bucket(bucketTasks).Get(k)
+	if v == nil {
+		return nil, st, nil
+	}
 	h, err := headerOf(v)
 	if err != nil {
-		return old, t, false, refuse(err)
+		return nil, st, err
 	}
-	if ownerID != "" && h.OwnerID != ownerID {
-		return old, tasks.Task{}, false, refuse(tasks.ErrNotFound)
+	st.Task = &h
+	if st.Configs, err = pushConfigsOf(tx, k); err != nil {
+		return nil, st, err
 	}
-	if _, err := h.Cancel(at); err != nil {
-		return old, tasks.Task{}, false, refuse(err)
-	}
-	if t, err = decodeTask(v); err != nil {
-		return old, t, false, refuse(err)
-	}
-	old = t
-	if changed, err = t.Cancel(at); err != nil {
-		return old, tasks.Task{}, false, refuse(err)
-	}
-	return old, t, changed, nil
+	return v, st, nil
 }
 
-// taskMoved is the log event of t's transition.
-func taskMoved(t *tasks.Task) changelog.Event {
-	return changelog.Event{Kind: changelog.TaskMoved, ID: t.ID, Owner: t.OwnerID, Ref: string(t.State), At: t.StatusTime}
+// persistMove writes the transition of the task stored as v from old to
+// moved (decision headers), moving its index entries: into moves when
+// given (collected for the caller to apply once), else at once. A
+// format-2 record is rewritten without decoding its history: the new
+// record reuses the stored history bytes, and only the status and the
+// artifacts are encoded. artifacts, when not nil, carries the artifacts'
+// JSON from one task to the next of the same reply, which gives them all
+// the same artifacts.
+func (s *DB) persistMove(tx *bolt.Tx, v []byte, old, moved *tasks.Task, moves *indexBatch, artifacts *[]byte) error {
+	rec, err := movedRecord(v, moved, artifacts)
+	if err != nil {
+		return err
+	}
+	if moves != nil {
+		if err := moves.add(old, -1); err != nil {
+			return err
+		}
+		if err := moves.add(moved, +1); err != nil {
+			return err
+		}
+		return putTaskRecord(tx, moved, rec)
+	}
+	return replaceTaskRecord(tx, old, moved, rec, nil)
+}
+
+// movedRecord is the record of the task stored as v after its move to
+// moved's status and artifacts.
+func movedRecord(v []byte, moved *tasks.Task, artifacts *[]byte) ([]byte, error) {
+	if len(v) > 0 && v[0] == taskFormatJSON {
+		full, err := decodeTask(v)
+		if err != nil {
+			return nil, err
+		}
+		full = tasks.WithStatus(full, *moved)
+		return encodeTask(&full)
+	}
+	r, err := parseTask(v)
+	if err != nil {
+		return nil, err
+	}
+	w := r.wire
+	if w.Status, err = tasks.EncodeStatus(moved); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(moved.Artifacts) == 0:
+		w.Artifacts = nil
+	case artifacts != nil && *artifacts != nil:
+		w.Artifacts = *artifacts
+	default:
+		if w.Artifacts, err = tasks.EncodeArtifacts(moved); err != nil {
+			return nil, err
+		}
+		if artifacts != nil {
+			*artifacts = w.Artifacts
+		}
+	}
+	return encodeTaskWire(moved, &w), nil
 }

@@ -186,6 +186,9 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		}
 	}
 	for _, a := range d.Agents {
+		if err := tx.Bucket(bucketAgentNames).Put(agentNameKey(a.Name, a.ID), nil); err != nil {
+			return err
+		}
 		if err := putAgent(tx, agentRecord{Agent: a, Creds: creds[a.ID]}); err != nil {
 			return err
 		}
@@ -247,7 +250,7 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		if !ok {
 			return errBadID("agent", w.AgentID)
 		}
-		if err := putWindow(tx, &window{key: cat([]byte{w.Kind}, a), next: w.TAT}); err != nil {
+		if err := putWindow(tx, w.Kind, a, w.TAT); err != nil {
 			return err
 		}
 	}

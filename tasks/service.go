@@ -41,12 +41,12 @@ type CreateAsk struct {
 	// joins JoinDiscussionID.
 	Discussion       discussions.Discussion
 	JoinDiscussionID string
-	// MaxOpen bounds the owner's WORKING tasks, checked in the transaction;
+	// MaxOpen bounds the owner's WORKING tasks, decided in the transaction;
 	// 0 means no bound.
 	MaxOpen int
-	// AskRate limits the owner's new asks, checked in the transaction
+	// AskRate limits the owner's new asks, decided in the transaction
 	// against the owner's ask window, which the same transaction moves on;
-	// the zero Rate means no limit. A refused ask is *ratelimit.Exceeded.
+	// the zero Rate means no limit.
 	AskRate ratelimit.Rate
 	// Push, when set, is a push notification config of the new task,
 	// stored in the same transaction (an idempotent retry stores none).
@@ -96,12 +96,13 @@ type ListPage struct {
 
 // Store persists tasks. Each method is one transaction.
 type Store interface {
-	// CreateAsk writes the task (and the new discussion) in one transaction.
-	// If the owner already has a task for the message id, it returns that
-	// task unchanged and created=false. It returns *ratelimit.Exceeded over
-	// AskRate, discussions.ErrNotFound or discussions.ErrAnswered for a bad
-	// join, ErrTooManyOpen over MaxOpen.
-	CreateAsk(ctx context.Context, c CreateAsk) (t Task, created bool, err error)
+	// CreateAsk decides c (asknet.DecideAsk) on the state it names, loaded
+	// under the owner's lock, and writes what the decision says in the
+	// same transaction: the task, the new discussion, the owner's ask
+	// window, the push config and the log events. A retry of the owner's
+	// message id returns the first task unchanged (Created false); a
+	// refusal is the decision's error and writes nothing.
+	CreateAsk(ctx context.Context, c CreateAsk) (AskResult, error)
 	// GetTask returns the task if ownerID owns it (any owner when ownerID
 	// is ""), and ErrNotFound otherwise. The owner is checked before the
 	// task is decoded: another owner's task costs what an unknown id costs,
@@ -119,13 +120,26 @@ type Store interface {
 	// in order, as ViewSnapshot hands it; it returns the next page's
 	// cursor (nil on the last page) and the total as ListTasks does.
 	ViewSnapshots(ctx context.Context, q ListQuery, fn func(*Snapshot) error) (next *Cursor, total int, err error)
-	// CancelTask applies Task.Cancel to the task if ownerID owns it (any
-	// owner when ownerID is "").
+	// CancelTask decides the cancel (DecideCancel) under the task's lock
+	// and writes what the decision says: the transition, its deliveries
+	// and the log events. It returns the task, whole, after the cancel.
 	CancelTask(ctx context.Context, ownerID, id string, at time.Time) (t Task, changed bool, err error)
 	// AskUsage reads what the ask limits know of ownerID: its ask window
 	// (the kept time of Limits.AskRate, zero when it never asked under a
 	// rate) and its WORKING tasks, in one read.
 	AskUsage(ctx context.Context, ownerID string) (AskUsage, error)
+}
+
+// AskResult is what an ask did.
+type AskResult struct {
+	Task Task
+	// Created is false for an idempotent retry: Task is the first task of
+	// its message id, unchanged.
+	Created bool
+	// Window is the owner's ask window after the ask: the kept time of
+	// the ask rate (zero when the owner never asked under one), from which
+	// the ask's quota is told without reading it again.
+	Window time.Time
 }
 
 // AskUsage is what the store knows of one agent's asks.
@@ -185,7 +199,8 @@ type AskInput struct {
 // a public discussion, in one transaction. The same asker sending the same
 // message id again gets the first task back, unchanged; such a retry, and
 // an ask refused for any reason, does not use up the asker's rate budget
-// (the budget is spent in the transaction that creates the task).
+// (the budget is spent in the transaction that creates the task). An ask
+// that is answered notes its quota in ctx (ratelimit.Note).
 func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 	if err := input.ID("message.messageId", in.Message.MessageID, MaxMessageIDLen); err != nil {
 		return Task{}, false, err
@@ -203,34 +218,22 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (Task, bool, error) {
 		return Task{}, false, err
 	}
 
-	// An idempotent retry is answered from a read, before any budget is spent.
-	if t, err := s.store.TaskByMessageID(ctx, in.Asker.ID, in.Message.MessageID); err == nil {
-		return t, false, nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return Task{}, false, fmt.Errorf("ask: %w", err)
-	}
-
 	c := NewAsk(in, s.now(), s.limits.MaxOpen)
 	c.AskRate = s.limits.AskRate
-	t, created, err := s.store.CreateAsk(ctx, c)
+	res, err := s.store.CreateAsk(ctx, c)
 	var limited *ratelimit.Exceeded
 	if errors.As(err, &limited) {
-		return Task{}, false, &RateLimitError{
-			Msg:        fmt.Sprintf("too many asks: the limit is %s per agent", s.limits.AskRate),
-			RetryAfter: limited.RetryAfter,
-		}
-	}
-	if errors.Is(err, ErrTooManyOpen) {
-		return Task{}, false, &RateLimitError{
-			Msg: fmt.Sprintf("too many open tasks: at most %d waiting tasks per agent; cancel one or wait for answers",
-				s.limits.MaxOpen),
-			RetryAfter: OpenLimitRetryAfter,
-		}
+		return Task{}, false, limited // the decision's words, unwrapped: they are the client's
 	}
 	if err != nil {
 		return Task{}, false, fmt.Errorf("ask: %w", err)
 	}
-	return t, created, nil
+	// The quota the ask counted against, for the RateLimit headers: the
+	// decision's window, so no read after the write.
+	if q, ok := s.limits.AskRate.Quota(QuotaAsk, res.Window, s.now()); ok {
+		ratelimit.Note(ctx, q)
+	}
+	return res.Task, res.Created, nil
 }
 
 // NewAsk builds what one ask writes at time now: the WORKING task with the

@@ -15,8 +15,12 @@ var (
 	ErrNotFound = errors.New("task not found")
 	// ErrNotCancelable is returned when canceling a completed task.
 	ErrNotCancelable = errors.New("task is not cancelable")
-	// ErrTooManyOpen is returned when an ask would exceed the open-task limit.
+	// ErrTooManyOpen is the reason of an ask refused at the open-task
+	// limit (a *ratelimit.Exceeded).
 	ErrTooManyOpen = errors.New("too many open tasks")
+	// ErrAskRate is the reason of an ask refused over the ask rate (a
+	// *ratelimit.Exceeded).
+	ErrAskRate = errors.New("too many asks")
 	// ErrNotWorking is returned by a transition from a state other than WORKING.
 	ErrNotWorking = errors.New("task is not working")
 )

@@ -44,15 +44,11 @@ func EncodeWire(t *Task) (WireJSON, error) {
 		return w, err
 	}
 	w.Head = head[:len(head)-1]
-	if w.Status, err = json.Marshal(a2a.TaskStatus{
-		State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime),
-	}); err != nil {
+	if w.Status, err = EncodeStatus(t); err != nil {
 		return w, err
 	}
-	if len(t.Artifacts) > 0 {
-		if w.Artifacts, err = json.Marshal(t.Artifacts); err != nil {
-			return w, err
-		}
+	if w.Artifacts, err = EncodeArtifacts(t); err != nil {
+		return w, err
 	}
 	for i := range t.History {
 		m, err := json.Marshal(&t.History[i])

@@ -25,6 +25,8 @@ type discussionContent struct {
 	// Body and Error refill the reply form after a refused reply.
 	Body  string
 	Error string
+	// Names shows the authors.
+	Names agentNames
 }
 
 // IsAuthor reports whether agentID asked the question (its reply would
@@ -56,6 +58,11 @@ func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visit
 		return discussionContent{}, false
 	}
 	c := discussionContent{Discussion: d, Replies: replies.Replies, Paged: token != "" || replies.NextPageToken != ""}
+	names := []string{d.AuthorName}
+	for _, rp := range replies.Replies {
+		names = append(names, rp.AuthorName)
+	}
+	c.Names = h.names(r.Context(), names...)
 	if replies.NextPageToken != "" {
 		c.Next = "/discussions/" + url.PathEscape(d.ID) + "?" + url.Values{"pageToken": {replies.NextPageToken}}.Encode()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -25,8 +26,11 @@ type Deps struct {
 	// checks, index).
 	Service     *service.Service
 	Discussions *discussions.Service
-	Records     *knowledge.Service
-	Sessions    *sessions.Service
+	// Agents tells which names several agents share, so that pages show
+	// those with the end of the agent's id; nil shows names as they are.
+	Agents   *agents.Service
+	Records  *knowledge.Service
+	Sessions *sessions.Service
 	// AuthFailures limits failed sign-ins per client address; it is the
 	// limiter of failed bearer authentications, so the two share one
 	// budget. Nil means no limit.

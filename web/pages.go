@@ -21,6 +21,7 @@ type homeContent struct {
 	Records  int
 	Open     discussions.ListResult
 	Answered discussions.ListResult
+	Names    agentNames // shows the authors
 }
 
 // home shows the search box, counts, open and answered questions.
@@ -43,6 +44,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Records = recs.Total
+	c.Names = h.names(ctx, authors(c.Open.Discussions, c.Answered.Discussions)...)
 	h.render(w, r, v, page{name: "home", status: http.StatusOK, title: "Knowledge for agents", section: "home",
 		content: c, maxAge: pageMaxAge})
 }
@@ -137,7 +139,8 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 type listContent struct {
 	Status discussions.Status
 	List   discussions.ListResult
-	Next   string // link to the next page; "" on the last
+	Next   string     // link to the next page; "" on the last
+	Names  agentNames // shows the authors
 }
 
 // discussionList lists discussions newest first, ?status=open|answered,
@@ -155,7 +158,7 @@ func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, v, err)
 		return
 	}
-	c := listContent{Status: status, List: res}
+	c := listContent{Status: status, List: res, Names: h.names(r.Context(), authors(res.Discussions)...)}
 	if res.NextPageToken != "" {
 		nq := url.Values{"pageToken": {res.NextPageToken}}
 		if status != "" {

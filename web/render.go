@@ -32,6 +32,9 @@ var funcs = template.FuncMap{
 	"when":   displayTime,
 	"iso":    isoTime,
 	"plural": plural,
+	// disclist pairs a list of discussions with the names to show their
+	// authors by (template "disclist").
+	"disclist": newDiscList,
 }
 
 func parsePages() (map[string]*template.Template, error) {

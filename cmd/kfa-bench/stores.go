@@ -32,6 +32,10 @@ type StoreBench struct {
 	Runs   []StoreRun `json:"runs"`
 	// Skipped names the phases measured on bbolt only, and why.
 	Skipped string `json:"skipped"`
+	// Trips is what an ask and a reply cost PostgreSQL in round trips;
+	// TripsError says why they were not measured.
+	Trips      Trips  `json:"trips"`
+	TripsError string `json:"tripsError,omitempty"`
 }
 
 // StoreRun is the load phases against one setup.
@@ -123,6 +127,15 @@ func (b *bench) measureStores(ctx context.Context) (StoreBench, error) {
 		dbs = append(dbs, db)
 		return withDatabase(b.store, db)
 	}
+
+	tripsDB, err := newDB()
+	if err != nil {
+		return sb, err
+	}
+	if sb.Trips, err = measureTrips(ctx, tripsDB); err != nil {
+		sb.TripsError = redactErr(err, b.store)
+	}
+	b.logf("stores: %s", tripsLine(sb.Trips))
 
 	var targets []*storeTarget
 	defer func() {

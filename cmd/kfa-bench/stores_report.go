@@ -60,6 +60,11 @@ func printStores(out io.Writer, sb StoreBench) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(out, "PostgreSQL: %s\n", sb.Server)
+	if sb.TripsError != "" {
+		fmt.Fprintf(out, "PostgreSQL round trips: not measured (%s)\n", sb.TripsError)
+	} else {
+		fmt.Fprintln(out, tripsLine(sb.Trips))
+	}
 	fmt.Fprintf(out, "not compared: %s\n", sb.Skipped)
 	for _, r := range sb.Runs {
 		for _, t := range []struct {

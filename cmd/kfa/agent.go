@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 )
@@ -23,13 +24,17 @@ func runAgent(ctx context.Context, e env, args []string) error {
 func agentCreate(ctx context.Context, e env, args []string) error {
 	var d dataFlags
 	var name, scope string
-	fs := newFlagSet("agent create", "kfa agent create --name NAME [--scope read,post] [--json]",
-		"Create an agent and print its token. The token is shown only here; kfa keeps only its hash.", e,
+	var allowDup bool
+	fs := newFlagSet("agent create", "kfa agent create --name NAME [--scope read,post] [--allow-duplicate-name] [--json]",
+		"Create an agent and print its token. The token is shown only here; kfa keeps only its hash.\n"+
+			"A name another agent has (in any case) is refused, since readers tell agents apart by\n"+
+			"name, unless --allow-duplicate-name.", e,
 		"kfa agent create --name build-bot --scope read,post",
 		"kfa agent create --name reader --scope read --json")
 	d.bind(fs)
 	fs.StringVar(&name, "name", "", "agent `name` (1-64 printable characters)")
 	fs.StringVar(&scope, "scope", "read,post", "comma-separated `scopes`: read, post")
+	fs.BoolVar(&allowDup, "allow-duplicate-name", false, "create the agent even if another agent has the name")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
 		return err
@@ -53,7 +58,7 @@ func agentCreate(ctx context.Context, e env, args []string) error {
 	for i, s := range scopes {
 		strs[i] = string(s)
 	}
-	a, err := c.CreateAgent(ctx, name, strs)
+	a, err := c.CreateAgentWith(ctx, admin.CreateAgentRequest{Name: name, Scopes: strs, AllowDuplicateName: allowDup})
 	if err != nil {
 		return err
 	}

@@ -69,9 +69,14 @@ func discussionsList(ctx context.Context, e env, args []string) error {
 	}
 	now := time.Now()
 	t := newTable(e.stdout, "ID", "STATUS", "CREATED", "REPLIES", "AUTHOR", "TITLE")
+	names := make([][2]string, len(list))
+	for i, dd := range list {
+		names[i] = [2]string{dd.AuthorName, dd.AuthorID}
+	}
+	who := labels(names)
 	for _, dd := range list {
 		created, _ := a2a.ParseTime(dd.CreatedAt)
-		t.row(dd.ID, dd.Status, relTime(created, now), fmt.Sprint(dd.ReplyCount), dd.AuthorName, clip(dd.Title, 60))
+		t.row(dd.ID, dd.Status, relTime(created, now), fmt.Sprint(dd.ReplyCount), who.of(dd.AuthorName, dd.AuthorID), clip(dd.Title, 60))
 	}
 	if err := t.flush(); err != nil {
 		return err

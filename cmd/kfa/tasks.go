@@ -89,9 +89,14 @@ func tasksList(ctx context.Context, e env, args []string) error {
 	}
 	now := time.Now()
 	t := newTable(e.stdout, "ID", "STATE", "SINCE", "OWNER", "DISCUSSION", "CONTEXT")
+	names := make([][2]string, len(list))
+	for i, tk := range list {
+		names[i] = [2]string{tk.OwnerName, tk.OwnerID}
+	}
+	who := labels(names)
 	for _, tk := range list {
 		at, _ := a2a.ParseTime(tk.StatusTimestamp)
-		t.row(tk.ID, shortState(tk.State), relTime(at, now), nameOrID(tk.OwnerName, tk.OwnerID), tk.DiscussionID, tk.ContextID)
+		t.row(tk.ID, shortState(tk.State), relTime(at, now), who.of(tk.OwnerName, tk.OwnerID), tk.DiscussionID, tk.ContextID)
 	}
 	if err := t.flush(); err != nil {
 		return err

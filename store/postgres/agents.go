@@ -10,22 +10,20 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
-	"github.com/kfa-project/kfa/changelog"
 )
 
-const counterAgents = "agents"
-
-func putAgent(ctx context.Context, tx pgx.Tx, a agents.Agent) error {
+// putAgent writes a (its name never changes once created).
+func putAgent(ctx context.Context, w execer, a agents.Agent) error {
 	v, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO agents (id, doc) VALUES ($1, $2)
-		ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, a.ID, v)
+	_, err = w.Exec(ctx, `INSERT INTO agents (id, doc, name_key) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, a.ID, v, agents.NameKey(a.Name))
 	return err
 }
 
-func putCred(ctx context.Context, tx pgx.Tx, c agents.Credential) error {
+func putCred(ctx context.Context, tx execer, c agents.Credential) error {
 	v, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -43,14 +41,10 @@ func decodeAgent(v []byte) (agents.Agent, error) {
 	return a, nil
 }
 
-// getAgent reads an agent; lock adds FOR UPDATE.
-func getAgent(ctx context.Context, tx pgx.Tx, id string, lock bool) (agents.Agent, error) {
-	q := "SELECT doc FROM agents WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
+// getAgent reads an agent.
+func getAgent(ctx context.Context, tx pgx.Tx, id string) (agents.Agent, error) {
 	var v []byte
-	if err := tx.QueryRow(ctx, q, id).Scan(&v); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT doc FROM agents WHERE id = $1", id).Scan(&v); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return agents.Agent{}, agents.ErrNotFound
 		}
@@ -59,19 +53,83 @@ func getAgent(ctx context.Context, tx pgx.Tx, id string, lock bool) (agents.Agen
 	return decodeAgent(v)
 }
 
-// CreateAgent implements agents.Store.
-func (s *DB) CreateAgent(ctx context.Context, a agents.Agent, c agents.Credential) error {
-	return s.write(ctx, func(tx pgx.Tx) error {
-		if err := putAgent(ctx, tx, a); err != nil {
+// nameLock is the advisory lock key space of agent names: a create holds
+// the lock of its name's key (hashed) until it commits, so two creates of
+// one name, on any process, decide one after the other.
+const nameLock = "kfa agent name|"
+
+// CreateAgent implements agents.Store, in two round trips: BEGIN, the
+// name's lock and the agents of the name, then agents.DecideCreate, then
+// the writes and COMMIT.
+func (s *DB) CreateAgent(ctx context.Context, c agents.Create) error {
+	var same []string
+	key := agents.NameKey(c.Agent.Name)
+	return s.command(ctx, CmdCreateAgent, func(b *pgx.Batch) {
+		same = nil
+		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", nameLock+key)
+		b.Queue("SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT 1", key).Query(func(rows pgx.Rows) error {
+			var err error
+			same, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+	}, func() (func(execer) error, error) {
+		out, err := agents.DecideCreate(same, c)
+		if err != nil {
+			return nil, err
+		}
+		return func(w execer) error {
+			if err := putAgent(ctx, w, out.Agent); err != nil {
+				return err
+			}
+			if err := putCred(ctx, w, out.Credential); err != nil {
+				return err
+			}
+			return appendEvents(ctx, w, out.Events, out.Agent.CreatedAt)
+		}, nil
+	})
+}
+
+// AgentsNamed implements agents.Store.
+func (s *DB) AgentsNamed(ctx context.Context, name string, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, "SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT $2", agents.NameKey(name), limit)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, unavailable(err)
+}
+
+// loadCredentials queues the loads of a credential command: the agent
+// under its row lock, then its credentials.
+func loadCredentials(b *pgx.Batch, id string, st *agents.CredentialState) {
+	*st = agents.CredentialState{}
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(func(row pgx.Row) error {
+		var v []byte
+		err := row.Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		if err := putCred(ctx, tx, c); err != nil {
-			return err
+		a, err := decodeAgent(v)
+		st.Agent = &a
+		return err
+	})
+	b.Queue("SELECT digest, doc FROM credentials WHERE agent_id = $1 ORDER BY digest", id).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var d, v []byte
+			if err := rows.Scan(&d, &v); err != nil {
+				return err
+			}
+			var c agents.Credential
+			if err := json.Unmarshal(v, &c); err != nil {
+				return fmt.Errorf("postgres: decode credential: %w", err)
+			}
+			copy(c.Digest[:], d)
+			st.Credentials = append(st.Credentials, c)
 		}
-		if err := appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.AgentCreated, ID: a.ID, At: a.CreatedAt}}, a.CreatedAt); err != nil {
-			return err
-		}
-		return deltas{counterAgents: 1}.apply(ctx, tx)
+		return rows.Err()
 	})
 }
 
@@ -80,7 +138,7 @@ func (s *DB) GetAgent(ctx context.Context, id string) (agents.Agent, error) {
 	var a agents.Agent
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		a, err = getAgent(ctx, tx, id, false)
+		a, err = getAgent(ctx, tx, id)
 		return err
 	})
 	return a, err
@@ -91,7 +149,7 @@ func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Pa
 	page := agents.Page{Agents: []agents.Agent{}}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		if page.Total, err = readCounter(ctx, tx, counterAgents); err != nil {
+		if page.Total, err = countRows(ctx, tx, "SELECT 1 FROM agents"); err != nil {
 			return err
 		}
 		page.Agents, page.Next, err = pageDocs(ctx, tx, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
@@ -101,78 +159,71 @@ func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Pa
 	return page, err
 }
 
-// RotateCredential implements agents.Store.
+// RotateCredential implements agents.Store, in two round trips: BEGIN,
+// the agent under its row lock and its credentials, then
+// agents.DecideRotate, then the writes and COMMIT.
 func (s *DB) RotateCredential(ctx context.Context, c agents.Credential, keepUntil time.Time) (agents.Agent, error) {
-	var out agents.Agent
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		a, err := getAgent(ctx, tx, c.AgentID, true)
-		if err != nil {
-			return err
+	var (
+		st  agents.CredentialState
+		out agents.RotateOutcome
+	)
+	err := s.command(ctx, CmdRotateAgent, func(b *pgx.Batch) { loadCredentials(b, c.AgentID, &st) }, func() (func(execer) error, error) {
+		var err error
+		if out, err = agents.DecideRotate(st, c, keepUntil); err != nil {
+			return nil, err
 		}
-		if !a.Active() {
-			return agents.ErrDisabled
-		}
-		rows, err := tx.Query(ctx, "SELECT digest, doc FROM credentials WHERE agent_id = $1 FOR UPDATE", c.AgentID)
-		if err != nil {
-			return err
-		}
-		type row struct {
-			Digest []byte
-			Doc    []byte
-		}
-		olds, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-		if err != nil {
-			return err
-		}
-		for _, r := range olds {
-			var old agents.Credential
-			err := json.Unmarshal(r.Doc, &old)
-			copy(old.Digest[:], r.Digest)
-			if keepUntil.IsZero() || err != nil || !old.ValidAt(c.CreatedAt) {
-				if _, err := tx.Exec(ctx, "DELETE FROM credentials WHERE digest = $1", r.Digest); err != nil {
+		return func(w execer) error {
+			if len(out.Delete) > 0 {
+				if _, err := w.Exec(ctx, "DELETE FROM credentials WHERE digest = ANY($1)", digests(out.Delete)); err != nil {
 					return err
 				}
-				continue
 			}
-			if old.ExpiresAt.IsZero() || old.ExpiresAt.After(keepUntil) {
-				old.ExpiresAt = keepUntil
+			for _, k := range append(out.Keep, out.Add) {
+				if err := putCred(ctx, w, k); err != nil {
+					return err
+				}
 			}
-			if err := putCred(ctx, tx, old); err != nil {
-				return err
-			}
-		}
-		out = a
-		if err := putCred(ctx, tx, c); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, []changelog.Event{agentRotated(a.ID, c.CreatedAt, keepUntil)}, c.CreatedAt)
+			return appendEvents(ctx, w, out.Events, c.CreatedAt)
+		}, nil
 	})
-	return out, err
+	return out.Agent, err
 }
 
-// RevokeAgent implements agents.Store.
+// RevokeAgent implements agents.Store, in two round trips: BEGIN, the
+// agent under its row lock and its credentials, then agents.DecideRevoke,
+// then the writes and COMMIT.
 func (s *DB) RevokeAgent(ctx context.Context, id string, at time.Time) (agents.Agent, error) {
-	var out agents.Agent
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		a, err := getAgent(ctx, tx, id, true)
-		if err != nil {
-			return err
+	var (
+		st  agents.CredentialState
+		out agents.RevokeOutcome
+	)
+	err := s.command(ctx, CmdRevokeAgent, func(b *pgx.Batch) { loadCredentials(b, id, &st) }, func() (func(execer) error, error) {
+		var err error
+		if out, err = agents.DecideRevoke(st, at); err != nil || !out.Changed {
+			return nil, err
 		}
-		out = a
-		if !a.Active() {
-			return nil // already revoked: nothing to do
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM credentials WHERE agent_id = $1", id); err != nil {
-			return err
-		}
-		a.DisabledAt = at
-		out = a
-		if err := putAgent(ctx, tx, a); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.AgentRevoked, ID: a.ID, At: at}}, at)
+		return func(w execer) error {
+			if len(out.Delete) > 0 {
+				if _, err := w.Exec(ctx, "DELETE FROM credentials WHERE digest = ANY($1)", digests(out.Delete)); err != nil {
+					return err
+				}
+			}
+			if err := putAgent(ctx, w, out.Agent); err != nil {
+				return err
+			}
+			return appendEvents(ctx, w, out.Events, at)
+		}, nil
 	})
-	return out, err
+	return out.Agent, err
+}
+
+// digests are ds as the bytea values of the credentials' key.
+func digests(ds []agents.Digest) [][]byte {
+	out := make([][]byte, len(ds))
+	for i := range ds {
+		out[i] = ds[i][:]
+	}
+	return out
 }
 
 // Authenticate implements agents.Store.
@@ -199,13 +250,3 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 }
 
 var _ agents.Store = (*DB)(nil)
-
-// agentRotated is the log event of a rotation at at whose older
-// credentials end at keepUntil (zero: at once).
-func agentRotated(id string, at, keepUntil time.Time) changelog.Event {
-	e := changelog.Event{Kind: changelog.AgentRotated, ID: id, At: at}
-	if !keepUntil.IsZero() {
-		e.Ref = keepUntil.UTC().Format(time.RFC3339Nano)
-	}
-	return e
-}

@@ -63,7 +63,7 @@ func BenchmarkAsksConcurrent(b *testing.B) {
 							c := tasks.NewAsk(tasks.AskInput{Asker: tasks.Asker{ID: owners[w].ID, Name: "a"}, Question: text,
 								Message: a2a.Message{MessageID: fmt.Sprint("m", i), Role: a2a.RoleUser, Parts: []a2a.Part{{Text: &text}}}},
 								at.Add(time.Duration(i)*time.Millisecond), 0)
-							if _, _, err := db.CreateAsk(ctx, c); err != nil {
+							if _, err := db.CreateAsk(ctx, c); err != nil {
 								b.Error(err)
 								return
 							}

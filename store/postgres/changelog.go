@@ -25,7 +25,7 @@ const logChannel = "kfa_log"
 
 // appendEvents appends evs to the log in tx, written at now: one
 // statement, whatever the number of events.
-func appendEvents(ctx context.Context, tx pgx.Tx, evs []changelog.Event, now time.Time) error {
+func appendEvents(ctx context.Context, tx execer, evs []changelog.Event, now time.Time) error {
 	if len(evs) == 0 {
 		return nil
 	}

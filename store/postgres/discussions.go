@@ -10,35 +10,46 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
 
-const counterDiscussions = "d"
-
-func discCounter(s discussions.Status) string { return "d|" + string(s) }
-
-// putDiscussion writes d, moving its status counter from oldStatus (""
-// for a new discussion).
-func putDiscussion(ctx context.Context, tx pgx.Tx, d *discussions.Discussion, oldStatus discussions.Status, acc deltas) error {
+// putDiscussion writes d, new when oldStatus is "".
+func putDiscussion(ctx context.Context, w execer, d *discussions.Discussion, oldStatus discussions.Status) error {
 	v, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
 	if oldStatus == "" {
-		acc.add(counterDiscussions, 1)
-		acc.add(discCounter(d.Status), 1)
-		_, err = tx.Exec(ctx, "INSERT INTO discussions (id, status, doc) VALUES ($1, $2, $3)", d.ID, string(d.Status), v)
+		_, err = w.Exec(ctx, "INSERT INTO discussions (id, status, doc) VALUES ($1, $2, $3)", d.ID, string(d.Status), v)
 		return err
 	}
-	if oldStatus != d.Status {
-		acc.add(discCounter(oldStatus), -1)
-		acc.add(discCounter(d.Status), 1)
-	}
-	_, err = tx.Exec(ctx, "UPDATE discussions SET status = $2, doc = $3 WHERE id = $1", d.ID, string(d.Status), v)
+	_, err = w.Exec(ctx, "UPDATE discussions SET status = $2, doc = $3 WHERE id = $1", d.ID, string(d.Status), v)
 	return err
+}
+
+// scanDiscussion is the callback of a batched discussion read into dst
+// (nil when there is none).
+func scanDiscussion(dst **discussions.Discussion) func(pgx.Row) error {
+	return func(row pgx.Row) error {
+		*dst = nil
+		var v []byte
+		err := row.Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		d, err := decodeDiscussion(v)
+		if err == nil {
+			*dst = &d
+		}
+		return err
+	}
 }
 
 func decodeDiscussion(v []byte) (discussions.Discussion, error) {
@@ -49,13 +60,9 @@ func decodeDiscussion(v []byte) (discussions.Discussion, error) {
 	return d, nil
 }
 
-func getDiscussion(ctx context.Context, tx pgx.Tx, id string, lock bool) (discussions.Discussion, error) {
-	q := "SELECT doc FROM discussions WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
+func getDiscussion(ctx context.Context, tx pgx.Tx, id string) (discussions.Discussion, error) {
 	var v []byte
-	err := tx.QueryRow(ctx, q, id).Scan(&v)
+	err := tx.QueryRow(ctx, "SELECT doc FROM discussions WHERE id = $1", id).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return discussions.Discussion{}, discussions.ErrNotFound
 	}
@@ -70,7 +77,7 @@ func (s *DB) GetDiscussion(ctx context.Context, id string) (discussions.Discussi
 	var d discussions.Discussion
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		d, err = getDiscussion(ctx, tx, id, false)
+		d, err = getDiscussion(ctx, tx, id)
 		return err
 	})
 	return d, err
@@ -114,16 +121,13 @@ func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (disc
 		} else if _, err := ulid.ParseStrict(after); err != nil {
 			return discussions.ErrNotFound
 		}
+		if page.Total, err = countDiscussions(ctx, tx, q.Status); err != nil {
+			return err
+		}
 		if q.Status != "" {
-			if page.Total, err = readCounter(ctx, tx, discCounter(q.Status)); err != nil {
-				return err
-			}
 			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id < $2
 				ORDER BY id DESC LIMIT $3`, string(q.Status), after, q.PageSize+1)
 		} else {
-			if page.Total, err = readCounter(ctx, tx, counterDiscussions); err != nil {
-				return err
-			}
 			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id < $1 ORDER BY id DESC LIMIT $2", after, q.PageSize+1)
 		}
 		if err != nil {
@@ -149,162 +153,126 @@ func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (disc
 	return page, err
 }
 
-// AddReply implements discussions.Store, in one transaction: it locks the
-// discussion (so replies to it are decided one at a time), checks the
-// bound on replies and the author's window, stores the reply, and when it
-// qualifies completes every WORKING task of the discussion but the
-// replier's, under their row locks (a cancel racing it waits, or is
-// waited for and then skipped), and writes the inbox entries.
+// AddReply implements discussions.Store, in two round trips: BEGIN and
+// the loads (the author's row lock and reply window; the discussion under
+// its row lock; its WORKING tasks under theirs, with their push configs;
+// its members), then asknet.DecideReply, then the writes and COMMIT. The
+// locks come in the order agent, discussion, tasks: replies to one
+// discussion are decided one at a time, one author's replies too (so the
+// reply rate holds across discussions and processes), and a cancel racing
+// the reply waits, or is waited for and then skipped.
 func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
 	var (
-		res  discussions.ReplyResult
-		done []tasks.Task
+		st  asknet.ReplyState
+		out asknet.ReplyOutcome
 	)
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		res, done = discussions.ReplyResult{Reply: r}, nil
-		d, err := getDiscussion(ctx, tx, r.DiscussionID, true)
-		if err != nil {
+	err := s.command(ctx, CmdReply, func(b *pgx.Batch) {
+		st = asknet.ReplyState{}
+		lockAgent(b, r.AuthorID)
+		b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", windowReply, r.AuthorID).
+			QueryRow(scanWindow(&st.Window))
+		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", r.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
+		b.Queue("SELECT "+headerColumns+" FROM tasks WHERE discussion_id = $1 AND state = $2 ORDER BY id FOR UPDATE",
+			r.DiscussionID, string(a2a.TaskStateWorking)).Query(func(rows pgx.Rows) error {
+			var err error
+			st.Working, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tasks.Task, error) { return scanHeader(row) })
 			return err
-		}
-		if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {
-			return discussions.ErrTooManyReplies
-		}
-		if err := takeWindow(ctx, tx, windowReply, r.AuthorID, lim.ReplyRate, r.CreatedAt); err != nil {
+		})
+		b.Queue(`SELECT c.task_id, c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
+			WHERE t.discussion_id = $1 AND t.state = $2 ORDER BY c.task_id, c.id`, r.DiscussionID, string(a2a.TaskStateWorking)).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var (
+						taskID string
+						v      []byte
+					)
+					if err := rows.Scan(&taskID, &v); err != nil {
+						return err
+					}
+					c, err := storedoc.DecodePushConfig(v)
+					if err != nil {
+						return err
+					}
+					if st.Configs == nil {
+						st.Configs = map[string][]push.Config{}
+					}
+					st.Configs[taskID] = append(st.Configs[taskID], c)
+				}
+				return rows.Err()
+			})
+		b.Queue(`SELECT owner_id, array_agg(id ORDER BY id) FROM tasks
+			WHERE discussion_id = $1 GROUP BY owner_id ORDER BY owner_id`, r.DiscussionID).Query(func(rows pgx.Rows) error {
+			var err error
+			st.Members, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (discussions.Member, error) {
+				var m discussions.Member
+				err := row.Scan(&m.AgentID, &m.TaskIDs)
+				return m, err
+			})
 			return err
+		})
+	}, func() (func(execer) error, error) {
+		var err error
+		if out, err = asknet.DecideReply(st, r, lim); err != nil {
+			return nil, err
 		}
-		v, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO replies (discussion_id, id, doc) VALUES ($1, $2, $3)", r.DiscussionID, r.ID, v); err != nil {
-			return err
-		}
-		acc := deltas{}
-		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
-		res.Qualifying = discussions.Qualifies(d, r)
-		if res.Qualifying {
-			if done, err = completeWorking(ctx, tx, r, acc, &evs); err != nil {
-				return err
-			}
-			for _, t := range done {
-				res.CompletedTaskIDs = append(res.CompletedTaskIDs, t.ID)
-			}
-		}
-		oldStatus := d.Status
-		d.ReplyCount++
-		if res.Qualifying && d.Status == discussions.StatusOpen {
-			d.Status = discussions.StatusAnswered
-			d.AnsweredAt = r.CreatedAt
-		}
-		if err := putDiscussion(ctx, tx, &d, oldStatus, acc); err != nil {
-			return err
-		}
-		if res.Notified, err = notifyMembers(ctx, tx, d, r); err != nil {
-			return err
-		}
-		if err := appendEvents(ctx, tx, evs, r.CreatedAt); err != nil {
-			return err
-		}
-		if err := s.notifyTasks(ctx, tx, done); err != nil {
-			return err
-		}
-		return acc.apply(ctx, tx)
+		return func(w execer) error { return s.persistReply(ctx, w, &out, st.Working) }, nil
 	})
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
-	s.notify(done)
-	return res, nil
+	s.notify(out.Completed)
+	return out.Result, nil
 }
 
-// completeWorking completes the discussion's WORKING tasks r answers (all
-// but the replier's own), in id order, and returns them; it adds the log
-// events of the transitions and their deliveries to evs.
-func completeWorking(ctx context.Context, tx pgx.Tx, r discussions.Reply, acc deltas, evs *[]changelog.Event) ([]tasks.Task, error) {
-	rows, err := tx.Query(ctx, "SELECT "+taskColumns+` FROM tasks
-		WHERE discussion_id = $1 AND state = $2 AND owner_id <> $3 ORDER BY id FOR UPDATE`,
-		r.DiscussionID, string(a2a.TaskStateWorking), r.AuthorID)
+// persistReply queues what DecideReply decided: the reply, the author's
+// window, the completions and their deliveries, the discussion, the inbox
+// entries, the counters and the log events.
+func (s *DB) persistReply(ctx context.Context, w execer, o *asknet.ReplyOutcome, working []tasks.Task) error {
+	r := &o.Result.Reply
+	v, err := json.Marshal(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	working, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (taskRow, error) { return scanTask(row) })
-	if err != nil {
-		return nil, err
+	if _, err := w.Exec(ctx, "INSERT INTO replies (discussion_id, id, doc) VALUES ($1, $2, $3)", r.DiscussionID, r.ID, v); err != nil {
+		return err
 	}
-	ref := tasks.ReplyRef{
-		DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
-		Body: r.Body, At: r.CreatedAt,
+	if o.Post.Window != nil {
+		if err := putWindow(ctx, w, windowReply, r.AuthorID, *o.Post.Window); err != nil {
+			return err
+		}
 	}
-	var done []tasks.Task
+	before := make(map[string]*tasks.Task, len(working))
 	for i := range working {
-		t, err := working[i].task()
-		if err != nil {
-			return nil, err
-		}
-		old := t
-		if !t.CompleteByReply(ref) {
-			continue
-		}
-		if err := updateTask(ctx, tx, &old, &t, acc); err != nil {
-			return nil, err
-		}
-		due, err := enqueuePush(ctx, tx, &t, acc)
-		if err != nil {
-			return nil, err
-		}
-		*evs = append(append(*evs, taskMoved(&t)), due...)
-		done = append(done, t)
+		before[working[i].ID] = &working[i]
 	}
-	return done, nil
-}
-
-// notifyMembers writes one inbox entry about r for every agent with a task
-// on the discussion, and for its author, except r's author, in agent id
-// order. It returns how many it wrote.
-func notifyMembers(ctx context.Context, tx pgx.Tx, d discussions.Discussion, r discussions.Reply) (int, error) {
-	rows, err := tx.Query(ctx, `SELECT owner_id, array_agg(id ORDER BY id) FROM tasks
-		WHERE discussion_id = $1 GROUP BY owner_id ORDER BY owner_id`, d.ID)
-	if err != nil {
-		return 0, err
-	}
-	type member struct {
-		Owner string
-		Tasks []string
-	}
-	members, err := pgx.CollectRows(rows, pgx.RowToStructByPos[member])
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	notify := func(agent string, taskIDs []string) error {
-		if agent == r.AuthorID {
-			return nil
+	acc := deltas{}
+	var artifacts []byte // the same for every task the reply completes
+	for i := range o.Completed {
+		t := &o.Completed[i]
+		old, ok := before[t.ID]
+		if !ok {
+			return fmt.Errorf("postgres: the reply completed task %s, which it did not load", t.ID)
 		}
-		e := discussions.InboxEntry{
-			ID: storedoc.InboxEntryID(r.ID, agent, r.CreatedAt), AgentID: agent, DiscussionID: d.ID, ReplyID: r.ID,
-			TaskIDs: taskIDs, CreatedAt: r.CreatedAt,
-		}
-		n++
-		return putInbox(ctx, tx, e, true)
-	}
-	authorDone := false
-	for _, m := range members {
-		if !authorDone && m.Owner >= d.AuthorID {
-			authorDone = true
-			if m.Owner != d.AuthorID {
-				if err := notify(d.AuthorID, []string{}); err != nil {
-					return n, err
-				}
-			}
-		}
-		if err := notify(m.Owner, m.Tasks); err != nil {
-			return n, err
+		if err := moveTask(ctx, w, old, t, acc, &artifacts); err != nil {
+			return err
 		}
 	}
-	if !authorDone {
-		if err := notify(d.AuthorID, []string{}); err != nil {
-			return n, err
+	for i := range o.Deliveries {
+		if err := putDelivery(ctx, w, nil, &o.Deliveries[i], acc); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	if err := putDiscussion(ctx, w, &o.Post.Discussion, o.Post.OldStatus); err != nil {
+		return err
+	}
+	if err := putInboxes(ctx, w, o.Inbox); err != nil {
+		return err
+	}
+	if err := acc.apply(ctx, w); err != nil {
+		return err
+	}
+	if err := appendEvents(ctx, w, o.Events, r.CreatedAt); err != nil {
+		return err
+	}
+	return s.notifyTasks(ctx, w, o.Completed)
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // ListTasks implements tasks.Store: newest status first, ties by id
-// descending, a keyset page on one of the tasks_* indexes. totalSize is a
-// counter, except with Since, or a context and a state without an owner
-// (operator listings), which count the matching index range.
+// descending, a keyset page on one of the tasks_* indexes. totalSize is
+// the owner's counter; without an owner (the operator's listings) or with
+// Since it is counted, on demand, from the matching index range.
 func (s *DB) ListTasks(ctx context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
 	next, total, err := s.listTasks(ctx, q, func(r *taskRow) error {
@@ -67,7 +67,9 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 		filter = " WHERE " + strings.Join(where, " AND ")
 	}
 	countArgs := len(args)
-	useCounter := since == 0 && (q.OwnerID != "" || q.ContextID == "" || q.State == "")
+	// An owner's totals are its counters; totals across owners (the
+	// operator's listings) and those with Since are counted.
+	useCounter := since == 0 && q.OwnerID != ""
 
 	pageWhere := where
 	if q.After != nil {
@@ -120,22 +122,17 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	return next, total, nil
 }
 
-// listCounter names the counter that holds the total of q (without Since).
+// listCounter names the owner's counter that holds the total of q
+// (without Since).
 func listCounter(q tasks.ListQuery) string {
-	s := string(q.State)
+	s, prefix := string(q.State), "t|o|"+q.OwnerID
 	switch {
-	case q.OwnerID != "" && q.ContextID != "" && q.State != "":
-		return "t|o|" + q.OwnerID + "|s|" + s + "|c|" + q.ContextID
-	case q.OwnerID != "" && q.ContextID != "":
-		return "t|o|" + q.OwnerID + "|c|" + q.ContextID
-	case q.OwnerID != "" && q.State != "":
-		return "t|o|" + q.OwnerID + "|s|" + s
-	case q.OwnerID != "":
-		return "t|o|" + q.OwnerID
+	case q.ContextID != "" && q.State != "":
+		return prefix + "|s|" + s + "|c|" + q.ContextID
 	case q.ContextID != "":
-		return "t|c|" + q.ContextID
+		return prefix + "|c|" + q.ContextID
 	case q.State != "":
-		return "t|s|" + s
+		return prefix + "|s|" + s
 	}
-	return "t"
+	return prefix
 }

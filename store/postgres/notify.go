@@ -49,7 +49,7 @@ func newProcessID() string {
 }
 
 // notifyTasks sends the NOTIFY of each moved task in tx.
-func (s *DB) notifyTasks(ctx context.Context, tx pgx.Tx, ts []tasks.Task) error {
+func (s *DB) notifyTasks(ctx context.Context, tx execer, ts []tasks.Task) error {
 	for _, t := range ts {
 		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", taskChannel, s.procID+":"+t.ID); err != nil {
 			return err

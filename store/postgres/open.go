@@ -11,12 +11,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -39,6 +41,8 @@ type DB struct {
 	poke    chan struct{}    // asks notifyLoop for a NOTIFY (capacity 1)
 	stopLog context.CancelFunc
 	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
+
+	trips sync.Map // command name -> *tripStats (RoundTrips)
 }
 
 // Options configure Open.
@@ -65,6 +69,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	countTrips(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -264,6 +269,37 @@ func (s *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
 		}
 	}
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return fillNameKeys(ctx, tx) }); err != nil {
+		return fmt.Errorf("postgres: agents' name keys: %w", err)
+	}
+	return nil
+}
+
+// fillNameKeys gives every agent without one its name key: those the
+// migration that added the column found, and any a kfa older than it
+// wrote since. The key is Go's (agents.NameKey), not SQL's lower().
+func fillNameKeys(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, "SELECT id, doc FROM agents WHERE name_key IS NULL")
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID  string
+		Doc []byte
+	}
+	missing, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return err
+	}
+	for _, r := range missing {
+		a, err := decodeAgent(r.Doc)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE agents SET name_key = $2 WHERE id = $1", r.ID, agents.NameKey(a.Name)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -276,7 +312,7 @@ const maxAttempts = 20
 // failure or a unique race (the next run sees the winner's row).
 func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return pgx.BeginFunc(ctx, conn, fn) })
 		if err == nil {
 			s.committed()
 			return nil
@@ -294,7 +330,22 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // read runs fn in one read-only transaction (one snapshot for its reads).
 func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return unavailable(pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn))
+	return unavailable(s.counted(ctx, TripsRead, func(conn *pgxpool.Conn) error {
+		return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	}))
+}
+
+// counted runs fn on a connection of the pool, counting its round trips
+// under name.
+func (s *DB) counted(ctx context.Context, name string, fn func(conn *pgxpool.Conn) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	start := connTrips(conn)
+	defer func() { s.tripsOf(name).record(connTrips(conn) - start) }()
+	return fn(conn)
 }
 
 func retryable(err error) bool {

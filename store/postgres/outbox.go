@@ -28,7 +28,7 @@ func stateCode(s push.State) string {
 
 // putDelivery writes d, which was old (nil for a new delivery), moving
 // the pending counter in acc.
-func putDelivery(ctx context.Context, tx pgx.Tx, old, d *push.Delivery, acc deltas) error {
+func putDelivery(ctx context.Context, tx execer, old, d *push.Delivery, acc deltas) error {
 	v, err := storedoc.EncodeDelivery(d)
 	if err != nil {
 		return err

@@ -10,9 +10,11 @@ import (
 	"github.com/kfa-project/kfa/store/storetest"
 )
 
-func openTest(t testing.TB) *postgres.DB {
+func openTest(t testing.TB) *postgres.DB { return openURL(t, pgtest.URL(t)) }
+
+func openURL(t testing.TB, url string) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
+	db, err := postgres.Open(context.Background(), url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +26,15 @@ func openTest(t testing.TB) *postgres.DB {
 // PostgreSQL.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return openTest(t) })
+}
+
+// TestConcurrent races callers against the limits over two pools on one
+// database, as two kfa processes would.
+func TestConcurrent(t *testing.T) {
+	storetest.RunConcurrent(t, func(t *testing.T) (storetest.Store, storetest.Store) {
+		url := pgtest.URL(t)
+		return openURL(t, url), openURL(t, url)
+	})
 }
 
 // TestRecordsConformance runs the records and feed suite against

@@ -2,22 +2,18 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
-	"github.com/kfa-project/kfa/tasks"
 )
 
-func putPushConfig(ctx context.Context, tx pgx.Tx, c *push.Config) error {
+func putPushConfig(ctx context.Context, tx execer, c *push.Config) error {
 	v, err := storedoc.EncodePushConfig(c)
 	if err != nil {
 		return err
@@ -27,48 +23,65 @@ func putPushConfig(ctx context.Context, tx pgx.Tx, c *push.Config) error {
 	return err
 }
 
-// pushTask reads (and with lock, locks) the task a config call is about,
-// if ownerID owns it (any owner when ownerID is ""): ErrTaskNotFound for
-// both an unknown task and another agent's.
-func pushTask(ctx context.Context, tx pgx.Tx, ownerID, taskID string, lock bool) (tasks.Task, error) {
-	q := "SELECT owner_id, state FROM tasks WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
-	var owner, state string
-	err := tx.QueryRow(ctx, q, taskID).Scan(&owner, &state)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && ownerID != "" && owner != ownerID) {
-		return tasks.Task{}, push.ErrTaskNotFound
-	}
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	return tasks.Task{ID: taskID, OwnerID: owner, State: a2a.TaskState(state)}, nil
+// loadPushTask queues the load of the task a config command is about,
+// under its row lock (a transition of the task waits for the command, and
+// then enqueues for the config), into dst (nil when there is none).
+func loadPushTask(b *pgx.Batch, taskID string, dst **push.TaskRef) {
+	*dst = nil
+	b.Queue("SELECT owner_id, state FROM tasks WHERE id = $1 FOR UPDATE", taskID).QueryRow(func(row pgx.Row) error {
+		var owner, state string
+		err := row.Scan(&owner, &state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err == nil {
+			*dst = &push.TaskRef{ID: taskID, OwnerID: owner, State: a2a.TaskState(state)}
+		}
+		return err
+	})
 }
 
-// PutPushConfig implements push.ConfigStore, under the task's row lock (a
-// transition of the task waits for it, and then enqueues for the config).
+// scanConfigs is the callback of a batched read of config documents.
+func scanConfigs(dst *[]push.Config) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		*dst = nil
+		for rows.Next() {
+			var v []byte
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			c, err := storedoc.DecodePushConfig(v)
+			if err != nil {
+				return err
+			}
+			*dst = append(*dst, c)
+		}
+		return rows.Err()
+	}
+}
+
+// PutPushConfig implements push.ConfigStore, in two round trips: BEGIN,
+// the task under its row lock and its config ids, then push.DecidePut,
+// then the write and COMMIT.
 func (s *DB) PutPushConfig(ctx context.Context, c push.Config, max int) (push.Config, bool, error) {
-	var created bool
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		t, err := pushTask(ctx, tx, c.OwnerID, c.TaskID, true)
-		if err != nil {
+	var (
+		st      push.PutState
+		created bool
+	)
+	err := s.command(ctx, CmdPutConfig, func(b *pgx.Batch) {
+		st = push.PutState{}
+		loadPushTask(b, c.TaskID, &st.Task)
+		b.Queue("SELECT id FROM push_configs WHERE task_id = $1 ORDER BY id", c.TaskID).Query(func(rows pgx.Rows) error {
+			var err error
+			st.ConfigIDs, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			return err
+		})
+	}, func() (func(execer) error, error) {
+		var err error
+		if created, err = push.DecidePut(st, c, max); err != nil {
+			return nil, err
 		}
-		if t.State.Terminal() {
-			return push.ErrTaskTerminal
-		}
-		var n int
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT count(*), coalesce(bool_or(id = $2), false) FROM push_configs WHERE task_id = $1",
-			c.TaskID, c.ID).Scan(&n, &exists); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		created = !exists
-		if created && max > 0 && n >= max {
-			return push.ErrTooManyConfigs
-		}
-		return putPushConfig(ctx, tx, &c)
+		return func(w execer) error { return putPushConfig(ctx, w, &c) }, nil
 	})
 	if err != nil {
 		return push.Config{}, false, err
@@ -100,10 +113,14 @@ func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config
 func (s *DB) PushConfigs(ctx context.Context, ownerID, taskID string) ([]push.Config, error) {
 	var out []push.Config
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		if _, err := pushTask(ctx, tx, ownerID, taskID, false); err != nil {
+		var owner string
+		err := tx.QueryRow(ctx, "SELECT owner_id FROM tasks WHERE id = $1", taskID).Scan(&owner)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && ownerID != "" && owner != ownerID) {
+			return push.ErrTaskNotFound
+		}
+		if err != nil {
 			return err
 		}
-		var err error
 		out, err = pushConfigsOf(ctx, tx, taskID)
 		return err
 	})
@@ -123,100 +140,63 @@ func (s *DB) PushConfig(ctx context.Context, taskID, id string) (push.Config, er
 	return storedoc.DecodePushConfig(v)
 }
 
-// DeletePushConfig implements push.ConfigStore: the config's pending
-// deliveries fail in the same transaction.
+// DeletePushConfig implements push.ConfigStore, in two round trips:
+// BEGIN, the task under its row lock, whether it holds the config and its
+// pending deliveries (locked), then push.DecideDelete, then the writes and
+// COMMIT.
 func (s *DB) DeletePushConfig(ctx context.Context, ownerID, taskID, id string, at time.Time) (bool, error) {
-	var deleted bool
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := pushTask(ctx, tx, ownerID, taskID, true); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id)
-		if err != nil {
-			return err
-		}
-		if deleted = tag.RowsAffected() > 0; !deleted {
-			return nil
-		}
-		return failPendingOf(ctx, tx, taskID, id, at)
-	})
-	return deleted, err
-}
-
-// failPendingOf fails the pending deliveries of a deleted config.
-func failPendingOf(ctx context.Context, tx pgx.Tx, taskID, configID string, at time.Time) error {
-	ds, err := queryDeliveries(ctx, tx, "SELECT doc FROM push_deliveries WHERE task_id = $1 AND state = 'p' ORDER BY id FOR UPDATE", taskID)
-	if err != nil {
-		return err
-	}
-	acc := deltas{}
-	for _, d := range ds {
-		if d.ConfigID != configID {
-			continue
-		}
-		old := d
-		d.State, d.FinishedAt, d.NextAt = push.Failed, at, time.Time{}
-		d.Reason = "the config was deleted before the delivery succeeded"
-		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
-			return err
-		}
-	}
-	return acc.apply(ctx, tx)
-}
-
-// deliveryID is a delivery's id, derived as the bbolt store does: from the
-// task, the config and the state, so that one transition makes one
-// delivery per config; it sorts by the transition's time.
-func deliveryID(t *tasks.Task, configID string) string {
-	sum := sha256.Sum256([]byte(t.ID + "|" + configID + "|" + string(t.State)))
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(t.StatusTime))
-	_ = id.SetEntropy(sum[:10])
-	return id.String()
-}
-
-func pushEvent(t *tasks.Task) ([]byte, error) {
-	return json.Marshal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskID: t.ID, ContextID: t.ContextID,
-		Status: a2a.TaskStatus{State: t.State, Message: t.StatusMessage, Timestamp: a2a.FormatTime(t.StatusTime)},
-	}})
-}
-
-// enqueuePush writes one pending delivery of t's transition per config of
-// t, in the transaction of the transition, and returns their log events
-// (DeliveryDue); acc takes the counter moves.
-func enqueuePush(ctx context.Context, tx pgx.Tx, t *tasks.Task, acc deltas) ([]changelog.Event, error) {
-	configs, err := pushConfigsOf(ctx, tx, t.ID)
-	if err != nil || len(configs) == 0 {
-		return nil, err
-	}
-	event, err := pushEvent(t)
-	if err != nil {
-		return nil, err
-	}
-	evs := make([]changelog.Event, 0, len(configs))
-	for _, c := range configs {
-		d := push.Delivery{
-			ID: deliveryID(t, c.ID), TaskID: t.ID, ConfigID: c.ID, OwnerID: t.OwnerID,
-			Destination: push.Destination(c.URL), State: push.Pending, Event: event,
-			CreatedAt: t.StatusTime, NextAt: t.StatusTime,
-		}
-		if err := putDelivery(ctx, tx, nil, &d, acc); err != nil {
+	var (
+		st  push.DeleteState
+		out push.DeleteOutcome
+	)
+	err := s.command(ctx, CmdDeleteConfig, func(b *pgx.Batch) {
+		st = push.DeleteState{}
+		loadPushTask(b, taskID, &st.Task)
+		b.Queue("SELECT EXISTS (SELECT 1 FROM push_configs WHERE task_id = $1 AND id = $2)", taskID, id).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Exists) })
+		b.Queue("SELECT doc FROM push_deliveries WHERE task_id = $1 AND state = 'p' ORDER BY id FOR UPDATE", taskID).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var v []byte
+					if err := rows.Scan(&v); err != nil {
+						return err
+					}
+					d, err := storedoc.DecodeDelivery(v)
+					if err != nil {
+						return err
+					}
+					st.Pending = append(st.Pending, d)
+				}
+				return rows.Err()
+			})
+	}, func() (func(execer) error, error) {
+		var err error
+		if out, err = push.DecideDelete(st, ownerID, id, at); err != nil || !out.Deleted {
 			return nil, err
 		}
-		evs = append(evs, deliveryDue(&d, t.StatusTime))
-	}
-	return evs, nil
+		before := make(map[string]push.Delivery, len(st.Pending))
+		for _, d := range st.Pending {
+			before[d.ID] = d
+		}
+		return func(w execer) error {
+			if _, err := w.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id); err != nil {
+				return err
+			}
+			acc := deltas{}
+			for i := range out.Failed {
+				old := before[out.Failed[i].ID]
+				if err := putDelivery(ctx, w, &old, &out.Failed[i], acc); err != nil {
+					return err
+				}
+			}
+			return acc.apply(ctx, w)
+		}, nil
+	})
+	return out.Deleted, err
 }
 
-// deliveryDue is the log event of d becoming due at at.
-func deliveryDue(d *push.Delivery, at time.Time) changelog.Event {
-	return changelog.Event{Kind: changelog.DeliveryDue, ID: d.ID, Owner: d.OwnerID, Ref: d.Destination, At: at}
-}
-
-// taskMoved is the log event of t's transition.
-func taskMoved(t *tasks.Task) changelog.Event {
-	return changelog.Event{Kind: changelog.TaskMoved, ID: t.ID, Owner: t.OwnerID, Ref: string(t.State), At: t.StatusTime}
-}
+// deliveryDue is the log event of d becoming due at at (the operator's
+// retry appends it).
+func deliveryDue(d *push.Delivery, at time.Time) changelog.Event { return push.DueEvent(d, at) }
 
 var _ push.ConfigStore = (*DB)(nil)

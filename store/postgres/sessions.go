@@ -20,23 +20,51 @@ type sessionRecord struct {
 	ExpiresAt  time.Time `json:"expiresAt"`
 }
 
-// CreateSession implements sessions.Store.
+// CreateSession implements sessions.Store, in two round trips: BEGIN and
+// the sessions that expire first, then sessions.DecideCreate, then the
+// writes and COMMIT.
 func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
 	v, err := json.Marshal(sessionRecord{AgentID: sess.AgentID, Credential: sess.Credential[:],
 		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM web_sessions WHERE digest IN (
-			SELECT digest FROM web_sessions WHERE expires_ms <= $1 ORDER BY expires_ms, digest LIMIT $2)`,
-			sess.CreatedAt.UnixMilli(), sessions.PurgeBatch); err != nil {
+	var oldest []sessions.Session
+	return s.command(ctx, CmdCreateSession, func(b *pgx.Batch) {
+		oldest = nil
+		b.Queue("SELECT digest, expires_ms FROM web_sessions ORDER BY expires_ms, digest LIMIT $1", sessions.PurgeBatch).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var (
+						d  []byte
+						ms int64
+					)
+					if err := rows.Scan(&d, &ms); err != nil {
+						return err
+					}
+					o := sessions.Session{ExpiresAt: fromMS(ms)}
+					copy(o.Digest[:], d)
+					oldest = append(oldest, o)
+				}
+				return rows.Err()
+			})
+	}, func() (func(execer) error, error) {
+		out := sessions.DecideCreate(oldest, sess)
+		return func(w execer) error {
+			if len(out.Purge) > 0 {
+				ds := make([][]byte, len(out.Purge))
+				for i := range out.Purge {
+					ds[i] = out.Purge[i].Digest[:]
+				}
+				if _, err := w.Exec(ctx, "DELETE FROM web_sessions WHERE digest = ANY($1)", ds); err != nil {
+					return err
+				}
+			}
+			_, err := w.Exec(ctx, `INSERT INTO web_sessions (digest, expires_ms, doc) VALUES ($1, $2, $3)
+				ON CONFLICT (digest) DO UPDATE SET expires_ms = excluded.expires_ms, doc = excluded.doc`,
+				out.Session.Digest[:], out.Session.ExpiresAt.UnixMilli(), v)
 			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO web_sessions (digest, expires_ms, doc) VALUES ($1, $2, $3)
-			ON CONFLICT (digest) DO UPDATE SET expires_ms = excluded.expires_ms, doc = excluded.doc`,
-			sess.Digest[:], sess.ExpiresAt.UnixMilli(), v)
-		return err
+		}, nil
 	})
 }
 
@@ -62,11 +90,29 @@ func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Sessio
 	return out, nil
 }
 
-// DeleteSession implements sessions.Store.
+// DeleteSession implements sessions.Store, in two round trips: BEGIN and
+// the session, then sessions.DecideEnd, then the delete and COMMIT.
 func (s *DB) DeleteSession(ctx context.Context, d sessions.Digest) error {
-	return s.write(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM web_sessions WHERE digest = $1", d[:])
-		return err
+	var found *sessions.Session
+	return s.command(ctx, CmdEndSession, func(b *pgx.Batch) {
+		found = nil
+		b.Queue("SELECT expires_ms FROM web_sessions WHERE digest = $1", d[:]).QueryRow(func(row pgx.Row) error {
+			var ms int64
+			err := row.Scan(&ms)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			found = &sessions.Session{Digest: d, ExpiresAt: fromMS(ms)}
+			return err
+		})
+	}, func() (func(execer) error, error) {
+		if !sessions.DecideEnd(found) {
+			return nil, nil
+		}
+		return func(w execer) error {
+			_, err := w.Exec(ctx, "DELETE FROM web_sessions WHERE digest = $1", d[:])
+			return err
+		}, nil
 	})
 }
 

@@ -7,11 +7,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/discussions"
 )
 
-// Stats are the database's counts, read from the counters in one
-// snapshot.
+// Stats are the database's counts, counted on demand in one snapshot
+// (the operator's totals have no counter rows: see totals.go).
 type Stats struct {
 	SchemaVersion int
 	Tasks         int
@@ -40,25 +39,43 @@ func (s *DB) Stats(ctx context.Context) (Stats, error) {
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM kfa_schema_migrations").Scan(&st.SchemaVersion); err != nil {
 			return err
 		}
+		// The operator's totals are counted on demand (totals.go): no row
+		// holds them. The records counter is the records' own.
 		for _, c := range []struct {
-			name string
-			dst  *int
+			query string
+			dst   *int
 		}{
-			{"t", &st.Tasks}, {counterDiscussions, &st.Discussions}, {discCounter(discussions.StatusOpen), &st.Open},
-			{discCounter(discussions.StatusAnswered), &st.Answered}, {counterAgents, &st.Agents}, {counterRecords, &st.Records},
+			{"SELECT count(*) FROM tasks", &st.Tasks},
+			{"SELECT count(*) FROM discussions", &st.Discussions},
+			{"SELECT count(*) FROM discussions WHERE status = 'open'", &st.Open},
+			{"SELECT count(*) FROM discussions WHERE status = 'answered'", &st.Answered},
+			{"SELECT count(*) FROM agents", &st.Agents},
 		} {
-			n, err := readCounter(ctx, tx, c.name)
-			if err != nil {
+			if err := tx.QueryRow(ctx, c.query).Scan(c.dst); err != nil {
 				return err
 			}
-			*c.dst = n
 		}
-		for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateCanceled} {
-			n, err := readCounter(ctx, tx, "t|s|"+string(state))
-			if err != nil {
+		var err error
+		if st.Records, err = readCounter(ctx, tx, counterRecords); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT state, count(*) FROM tasks GROUP BY state")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				state string
+				n     int
+			)
+			if err := rows.Scan(&state, &n); err != nil {
+				rows.Close()
 				return err
 			}
-			st.TasksByState[state] = n
+			st.TasksByState[a2a.TaskState(state)] = n
+		}
+		if err := rows.Err(); err != nil {
+			return err
 		}
 		var last int64
 		if err := tx.QueryRow(ctx, "SELECT last FROM feed_state").Scan(&last); err != nil {
@@ -66,7 +83,7 @@ func (s *DB) Stats(ctx context.Context) (Stats, error) {
 		}
 		st.FeedSequence = uint64(last)
 		var w WaitingTask
-		err := tx.QueryRow(ctx, `SELECT id, owner_id, status_ms FROM tasks WHERE state = $1
+		err = tx.QueryRow(ctx, `SELECT id, owner_id, status_ms FROM tasks WHERE state = $1
 			ORDER BY status_ms, id LIMIT 1`, string(a2a.TaskStateWorking)).Scan(&w.ID, &w.OwnerID, &w.Since)
 		if err == nil {
 			st.OldestWaiting = &w

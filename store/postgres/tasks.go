@@ -9,9 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/changelog"
-	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/asknet"
+	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -53,46 +52,71 @@ func (r *taskRow) snapshot() tasks.Snapshot {
 	return tasks.Snapshot{ID: []byte(r.t.ID), OwnerID: []byte(r.t.OwnerID), State: r.t.State, StatusTime: r.t.StatusTime, Wire: r.wire}
 }
 
-// getTask reads one task row; lock adds FOR UPDATE. ErrNotFound when
-// there is none.
-func getTask(ctx context.Context, tx pgx.Tx, id string, lock bool) (taskRow, error) {
-	q := "SELECT " + taskColumns + " FROM tasks WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
-	r, err := scanTask(tx.QueryRow(ctx, q, id))
+// getTask reads one task row; ErrNotFound when there is none.
+func getTask(ctx context.Context, tx pgx.Tx, id string) (taskRow, error) {
+	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, tasks.ErrNotFound
 	}
 	return r, err
 }
 
-func insertTask(ctx context.Context, tx pgx.Tx, t *tasks.Task) error {
-	w, err := tasks.EncodeWire(t)
+// headerColumns are what a task's header is read as (scanHeader): a
+// decision needs no more, and a transition rewrites no more.
+const headerColumns = `id, context_id, owner_id, discussion_id, message_id, state, status_ms, created_ms`
+
+func scanHeader(row pgx.Row) (tasks.Task, error) {
+	var (
+		t               tasks.Task
+		state           string
+		status, created int64
+	)
+	err := row.Scan(&t.ID, &t.ContextID, &t.OwnerID, &t.DiscussionID, &t.MessageID, &state, &status, &created)
+	t.State, t.StatusTime, t.CreatedAt = a2a.TaskState(state), fromMS(status), fromMS(created)
+	return t, err
+}
+
+func insertTask(ctx context.Context, w execer, t *tasks.Task) error {
+	wire, err := tasks.EncodeWire(t)
 	if err != nil {
 		return fmt.Errorf("postgres: encode task %s: %w", t.ID, err)
 	}
-	_, err = tx.Exec(ctx, "INSERT INTO tasks ("+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+	_, err = w.Exec(ctx, "INSERT INTO tasks ("+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		t.ID, t.ContextID, t.OwnerID, t.DiscussionID, t.MessageID, string(t.State), t.StatusTime.UnixMilli(), t.CreatedAt.UnixMilli(),
-		nz(w.Head), nz(w.Status), nz(w.Artifacts), nz(w.Metadata), nz(w.History), w.NHistory)
+		nz(wire.Head), nz(wire.Status), nz(wire.Artifacts), nz(wire.Metadata), nz(wire.History), wire.NHistory)
 	return err
 }
 
-// updateTask writes the transition of old to t, and its counter moves.
-func updateTask(ctx context.Context, tx pgx.Tx, old, t *tasks.Task, acc deltas) error {
-	w, err := tasks.EncodeWire(t)
+// moveTask writes the transition of old to moved (decision headers):
+// the state, the status timestamp, and the two parts of the wire JSON a
+// transition changes (the history is left as it is). artifacts, when not
+// nil, carries the artifacts' JSON from one task to the next of one reply,
+// which gives them all the same artifacts. acc takes the counter moves.
+func moveTask(ctx context.Context, w execer, old, moved *tasks.Task, acc deltas, artifacts *[]byte) error {
+	status, err := tasks.EncodeStatus(moved)
 	if err != nil {
-		return fmt.Errorf("postgres: encode task %s: %w", t.ID, err)
+		return fmt.Errorf("postgres: encode task %s: %w", moved.ID, err)
 	}
-	_, err = tx.Exec(ctx, `UPDATE tasks SET state = $2, status_ms = $3, w_head = $4, w_status = $5, w_artifacts = $6,
-		w_metadata = $7, w_history = $8, w_nhistory = $9 WHERE id = $1`,
-		t.ID, string(t.State), t.StatusTime.UnixMilli(), nz(w.Head), nz(w.Status), nz(w.Artifacts), nz(w.Metadata), nz(w.History), w.NHistory)
-	if err != nil {
+	var arts []byte
+	switch {
+	case len(moved.Artifacts) == 0:
+	case artifacts != nil && *artifacts != nil:
+		arts = *artifacts
+	default:
+		if arts, err = tasks.EncodeArtifacts(moved); err != nil {
+			return fmt.Errorf("postgres: encode task %s: %w", moved.ID, err)
+		}
+		if artifacts != nil {
+			*artifacts = arts
+		}
+	}
+	if _, err := w.Exec(ctx, `UPDATE tasks SET state = $2, status_ms = $3, w_status = $4, w_artifacts = $5 WHERE id = $1`,
+		moved.ID, string(moved.State), moved.StatusTime.UnixMilli(), status, nz(arts)); err != nil {
 		return err
 	}
-	if old.State != t.State {
+	if old.State != moved.State {
 		countTask(acc, old, -1)
-		countTask(acc, t, +1)
+		countTask(acc, moved, +1)
 	}
 	return nil
 }
@@ -105,135 +129,121 @@ func nz(b []byte) []byte {
 	return b
 }
 
-// Task counters, one per list shape: the variable part (a context id) is
-// always last, so no two names collide.
-func taskCounters(owner, ctxID string, state a2a.TaskState) []string {
-	s := string(state)
-	return []string{
-		"t", "t|s|" + s, "t|c|" + ctxID,
-		"t|o|" + owner, "t|o|" + owner + "|s|" + s, "t|o|" + owner + "|c|" + ctxID,
-		"t|o|" + owner + "|s|" + s + "|c|" + ctxID,
-	}
-}
-
-func countTask(acc deltas, t *tasks.Task, n int64) {
-	for _, k := range taskCounters(t.OwnerID, t.ContextID, t.State) {
-		acc.add(k, n)
-	}
-}
-
 // Rate windows: the time of a ratelimit.Rate, kept per agent and kind,
-// moved on by the write it allowed.
+// read for the decision under the agent's lock and moved on by the write
+// it allowed.
 const (
 	windowAsk   = "a"
 	windowReply = "r"
 )
 
-// takeWindow applies rate to agent's window of kind at now, under a row
-// lock, and stores the moved window; refused, it returns
-// *ratelimit.Exceeded and the caller's transaction rolls back.
-func takeWindow(ctx context.Context, tx pgx.Tx, kind, agent string, rate ratelimit.Rate, now time.Time) error {
-	if !rate.Enabled() {
+// scanWindow is the callback of a batched window read into dst.
+func scanWindow(dst *time.Time) func(pgx.Row) error {
+	return func(row pgx.Row) error {
+		var ns int64
+		err := row.Scan(&ns)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			*dst = time.Time{}
+			return nil
+		case err != nil:
+			return err
+		}
+		*dst = time.Unix(0, ns).UTC()
 		return nil
 	}
-	var tat time.Time
-	var ns int64
-	err := tx.QueryRow(ctx, "SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2 FOR UPDATE", kind, agent).Scan(&ns)
-	switch {
-	case err == nil:
-		tat = time.Unix(0, ns).UTC()
-	case !errors.Is(err, pgx.ErrNoRows):
-		return err
-	}
-	next, wait, ok := rate.Take(tat, now)
-	if !ok {
-		return &ratelimit.Exceeded{RetryAfter: wait}
-	}
-	// A first window inserted by two transactions at once: the loser
-	// fails on the key and runs again, then finds the winner's row.
-	_, err = tx.Exec(ctx, `INSERT INTO rate_windows (kind, agent_id, tat_ns) VALUES ($1, $2, $3)
+}
+
+// putWindow keeps next as agent's window of kind.
+func putWindow(ctx context.Context, w execer, kind, agent string, next time.Time) error {
+	_, err := w.Exec(ctx, `INSERT INTO rate_windows (kind, agent_id, tat_ns) VALUES ($1, $2, $3)
 		ON CONFLICT (kind, agent_id) DO UPDATE SET tat_ns = excluded.tat_ns`, kind, agent, next.UnixNano())
 	return err
 }
 
-// CreateAsk implements tasks.Store. The owner's agent row is locked first:
-// the message id, the ask window and the open-task bound are the owner's,
-// so two asks of one owner are decided one after the other.
-func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.Task, bool, error) {
+// lockAgent queues the lock of agent id's row: taken first by every
+// command that decides a per-agent limit (the ask rate, the open tasks,
+// the reply rate), so that one agent's commands are decided one after
+// the other, on every process.
+func lockAgent(b *pgx.Batch, id string) {
+	b.Queue("SELECT 1 FROM agents WHERE id = $1 FOR NO KEY UPDATE", id)
+}
+
+// CreateAsk implements tasks.Store, in two round trips: BEGIN and the
+// loads under the owner's lock (its task of the message id, its ask
+// window and open tasks, the joined discussion under a share lock), then
+// asknet.DecideAsk, then the writes and COMMIT.
+func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
 	var (
-		out     tasks.Task
-		created bool
+		st  asknet.AskState
+		out asknet.AskOutcome
 	)
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		created = false
-		if _, err := tx.Exec(ctx, "SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", c.Task.OwnerID); err != nil {
-			return err
-		}
-		r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2",
-			c.Task.OwnerID, c.Task.MessageID))
-		if err == nil {
-			out, err = r.task() // an idempotent retry: the first task, unchanged
-			return err
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if err := takeWindow(ctx, tx, windowAsk, c.Task.OwnerID, c.AskRate, c.Task.CreatedAt); err != nil {
-			return err
-		}
-		acc := deltas{}
+	err := s.command(ctx, CmdAsk, func(b *pgx.Batch) {
+		st = asknet.AskState{}
+		owner := c.Task.OwnerID
+		lockAgent(b, owner)
+		b.Queue("SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2", owner, c.Task.MessageID).
+			QueryRow(func(row pgx.Row) error {
+				r, err := scanTask(row)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				t, err := r.task()
+				st.Retry = &t
+				return err
+			})
+		b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", windowAsk, owner).QueryRow(scanWindow(&st.Window))
+		b.Queue("SELECT n FROM counters WHERE name = $1", openCounter(owner)).QueryRow(scanCounter(&st.Open))
 		if c.JoinDiscussionID != "" {
-			var status string
-			err := tx.QueryRow(ctx, "SELECT status FROM discussions WHERE id = $1 FOR SHARE", c.JoinDiscussionID).Scan(&status)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return discussions.ErrNotFound
-			}
-			if err != nil {
-				return err
-			}
-			if discussions.Status(status) != discussions.StatusOpen {
-				return discussions.ErrAnswered
-			}
+			b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR SHARE", c.JoinDiscussionID).QueryRow(scanDiscussion(&st.Join))
 		}
-		if c.MaxOpen > 0 {
-			open, err := readCounter(ctx, tx, taskCounters(c.Task.OwnerID, "", a2a.TaskStateWorking)[4])
-			if err != nil {
-				return err
-			}
-			if open >= c.MaxOpen {
-				return tasks.ErrTooManyOpen
-			}
+	}, func() (func(execer) error, error) {
+		var err error
+		if out, err = asknet.DecideAsk(st, c, c.Task.CreatedAt); err != nil || out.Retry {
+			return nil, err
 		}
-		if c.JoinDiscussionID == "" {
-			if err := putDiscussion(ctx, tx, &c.Discussion, "", acc); err != nil {
-				return err
-			}
-		}
-		t := c.Task
-		if err := insertTask(ctx, tx, &t); err != nil {
-			return err
-		}
-		countTask(acc, &t, +1)
-		if c.Push != nil {
-			if err := putPushConfig(ctx, tx, c.Push); err != nil {
-				return err
-			}
-		}
-		evs := []changelog.Event{{Kind: changelog.TaskCreated, ID: t.ID, Owner: t.OwnerID, Ref: t.DiscussionID, At: t.CreatedAt}}
-		if c.JoinDiscussionID == "" {
-			evs = append(evs, changelog.Event{Kind: changelog.DiscussionOpened, ID: c.Discussion.ID, Owner: c.Discussion.AuthorID,
-				At: c.Discussion.CreatedAt})
-		}
-		if err := appendEvents(ctx, tx, evs, t.CreatedAt); err != nil {
-			return err
-		}
-		out, created = t, true
-		return acc.apply(ctx, tx)
+		return func(w execer) error { return persistAsk(ctx, w, &out) }, nil
 	})
 	if err != nil {
-		return tasks.Task{}, false, err
+		return tasks.AskResult{}, err
 	}
-	return out, created, nil
+	res := tasks.AskResult{Task: out.Task, Created: !out.Retry, Window: st.Window}
+	if out.Window != nil {
+		res.Window = *out.Window
+	}
+	return res, nil
+}
+
+// persistAsk queues what DecideAsk decided.
+func persistAsk(ctx context.Context, w execer, o *asknet.AskOutcome) error {
+	t := &o.Task
+	if o.Discussion != nil {
+		if err := putDiscussion(ctx, w, o.Discussion, ""); err != nil {
+			return err
+		}
+	}
+	if err := insertTask(ctx, w, t); err != nil {
+		return err
+	}
+	if o.Window != nil {
+		if err := putWindow(ctx, w, windowAsk, t.OwnerID, *o.Window); err != nil {
+			return err
+		}
+	}
+	if o.Push != nil {
+		if err := putPushConfig(ctx, w, o.Push); err != nil {
+			return err
+		}
+	}
+	acc := deltas{}
+	countTask(acc, t, +1)
+	if err := acc.apply(ctx, w); err != nil {
+		return err
+	}
+	return appendEvents(ctx, w, o.Events, t.CreatedAt)
 }
 
 // GetTask implements tasks.Store: the owner is part of the query, so
@@ -256,7 +266,7 @@ func (s *DB) GetTask(ctx context.Context, ownerID, id string) (tasks.Task, error
 // task as for a missing one.
 func getOwnedTask(ctx context.Context, tx pgx.Tx, ownerID, id string) (taskRow, error) {
 	if ownerID == "" {
-		return getTask(ctx, tx, id, false)
+		return getTask(ctx, tx, id)
 	}
 	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1 AND owner_id = $2", id, ownerID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -298,55 +308,75 @@ func (s *DB) TaskByMessageID(ctx context.Context, ownerID, messageID string) (ta
 	return t, err
 }
 
-// CancelTask implements tasks.Store, under the task's row lock: a reply
-// completing the task at the same time waits for it, or it for the reply,
-// and the second one sees the first one's state.
+// CancelTask implements tasks.Store, in two round trips: BEGIN and the
+// task under its row lock (a reply completing it at the same time waits
+// for it, or it for the reply, and the second sees the first one's
+// state) with its push configs, then tasks.DecideCancel, then the writes
+// and COMMIT. The decision sees the header; the messages are decoded only
+// for the answer, after it.
 func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
 	var (
-		out     tasks.Task
-		changed bool
+		row     *taskRow
+		configs []push.Config
+		out     tasks.CancelOutcome
+		full    tasks.Task
 	)
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		r, err := getTask(ctx, tx, id, true)
-		if err != nil {
+	err := s.command(ctx, CmdCancel, func(b *pgx.Batch) {
+		row, configs = nil, nil
+		// Another owner's task is loaded as an unknown one is (not at all,
+		// and not locked), so that the answer's time does not tell whether
+		// it exists; the decision still checks the owner.
+		b.Queue("SELECT "+taskColumns+" FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2) FOR UPDATE",
+			id, ownerID).QueryRow(func(r pgx.Row) error {
+			tr, err := scanTask(r)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			row = &tr
 			return err
+		})
+		b.Queue(`SELECT c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
+			WHERE c.task_id = $1 AND ($2 = '' OR t.owner_id = $2) ORDER BY c.id`, id, ownerID).Query(scanConfigs(&configs))
+	}, func() (func(execer) error, error) {
+		st := tasks.CancelState{Configs: configs}
+		if row != nil {
+			st.Task = &row.t
 		}
-		if ownerID != "" && r.t.OwnerID != ownerID {
-			return tasks.ErrNotFound
+		var err error
+		if out, err = tasks.DecideCancel(st, ownerID, at); err != nil {
+			return nil, err
 		}
-		t, err := r.task()
-		if err != nil {
-			return err
+		if full, err = row.task(); err != nil {
+			return nil, err
 		}
-		old := t
-		if changed, err = t.Cancel(at); err != nil {
-			return err
+		full = tasks.WithStatus(full, out.Task)
+		if !out.Changed {
+			return nil, nil
 		}
-		out = t
-		if !changed {
-			return nil
-		}
-		acc := deltas{}
-		if err := updateTask(ctx, tx, &old, &t, acc); err != nil {
-			return err
-		}
-		due, err := enqueuePush(ctx, tx, &t, acc)
-		if err != nil {
-			return err
-		}
-		if err := appendEvents(ctx, tx, append([]changelog.Event{taskMoved(&t)}, due...), at); err != nil {
-			return err
-		}
-		if err := s.notifyTasks(ctx, tx, []tasks.Task{t}); err != nil {
-			return err
-		}
-		return acc.apply(ctx, tx)
+		return func(w execer) error {
+			acc := deltas{}
+			if err := moveTask(ctx, w, &row.t, &out.Task, acc, nil); err != nil {
+				return err
+			}
+			for i := range out.Deliveries {
+				if err := putDelivery(ctx, w, nil, &out.Deliveries[i], acc); err != nil {
+					return err
+				}
+			}
+			if err := acc.apply(ctx, w); err != nil {
+				return err
+			}
+			if err := appendEvents(ctx, w, out.Events, at); err != nil {
+				return err
+			}
+			return s.notifyTasks(ctx, w, []tasks.Task{full})
+		}, nil
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
 	}
-	if changed {
-		s.notify([]tasks.Task{out})
+	if out.Changed {
+		s.notify([]tasks.Task{full})
 	}
-	return out, changed, nil
+	return full, out.Changed, nil
 }

@@ -96,10 +96,9 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		n     int
 		row   func(i int) ([]any, error)
 	}{
-		{"agents", []string{"id", "doc"}, len(d.Agents), func(i int) ([]any, error) {
-			acc.add(counterAgents, 1)
+		{"agents", []string{"id", "doc", "name_key"}, len(d.Agents), func(i int) ([]any, error) {
 			v, err := json.Marshal(d.Agents[i])
-			return []any{d.Agents[i].ID, v}, err
+			return []any{d.Agents[i].ID, v, agents.NameKey(d.Agents[i].Name)}, err
 		}},
 		{"credentials", []string{"digest", "agent_id", "doc"}, len(d.Credentials), func(i int) ([]any, error) {
 			c := d.Credentials[i]
@@ -108,8 +107,6 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		}},
 		{"discussions", []string{"id", "status", "doc"}, len(d.Discussions), func(i int) ([]any, error) {
 			x := d.Discussions[i]
-			acc.add(counterDiscussions, 1)
-			acc.add(discCounter(x.Status), 1)
 			v, err := json.Marshal(x)
 			return []any{x.ID, string(x.Status), v}, err
 		}},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -34,7 +33,7 @@ func (s *DB) AskUsage(ctx context.Context, ownerID string) (tasks.AskUsage, erro
 		if u.Window, err = readWindow(ctx, tx, windowAsk, ownerID); err != nil {
 			return err
 		}
-		u.Open, err = readCounter(ctx, tx, taskCounters(ownerID, "", a2a.TaskStateWorking)[4])
+		u.Open, err = readCounter(ctx, tx, openCounter(ownerID))
 		return err
 	})
 	return u, err

@@ -33,7 +33,7 @@ func testAskRateIsStored(t *testing.T, open Opener) {
 	restarted := tasks.NewService(e.store, limits, []byte(envSecret), e.clock.Now)
 	_, _, err := restarted.Ask(ctx, askInput(a, "m3", "third"))
 	var rl *tasks.RateLimitError
-	if !errors.As(err, &rl) || rl.RetryAfter <= 0 || rl.RetryAfter > 30*time.Second {
+	if !errors.As(err, &rl) || !errors.Is(err, tasks.ErrAskRate) || rl.RetryAfter <= 0 || rl.RetryAfter > 30*time.Second {
 		t.Fatalf("third ask within the minute after a restart: %v", err)
 	}
 	if l, _ := e.tk.List(ctx, a.ID, tasks.ListParams{}); l.TotalSize != 2 {
@@ -55,7 +55,7 @@ func testAskRateIsStored(t *testing.T, open Opener) {
 	if _, created, err := restarted.Ask(ctx, askInput(a, "m4", "later")); err != nil || !created {
 		t.Fatalf("ask after the wait: %v", err)
 	}
-	if _, _, err := e.tk.Ask(ctx, askInput(a, "m5", "too soon")); !errors.As(err, &rl) {
+	if _, _, err := e.tk.Ask(ctx, askInput(a, "m5", "too soon")); !errors.As(err, &rl) || !errors.Is(err, tasks.ErrAskRate) {
 		t.Fatalf("second ask right after the wait: %v", err)
 	}
 }
@@ -76,7 +76,7 @@ func testReplyLimits(t *testing.T, open Opener) {
 	restarted := discussions.NewService(e.store, lim, []byte(envSecret), e.clock.Now)
 	_, err := restarted.Reply(ctx, author, tk.DiscussionID, "a fourth within the minute")
 	var ex *ratelimit.Exceeded
-	if !errors.As(err, &ex) || ex.RetryAfter <= 0 || ex.RetryAfter > 20*time.Second {
+	if !errors.As(err, &ex) || !errors.Is(err, discussions.ErrReplyRate) || ex.RetryAfter <= 0 || ex.RetryAfter > 20*time.Second {
 		t.Fatalf("fourth reply within the minute: %v", err)
 	}
 	d, _ := e.store.GetDiscussion(ctx, tk.DiscussionID)
@@ -97,7 +97,7 @@ func testReplyLimits(t *testing.T, open Opener) {
 	// replies once on the other discussion and is refused after.
 	e.clock.Advance(ex.RetryAfter)
 	e.reply(t, b, other.DiscussionID, "bob later")
-	if _, err := e.ds.Reply(ctx, author, other.DiscussionID, "bob again"); !errors.As(err, &ex) {
+	if _, err := e.ds.Reply(ctx, author, other.DiscussionID, "bob again"); !errors.As(err, &ex) || !errors.Is(err, discussions.ErrReplyRate) {
 		t.Fatalf("bob right after: %v", err)
 	}
 }
