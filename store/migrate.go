@@ -105,6 +105,7 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketLog)
 		return err
 	}},
+	{8, "the records' change feed carried into the change log, indexed there; durable follower cursors", migrateFeedToLog},
 }
 
 // SchemaVersion is the schema this build writes.
