@@ -53,7 +53,6 @@ func putCred(tx *bolt.Tx, c agents.Credential) error {
 // CreateAgent implements agents.Store.
 func (s *DB) CreateAgent(_ context.Context, a agents.Agent, c agents.Credential) error {
 	return s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
 		r := agentRecord{Agent: a, Creds: []string{hex.EncodeToString(c.Digest[:])}}
 		if err := putAgent(tx, r); err != nil {
 			return err
@@ -114,7 +113,6 @@ func (s *DB) ListAgents(_ context.Context, after string, limit int) (agents.Page
 func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil time.Time) (agents.Agent, error) {
 	var out agents.Agent
 	err := s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
 		r, err := getAgent(tx, c.AgentID)
 		if err != nil {
 			return refuse(err)
@@ -174,7 +172,6 @@ func decodeCred(v []byte) (agents.Credential, error) {
 func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Agent, error) {
 	var out agents.Agent
 	err := s.update(func(tx *bolt.Tx) error {
-		s.credentialsChanged(tx)
 		r, err := getAgent(tx, id)
 		if err != nil {
 			return refuse(err)
@@ -204,12 +201,9 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 }
 
 // Authenticate implements agents.Store: one lookup by digest, then the
-// agent; answered from the credential cache when it can be (credCache).
+// agent. (The process's credential cache, agents.CredCache, sits above
+// it, on either store.)
 func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, agents.Credential, error) {
-	e, gen, ok := s.creds.get(d)
-	if ok {
-		return e.agent, e.cred, nil
-	}
 	var (
 		a agents.Agent
 		c agents.Credential
@@ -227,9 +221,6 @@ func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, age
 		a = r.Agent
 		return nil
 	})
-	if err == nil {
-		s.creds.put(d, credEntry{agent: a, cred: c}, gen)
-	}
 	return a, c, err
 }
 
