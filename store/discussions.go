@@ -210,6 +210,7 @@ func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Li
 		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
 		res.Qualifying = discussions.Qualifies(d, r)
 		if res.Qualifying {
+			evs[0].Note = changelog.NoteQualifying
 			if res.CompletedTaskIDs, err = s.completeWorking(tx, dk, r, &evs); err != nil {
 				return err
 			}
@@ -296,7 +297,6 @@ func (s *DB) completeWorking(tx *bolt.Tx, dk []byte, r discussions.Reply, evs *[
 		if err != nil {
 			return nil, err
 		}
-		s.notifyOnCommit(tx, t)
 		*evs = append(append(*evs, taskMoved(&t)), due...)
 		done = append(done, t.ID)
 	}

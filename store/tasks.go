@@ -346,7 +346,6 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 		if err != nil {
 			return err
 		}
-		s.notifyOnCommit(tx, t)
 		return s.appendEvents(tx, append([]changelog.Event{taskMoved(&t)}, due...), at)
 	})
 	if err != nil {

@@ -183,6 +183,7 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 		evs := []changelog.Event{{Kind: changelog.DiscussionReplied, ID: d.ID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}}
 		res.Qualifying = discussions.Qualifies(d, r)
 		if res.Qualifying {
+			evs[0].Note = changelog.NoteQualifying
 			if done, err = completeWorking(ctx, tx, r, acc, &evs); err != nil {
 				return err
 			}
@@ -205,15 +206,11 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 		if err := appendEvents(ctx, tx, evs, r.CreatedAt); err != nil {
 			return err
 		}
-		if err := s.notifyTasks(ctx, tx, done); err != nil {
-			return err
-		}
 		return acc.apply(ctx, tx)
 	})
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
-	s.notify(done)
 	return res, nil
 }
 

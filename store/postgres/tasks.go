@@ -322,16 +322,10 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 		if err := appendEvents(ctx, tx, append([]changelog.Event{taskMoved(&t)}, due...), at); err != nil {
 			return err
 		}
-		if err := s.notifyTasks(ctx, tx, []tasks.Task{t}); err != nil {
-			return err
-		}
 		return acc.apply(ctx, tx)
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
-	}
-	if changed {
-		s.notify([]tasks.Task{out})
 	}
 	return out, changed, nil
 }

@@ -75,6 +75,7 @@ func Run(t *testing.T, open Opener) {
 		{"PushCancel", testPushCancel},
 		{"SigningKeys", testSigningKeys},
 		{"ChangeLog", testChangeLog},
+		{"ChangeLogTrim", testChangeLogTrim},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
