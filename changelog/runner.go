@@ -88,6 +88,9 @@ type Runner struct {
 	mu       sync.Mutex
 	pos      Position
 	caughtUp time.Time     // every event committed before it has been applied
+	passes   uint64        // passes begun
+	complete uint64        // the last pass that ended having read everything readable
+	held     time.Time     // that pass's Tail.Held
 	moved    chan struct{} // closed and replaced after each pass
 	poke     chan struct{} // asks for a pass now (capacity 1)
 	cancel   context.CancelFunc
@@ -145,6 +148,23 @@ func (r *Runner) Start(ctx context.Context) error {
 		pos = st.Last
 	}
 	r.pos, r.started = pos, true
+	if r.o.Cursors != nil {
+		// A follower that starts where its cursor is, or with none, saves
+		// it only once it moves or has run a while: a server started and
+		// stopped without new events writes nothing. (Trimming only takes
+		// events older than the horizon, and one at the head has passed
+		// them all.)
+		r.saved, r.savedPos = r.o.Now(), pos
+		cs, err := r.o.Cursors.ListCursors(ctx)
+		if err != nil {
+			return fmt.Errorf("changelog: start %s: read its cursor: %w", r.o.Name, err)
+		}
+		for _, c := range cs {
+			if c.Name == r.o.Name && c.Pos != pos {
+				r.saved, r.savedPos = c.Updated, c.Pos
+			}
+		}
+	}
 	wake, stop := r.log.WakeLog()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel, r.done = cancel, make(chan struct{})
@@ -220,9 +240,13 @@ func (r *Runner) WaitPast(ctx context.Context, p Position) error {
 // applied, ctx ends, or the runner stops: an operator's import is
 // searchable when the command that made it returns.
 func (r *Runner) Sync(ctx context.Context) error {
-	since := r.o.Now()
+	r.mu.Lock()
+	since, begun := r.o.Now(), r.passes
+	r.mu.Unlock()
 	r.Poke()
-	return r.wait(ctx, func() bool { return !r.caughtUp.Before(since) })
+	// A pass begun after the call read everything committed before it,
+	// unless the log held some back (PostgreSQL) from before the call.
+	return r.wait(ctx, func() bool { return r.complete > begun && (r.held.IsZero() || !r.held.Before(since)) })
 }
 
 // wait waits until done (called with mu held) holds.
@@ -296,7 +320,10 @@ func (r *Runner) broadcast() {
 
 // pass applies every event readable now, a batch at a time.
 func (r *Runner) pass(ctx context.Context) error {
-	pos := r.Position()
+	r.mu.Lock()
+	r.passes++
+	pass, pos := r.passes, r.pos
+	r.mu.Unlock()
 	for {
 		start := r.o.Now()
 		tail, err := r.log.ReadTail(ctx, pos, r.o.Batch)
@@ -327,6 +354,7 @@ func (r *Runner) pass(ctx context.Context) error {
 			if complete.After(r.caughtUp) {
 				r.caughtUp = complete
 			}
+			r.complete, r.held = pass, tail.Held
 			r.mu.Unlock()
 			return nil
 		}
@@ -367,6 +395,9 @@ func (r *Runner) saveCursor(ctx context.Context) {
 		return
 	}
 	pos := r.Position()
+	if pos == r.savedPos && now.Sub(r.saved) < 2*r.o.CursorEvery {
+		return // saved at this position lately: still live
+	}
 	if err := r.o.Cursors.SaveCursor(ctx, r.o.Name, pos, now); err != nil {
 		if ctx.Err() == nil {
 			r.o.Log.Warn("saving a change log follower's cursor failed; retrying later", "follower", r.o.Name, "err", err.Error())

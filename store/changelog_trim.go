@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // trimBatch is how many log entries one trimming transaction removes, so
@@ -42,6 +44,20 @@ func (s *DB) TrimLog(ctx context.Context, before time.Time) (int, error) {
 		for {
 			if err := ctx.Err(); err != nil {
 				return removed, err
+			}
+			// A read transaction first: a trim with nothing to do writes
+			// nothing (a bbolt commit writes the file even when nothing
+			// changed).
+			var work bool
+			if err := s.db.View(func(tx *bolt.Tx) error {
+				var err error
+				work, err = trimWork(tx, step, bound, horizon)
+				return err
+			}); err != nil {
+				return removed, fmt.Errorf("store: trim the log: %w", err)
+			}
+			if !work {
+				break
 			}
 			var n int
 			var more bool
@@ -230,4 +246,18 @@ func raiseMeta(meta *bolt.Bucket, key []byte, seq uint64) error {
 		return nil
 	}
 	return meta.Put(key, u64(seq))
+}
+
+// trimWork reports whether step would change anything in tx (a read
+// transaction): it runs the step against a view that refuses writes, and
+// a refused write means there is work.
+func trimWork(tx *bolt.Tx, step func(*bolt.Tx, uint64, int64) (int, bool, error), bound uint64, horizon int64) (bool, error) {
+	_, _, err := step(tx, bound, horizon)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, bolterrors.ErrTxNotWritable):
+		return true, nil
+	}
+	return false, err
 }
