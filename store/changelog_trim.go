@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
