@@ -29,9 +29,11 @@ func caughtUp(t *testing.T, h *harness, what string) {
 	if err := h.srv.SyncFollowers(ctx); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if took := time.Since(start); took > followWithin {
+	took := time.Since(start)
+	if took > followWithin {
 		t.Fatalf("%s: the other process took %s to follow, more than %s", what, took, followWithin)
 	}
+	t.Logf("%s: followed %s after the write returned", what, took.Round(time.Millisecond))
 }
 
 // searchFinds reports whether a search for q on h lists id.
