@@ -81,6 +81,9 @@ type Options struct {
 	// position is known to be on disk ("after"); an error it returns
 	// fails the batch.
 	applyHook func(phase string, evs []changelog.Event) error
+	// walkHook, when set (tests), runs before each page of the
+	// background walk of the discussions, with the pages done.
+	walkHook func(ctx context.Context, pages int)
 }
 
 // Index is the search index: records and discussions, in one bleve
@@ -103,6 +106,10 @@ type Index struct {
 
 	runMu  sync.Mutex
 	runner *changelog.Runner // nil while not following
+
+	walkMu     sync.Mutex // guards walkCancel and walkDone
+	walkCancel context.CancelFunc
+	walkDone   chan struct{}
 }
 
 // Sub-directories of Options.Dir.
@@ -156,7 +163,10 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 	n, _ := x.rec.DocCount()
 	o.Log.Info("search index ready", "dir", o.Dir, "records", x.records(n), "discussions", x.discCount.Load(),
 		"log_position", x.applied.Pos.String(), "synonym_groups", syn.Len(), "rebuilt", rebuilt,
-		"took", time.Since(start).Round(time.Millisecond))
+		"walking_discussions", x.applied.Walking, "took", time.Since(start).Round(time.Millisecond))
+	if x.applied.Walking {
+		x.startWalk()
+	}
 	return x, nil
 }
 
@@ -225,7 +235,7 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 			return false, err
 		}
 	}
-	st, err := x.build(ctx, idx)
+	st, err := x.build(ctx, idx, false)
 	if err != nil {
 		_ = idx.Close()
 		return false, err
@@ -346,6 +356,7 @@ func (x *Index) Lag(ctx context.Context) (int64, error) {
 // closed after it.
 func (x *Index) Close() error {
 	x.Stop()
+	x.stopWalk()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	x.mu.Lock()

@@ -77,7 +77,7 @@ func (x *Index) buildAside(ctx context.Context, dir string, m *mapping.IndexMapp
 	}
 	var st appliedState
 	if err == nil {
-		st, err = x.build(ctx, idx)
+		st, err = x.build(ctx, idx, true)
 	}
 	if cerr := idx.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("search: close rebuilt index: %w", cerr)

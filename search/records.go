@@ -181,11 +181,15 @@ func (x *Index) applyAll(bs [][]change) error {
 	return nil
 }
 
-// build indexes every record and discussion into the empty index idx and
-// returns the log position it stands for. The position is read first: a
-// write committed while the pages are read is applied again by the
-// catch-up that follows, which is harmless.
-func (x *Index) build(ctx context.Context, idx bleve.Index) (appliedState, error) {
+// build indexes every record into the empty index idx and returns the
+// log position it stands for. The position is read first: a write
+// committed while the pages are read is applied again by the catch-up
+// that follows, which is harmless. The discussions are indexed too when
+// discussionsNow is set (a rebuild aside, which nothing waits on);
+// otherwise the state says they are still to walk, and Open walks them
+// in the background (walk.go), so that a server starting over a large
+// database with no index is ready at once.
+func (x *Index) build(ctx context.Context, idx bleve.Index, discussionsNow bool) (appliedState, error) {
 	ls, err := x.o.Changes.LogState(ctx)
 	if err != nil {
 		return appliedState{}, fmt.Errorf("search: read the change log's state: %w", err)
@@ -203,10 +207,14 @@ func (x *Index) build(ctx context.Context, idx bleve.Index) (appliedState, error
 	if err := x.buildRecords(ctx, idx); err != nil {
 		return appliedState{}, err
 	}
-	if x.o.Discussions != nil {
+	switch {
+	case x.o.Discussions == nil:
+	case discussionsNow:
 		if st.Discussions, err = x.buildDiscussions(ctx, idx); err != nil {
 			return appliedState{}, err
 		}
+	default:
+		st.Walking = true
 	}
 	// The position goes in last, once everything is on disk: an index
 	// that has it is complete.

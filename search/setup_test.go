@@ -68,6 +68,22 @@ func (f *fixture) open(t testing.TB) {
 	}
 	f.idx = idx
 	t.Cleanup(func() { _ = idx.Close() })
+	waitWalked(t, idx)
+}
+
+// waitWalked waits for x's background walk of the discussions to end.
+// The timeout is a guard against a hang, not a measure.
+func waitWalked(t testing.TB, x *Index) {
+	t.Helper()
+	done := x.walked()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+		t.Fatal("the walk of the discussions did not end")
+	}
 }
 
 func samples(t testing.TB) string {

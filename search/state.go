@@ -14,13 +14,18 @@ import (
 // and the kind and subject of that event are kept beside its position so
 // that an index facing another log notices: another database has another
 // epoch, and a restored backup of the same one no longer has the same
-// event at Pos. Discussions counts the discussions indexed.
+// event at Pos. Discussions counts the discussions indexed. Walking says
+// that the discussions written before the index was built are still
+// being indexed, in the background, from the page after WalkAfter (see
+// walk.go).
 type appliedState struct {
 	Epoch       string             `json:"epoch"`
 	Pos         changelog.Position `json:"-"`
 	Kind        changelog.Kind     `json:"kind,omitempty"`
 	ID          string             `json:"id,omitempty"`
 	Discussions int                `json:"discussions"`
+	Walking     bool               `json:"walking,omitempty"`
+	WalkAfter   string             `json:"walkAfter,omitempty"`
 }
 
 // stateRecord is appliedState as the index holds it; an index of an
