@@ -222,6 +222,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	if err := s.startPprof(); err != nil {
 		_ = ln.Close()
 		_ = s.obs.shutdown(context.Background())
+		s.live.Stop()
 		return err
 	}
 	if s.cfg.AdminSocket != "off" {
@@ -230,6 +231,7 @@ func (s *Server) startOn(ln net.Listener) error {
 			_ = ln.Close()
 			_ = s.obs.shutdown(context.Background())
 			s.stopPprof()
+			s.live.Stop()
 			return err
 		}
 		s.adLn = adLn
