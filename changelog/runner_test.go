@@ -329,3 +329,67 @@ func TestTrimmerStartStop(t *testing.T) {
 	default:
 	}
 }
+
+// countingFollower counts its batches.
+type countingFollower struct {
+	mu      sync.Mutex
+	batches int
+	events  int
+}
+
+func (c *countingFollower) Apply(_ context.Context, evs []Event) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.batches++
+	c.events += len(evs)
+	return nil
+}
+
+// TestRunnerGap: wake-ups that come sooner than the gap after a pass
+// wait, and their events are applied together in fewer batches.
+func TestRunnerGap(t *testing.T) {
+	l := &memLog{}
+	c := &countingFollower{}
+	r := startRunner(t, l, c, RunnerOptions{Name: "test", Tick: time.Hour, Gap: time.Hour})
+	ctx := waitCtx(t)
+	if err := r.Sync(ctx); err != nil { // the first pass, then the gap begins
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		l.append(fmt.Sprintf("e%d", i))
+	}
+	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := r.WaitPast(sctx, Position{Seq: 1}); err == nil {
+		t.Fatal("a pass ran within the gap")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events != 0 {
+		t.Fatalf("%d events applied within the gap", c.events)
+	}
+}
+
+// TestRunnerGapBatches: events appended one by one within the gap are
+// applied in one or two batches, not one each.
+func TestRunnerGapBatches(t *testing.T) {
+	l := &memLog{}
+	c := &countingFollower{}
+	r := startRunner(t, l, c, RunnerOptions{Name: "test", Tick: time.Hour, Gap: 300 * time.Millisecond})
+	ctx := waitCtx(t)
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var last Position
+	for i := range 20 {
+		last = l.append(fmt.Sprintf("e%d", i))
+	}
+	if err := r.WaitPast(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events != 20 || c.batches > 2 {
+		t.Fatalf("%d events in %d batches, want the 20 in one or two", c.events, c.batches)
+	}
+}

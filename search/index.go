@@ -81,6 +81,8 @@ type Options struct {
 	// position is known to be on disk ("after"); an error it returns
 	// fails the batch.
 	applyHook func(phase string, evs []changelog.Event) error
+	// gap, when set (benchmarks), replaces followGap; negative: none.
+	gap time.Duration
 	// walkHook, when set (tests), runs before each page of the
 	// background walk of the discussions, with the pages done.
 	walkHook func(ctx context.Context, pages int)
