@@ -45,7 +45,6 @@ func (s *Server) newLive() {
 	}
 	live = changelog.NewRunner(s.core.Store, changelog.NewFanout(parts...), changelog.RunnerOptions{Name: "live", Log: s.log})
 	s.live, s.creds = live, creds
-	s.obs.m.SyncBeforeScrape(live.Sync)
 }
 
 // startLive starts the live follower at the log's head.

@@ -47,6 +47,9 @@ func (s *Server) openSearch() error {
 	s.core.Index = idx
 	s.core.IndexLag = idx.Lag
 	s.obs.m.SetIndexLag(func() (int64, error) { return idx.Lag(context.Background()) })
+	// A scrape counts what committed before it, and the index's lag is
+	// then what it has really not applied.
+	s.obs.m.SyncBeforeScrape(s.SyncFollowers)
 	return nil
 }
 
