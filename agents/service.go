@@ -40,11 +40,24 @@ type Store interface {
 type Service struct {
 	store Store
 	now   func() time.Time
+	cache *CredCache // nil: every Authenticate reads the store
 }
 
 // NewService returns a Service. now is the clock (time.Now in production).
 func NewService(store Store, now func() time.Time) *Service {
 	return &Service{store: store, now: now}
+}
+
+// UseCache makes Authenticate answer from c when it can, and Rotate and
+// Revoke drop the agent's answers from c before they return. Call it
+// before the service is used.
+func (s *Service) UseCache(c *CredCache) { s.cache = c }
+
+// dropCached forgets agent id's cached credentials.
+func (s *Service) dropCached(id string) {
+	if s.cache != nil {
+		s.cache.Drop(id)
+	}
 }
 
 // Created is a new agent together with its token, which is shown once.
@@ -108,6 +121,7 @@ func (s *Service) Rotate(ctx context.Context, id string, grace time.Duration) (C
 		keepUntil = now.Add(grace)
 	}
 	a, err := s.store.RotateCredential(ctx, c, keepUntil)
+	s.dropCached(id)
 	if err != nil {
 		return Created{}, fmt.Errorf("rotate agent %s: %w", id, err)
 	}
@@ -118,6 +132,7 @@ func (s *Service) Rotate(ctx context.Context, id string, grace time.Duration) (C
 // with any of its tokens fails.
 func (s *Service) Revoke(ctx context.Context, id string) (Agent, error) {
 	a, err := s.store.RevokeAgent(ctx, id, s.now().UTC().Truncate(time.Millisecond))
+	s.dropCached(id)
 	if err != nil {
 		return Agent{}, fmt.Errorf("revoke agent %s: %w", id, err)
 	}
@@ -195,7 +210,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Agent, error)
 	if !WellFormed(token) {
 		return Agent{}, ErrInvalidToken
 	}
-	a, c, err := s.store.Authenticate(ctx, DigestOf(token))
+	a, c, err := s.authenticate(ctx, DigestOf(token))
 	if err != nil {
 		return Agent{}, err
 	}
@@ -203,4 +218,20 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Agent, error)
 		return Agent{}, ErrInvalidToken
 	}
 	return a, nil
+}
+
+// authenticate looks d up in the cache, then in the store.
+func (s *Service) authenticate(ctx context.Context, d Digest) (Agent, Credential, error) {
+	if s.cache == nil {
+		return s.store.Authenticate(ctx, d)
+	}
+	e, gen, ok := s.cache.get(d)
+	if ok {
+		return e.agent, e.cred, nil
+	}
+	a, c, err := s.store.Authenticate(ctx, d)
+	if err == nil {
+		s.cache.put(d, credEntry{agent: a, cred: c}, gen)
+	}
+	return a, c, err
 }

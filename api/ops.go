@@ -82,8 +82,9 @@ type Stats struct {
 	Discussions DiscussionStats `json:"discussions"`
 	Agents      int             `json:"agents"`
 	Records     int             `json:"records"`
-	// FeedSequence is the newest record change feed number.
-	FeedSequence uint64 `json:"feedSequence"`
+	// LogPosition is the change log's newest position ("0" before the
+	// first change): every write appends to the log.
+	LogPosition string `json:"logPosition"`
 	// IndexLag is how many feed changes the search index has not applied
 	// yet; null when this server cannot tell.
 	IndexLag *int64 `json:"indexLag"`

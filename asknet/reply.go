@@ -65,7 +65,7 @@ func DecideReply(st ReplyState, r discussions.Reply, lim discussions.Limits) (Re
 	out := ReplyOutcome{
 		Result: discussions.ReplyResult{Reply: r, Qualifying: post.Qualifying},
 		Post:   post,
-		Events: []changelog.Event{discussions.RepliedEvent(&r)},
+		Events: []changelog.Event{discussions.RepliedEvent(&r, post.Qualifying)},
 	}
 	if post.Qualifying {
 		ref := tasks.ReplyRef{

@@ -83,6 +83,9 @@ func TestDecideReply(t *testing.T) {
 			if !sameKinds(kinds(out.Events), tc.events) {
 				t.Fatalf("events %v, want %v", kinds(out.Events), tc.events)
 			}
+			if q := out.Events[0].Note == changelog.NoteQualifying; q != out.Result.Qualifying {
+				t.Fatalf("the reply event's note says qualifying=%v, the result %v", q, out.Result.Qualifying)
+			}
 			wantDeliveries := 0
 			for _, id := range tc.completed {
 				wantDeliveries += len(configs[id])

@@ -23,7 +23,10 @@ const (
 	TaskMoved Kind = "task.moved"
 	// DiscussionOpened: an ask opened discussion ID, asked by Owner.
 	DiscussionOpened Kind = "discussion.opened"
-	// DiscussionReplied: Owner replied on discussion ID with reply Ref.
+	// DiscussionReplied: Owner replied on discussion ID with reply Ref;
+	// Note is NoteQualifying when the reply qualifies (its author is not
+	// the discussion's asker), so a follower that counts qualifying
+	// replies needs no read.
 	DiscussionReplied Kind = "discussion.replied"
 	// DiscussionChanged: discussion ID changed otherwise (Ref says how,
 	// e.g. a reply hidden or accepted); followers re-read it.
@@ -45,16 +48,27 @@ const (
 	AgentRevoked Kind = "agent.revoked"
 )
 
+// NoteQualifying is the Note of a DiscussionReplied event whose reply
+// qualifies.
+const NoteQualifying = "qualifying"
+
+// IsRecord reports whether k is a knowledge record's kind: the events the
+// records' change feed (get_changes) is made of.
+func (k Kind) IsRecord() bool { return k == RecordUpserted || k == RecordDeleted }
+
 // Event is one change, as a decision made it and the log holds it.
 type Event struct {
 	// Pos is where the event is in the log. Decisions leave it zero; the
 	// store sets it when the event is read back.
 	Pos   Position
 	Kind  Kind
-	ID    string    // the subject: a task, discussion, record, delivery or agent id
-	Owner string    // the agent the change is of, when the kind names one
-	Ref   string    // a second id or a value, as the kind says
-	At    time.Time // when the change happened (UTC, millisecond precision)
+	ID    string // the subject: a task, discussion, record, delivery or agent id
+	Owner string // the agent the change is of, when the kind names one
+	Ref   string // a second id or a value, as the kind says
+	// Note is a fact of the change that a follower needs and the other
+	// fields do not hold, as the kind says (most kinds have none).
+	Note string
+	At   time.Time // when the change happened (UTC, millisecond precision)
 }
 
 // Position is a place in the log. Positions only grow: an event appended
@@ -135,6 +149,21 @@ type State struct {
 	Epoch string
 }
 
+// Tail is one read of the log by a follower (Log.ReadTail).
+type Tail struct {
+	// Events are up to the limit of events after the position read from,
+	// oldest first, as ReadLog returns them.
+	Events []Event
+	// Held, when not zero, says that events written at or after it may
+	// have committed without being readable yet (on PostgreSQL, behind a
+	// transaction that began earlier and still runs). Zero: every event
+	// committed before the read began is in Events or after them.
+	Held time.Time
+	// Trimmed is State.Trimmed as of the read: a reader whose position is
+	// before it may have missed events.
+	Trimmed Position
+}
+
 // Log is the change log as its followers read it. Both stores implement
 // it.
 type Log interface {
@@ -143,6 +172,9 @@ type Log interface {
 	// can come before, so a reader that moves its cursor to the last
 	// event returned misses nothing.
 	ReadLog(ctx context.Context, after Position, limit int) ([]Event, error)
+	// ReadTail is ReadLog for a follower: the events, and how complete the
+	// read is (see Tail), in one read.
+	ReadTail(ctx context.Context, after Position, limit int) (Tail, error)
 	// LogState says where the log stands.
 	LogState(ctx context.Context) (State, error)
 	// WakeLog returns a channel that receives (without blocking the
@@ -150,4 +182,33 @@ type Log interface {
 	// process or, on PostgreSQL, by any other on the database; stop ends
 	// the subscription. A wake-up is a hint: the log is the data.
 	WakeLog() (wake <-chan struct{}, stop func())
+}
+
+// Cursor is a durable follower's position as the store keeps it: the log
+// is trimmed behind the slowest cursor updated within the retention
+// horizon (see Trimmable).
+type Cursor struct {
+	Name    string
+	Pos     Position
+	Updated time.Time
+}
+
+// Cursors keeps the durable followers' cursors. Both stores implement it.
+type Cursors interface {
+	// SaveCursor sets cursor name to pos, updated at at.
+	SaveCursor(ctx context.Context, name string, pos Position, at time.Time) error
+	// ListCursors returns every cursor, by name.
+	ListCursors(ctx context.Context) ([]Cursor, error)
+}
+
+// Trimmable is a log that can be trimmed. Both stores implement it.
+type Trimmable interface {
+	// TrimLog removes the events written before before that every cursor
+	// updated at or after before has passed, except the newest event of
+	// the log, and, among the record events, the latest one of each
+	// record (a reader of the records' feed starting from the beginning
+	// needs it) unless it is a deletion. A cursor not updated since before
+	// holds nothing back and is deleted. It moves State.Trimmed (and the
+	// records feed's) on, and returns how many events it removed.
+	TrimLog(ctx context.Context, before time.Time) (int, error)
 }

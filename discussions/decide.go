@@ -152,7 +152,12 @@ func OpenedEvent(d *Discussion) changelog.Event {
 	return changelog.Event{Kind: changelog.DiscussionOpened, ID: d.ID, Owner: d.AuthorID, At: d.CreatedAt}
 }
 
-// RepliedEvent is the log event of reply r.
-func RepliedEvent(r *Reply) changelog.Event {
-	return changelog.Event{Kind: changelog.DiscussionReplied, ID: r.DiscussionID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}
+// RepliedEvent is the log event of reply r; qualifying says whether it
+// answers the discussion (its Note, which the metrics read).
+func RepliedEvent(r *Reply, qualifying bool) changelog.Event {
+	e := changelog.Event{Kind: changelog.DiscussionReplied, ID: r.DiscussionID, Owner: r.AuthorID, Ref: r.ID, At: r.CreatedAt}
+	if qualifying {
+		e.Note = changelog.NoteQualifying
+	}
+	return e
 }

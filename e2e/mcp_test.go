@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/mcpserver"
 	"github.com/kfa-project/kfa/server"
@@ -276,7 +277,7 @@ func TestMCPChanges(t *testing.T) {
 
 	// Cursors that are not this feed's are tool errors naming them.
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": "not-a-cursor"}), `"not-a-cursor"`)
-	far := mcpserver.EncodeCursor(knowledge.Position{Seq: 1 << 40})
+	far := mcpserver.EncodeCursor(knowledge.Position{At: changelog.Position{Tx: 1 << 40, Seq: 1 << 40}, Epoch: "00000000"})
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": far}), far)
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"limit": 501}), "limit")
 }
@@ -379,7 +380,7 @@ func TestMCPChangesAfterRetention(t *testing.T) {
 	}
 	// What the server's trimmer does once the entries are past the
 	// horizon; here the horizon is now.
-	if n, err := h.srv.Core().Store.TrimFeed(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
+	if n, err := h.srv.Core().Store.TrimLog(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
 		t.Fatalf("trim: %d, %v", n, err)
 	}
 	mcpToolError(t, mcpCall(t, cs, mcpserver.ToolGetChanges, map[string]any{"cursor": first.NextCursor}),

@@ -1,11 +1,14 @@
-// Package events carries committed task transitions from the store to the
-// streams that wait on them: a small in-memory publish/subscribe keyed by
-// task id. The store publishes from its commit hook, so an event exists
-// only for a transition that is durable, and no stream ever polls the
-// store.
+// Package events carries committed task transitions to the streams that
+// wait on them: a small in-memory publish/subscribe keyed by task id. The
+// broker follows the change log (Follower): a task.moved event, committed
+// by this process or any other on the database, makes it read the task
+// and publish it to the task's streams, and only when the task has one;
+// an agent's revocation, or a rotation that ends its old credentials at
+// once, ends the agent's streams. An event exists only for a transition
+// that is durable, and no stream ever polls the store.
 //
 // Streams are bounded per agent and in total; a subscriber that cannot keep
-// up is closed rather than allowed to block the commit path.
+// up is closed rather than allowed to block the follower.
 package events
 
 import (
@@ -128,7 +131,7 @@ func (b *Broker) removeLocked(s *Sub) {
 }
 
 // Publish hands a committed task snapshot to its subscribers. It never
-// blocks: it runs on the commit path.
+// blocks: a subscriber whose buffer is full is ended.
 func (b *Broker) Publish(t tasks.Task) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -139,6 +142,30 @@ func (b *Broker) Publish(t tasks.Task) {
 			b.removeLocked(s) // stuck subscriber: end its stream
 		}
 	}
+}
+
+// Watched reports whether taskID has a subscriber now.
+func (b *Broker) Watched(taskID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs[taskID]) > 0
+}
+
+// EndAgent ends every subscription of agentID (its credentials were
+// revoked), and returns how many it ended.
+func (b *Broker) EndAgent(agentID string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, set := range b.subs {
+		for s := range set {
+			if s.agentID == agentID {
+				b.removeLocked(s)
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Close ends every subscription and refuses new ones.

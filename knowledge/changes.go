@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/input"
 )
 
@@ -28,14 +29,25 @@ var (
 )
 
 // Position is where a reader of the change feed stands: right after the
-// entry Seq (0: at the beginning), having read the feed as it stood after
-// the trim Trimmed (FeedState.Trimmed when the position was handed out).
-// Trimmed tells a reader that started after a trim, whose positions within
-// the trimmed part of the feed are sound (it never saw what was removed),
-// from one that started before it and may have missed a change.
+// record event At (the zero Position: at the beginning), having read the
+// feed as it stood after the trim Trimmed (FeedState.Trimmed when the
+// position was handed out), in the log of epoch Epoch (the first 8 hex
+// digits of FeedState.Epoch; empty at the beginning). Trimmed tells a
+// reader that started after a trim, whose positions within the trimmed
+// part of the feed are sound (it never saw what was removed), from one
+// that started before it and may have missed a change.
 type Position struct {
-	Seq     uint64
-	Trimmed uint64
+	At      changelog.Position
+	Trimmed changelog.Position
+	Epoch   string
+}
+
+// epochTag is the part of a log's epoch a cursor carries.
+func epochTag(epoch string) string {
+	if len(epoch) > 8 {
+		return epoch[:8]
+	}
+	return epoch
 }
 
 // ChangesPage is one page of the change feed, oldest first.
@@ -50,17 +62,19 @@ type ChangesPage struct {
 }
 
 // At is the position right after the change c, read while the feed stood
-// after the trim p.Trimmed.
-func (p ChangesPage) At(c Change) Position { return Position{Seq: c.Seq, Trimmed: p.Next.Trimmed} }
+// after the trim p.Next.Trimmed.
+func (p ChangesPage) At(c Change) Position {
+	return Position{At: c.Pos, Trimmed: p.Next.Trimmed, Epoch: p.Next.Epoch}
+}
 
-// Changes returns up to limit change-feed entries after the position
-// after (the zero Position: from the beginning), oldest first. limit 0
-// means DefaultChangesLimit. From the beginning, the feed holds the
-// latest entry of every record, however old (see Store.TrimFeed). A
-// position handed out before a trim that removed entries after it is
+// Changes returns up to limit changes after the position after (the zero
+// Position: from the beginning), oldest first. limit 0 means
+// DefaultChangesLimit. From the beginning, the feed holds the latest
+// entry of every record, however old (see changelog.Trimmable). A
+// position handed out before a trim that removed changes after it is
 // ErrCursorTooOld: the reader may have missed a change and must start
-// over. A position past the feed's end, or from a later trim than the
-// feed's, is ErrCursorAhead.
+// over. A position past the feed's end, from a later trim than the
+// feed's, or of another database's log, is ErrCursorAhead.
 func (s *Service) Changes(ctx context.Context, after Position, limit int) (ChangesPage, error) {
 	if limit == 0 {
 		limit = DefaultChangesLimit
@@ -72,22 +86,25 @@ func (s *Service) Changes(ctx context.Context, after Position, limit int) (Chang
 	if err != nil {
 		return ChangesPage{}, fmt.Errorf("read the change feed's state: %w", err)
 	}
-	if after.Seq > st.Last || after.Trimmed > st.Trimmed {
+	tag := epochTag(st.Epoch)
+	switch {
+	case after.Epoch != "" && after.Epoch != tag:
+		return ChangesPage{}, fmt.Errorf("%w: it is a position in another database's log", ErrCursorAhead)
+	case st.Last.Before(after.At) || st.Trimmed.Before(after.Trimmed):
 		return ChangesPage{}, ErrCursorAhead
-	}
-	if after.Seq > 0 && after.Trimmed < st.Trimmed && after.Seq < st.Trimmed {
+	case !after.At.IsZero() && after.Trimmed.Before(st.Trimmed) && after.At.Before(st.Trimmed):
 		return ChangesPage{}, ErrCursorTooOld
 	}
-	chs, err := s.store.Changes(ctx, after.Seq, limit+1)
+	chs, err := s.store.Changes(ctx, after.At, limit+1)
 	if err != nil {
-		return ChangesPage{}, fmt.Errorf("read the change feed after %d: %w", after.Seq, err)
+		return ChangesPage{}, fmt.Errorf("read the change feed after %s: %w", after.At, err)
 	}
-	p := ChangesPage{Changes: chs, Next: Position{Seq: after.Seq, Trimmed: st.Trimmed}}
+	p := ChangesPage{Changes: chs, Next: Position{At: after.At, Trimmed: st.Trimmed, Epoch: tag}}
 	if len(chs) > limit {
 		p.Changes, p.HasMore = chs[:limit], true
 	}
 	if n := len(p.Changes); n > 0 {
-		p.Next.Seq = p.Changes[n-1].Seq
+		p.Next.At = p.Changes[n-1].Pos
 	}
 	return p, nil
 }

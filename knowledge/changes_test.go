@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 )
@@ -48,7 +49,7 @@ func TestChangesPages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := svc.Changes(ctx, knowledge.Position{Seq: tc.after}, tc.limit)
+			p, err := svc.Changes(ctx, knowledge.Position{At: changelog.Position{Seq: tc.after}}, tc.limit)
 			if tc.field != "" {
 				var ie *input.Error
 				if !errors.As(err, &ie) || ie.Field != tc.field {
@@ -66,12 +67,12 @@ func TestChangesPages(t *testing.T) {
 			for _, c := range p.Changes {
 				ids = append(ids, c.ID)
 			}
-			if strings.Join(ids, ",") != strings.Join(tc.wantIDs, ",") || p.Next.Seq != tc.wantNext || p.HasMore != tc.wantMore {
-				t.Errorf("got %v next=%d more=%v, want %v next=%d more=%v", ids, p.Next, p.HasMore, tc.wantIDs, tc.wantNext, tc.wantMore)
+			if strings.Join(ids, ",") != strings.Join(tc.wantIDs, ",") || p.Next.At.Seq != tc.wantNext || p.HasMore != tc.wantMore {
+				t.Errorf("got %v next=%d more=%v, want %v next=%d more=%v", ids, p.Next.At.Seq, p.HasMore, tc.wantIDs, tc.wantNext, tc.wantMore)
 			}
 		})
 	}
-	last, err := svc.Changes(ctx, knowledge.Position{Seq: 12}, 1)
+	last, err := svc.Changes(ctx, knowledge.Position{At: changelog.Position{Seq: 12}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +96,16 @@ func TestChangesCursorTooOld(t *testing.T) {
 	}
 	clock.set(day0.Add(40 * 24 * time.Hour))
 	mustImport(t, svc, line("d", "D"), line("c", "C2")) // 6, 7
-	n, err := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Retention: 30 * 24 * time.Hour, Now: clock.now}).Trim(ctx)
+	n, err := changelog.NewTrimmer(db, changelog.TrimmerOptions{Retention: 30 * 24 * time.Hour, Now: clock.now}).Trim(ctx)
 	if err != nil || n != 4 {
 		t.Fatalf("trimmed %d, %v; want 4 (a's and c's first versions, b's upsert and delete)", n, err)
+	}
+	fs, err := db.Feed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := func(seq, trimmed uint64) knowledge.Position {
+		return knowledge.Position{At: changelog.Position{Seq: seq}, Trimmed: changelog.Position{Seq: trimmed}, Epoch: fs.Epoch[:8]}
 	}
 	tests := []struct {
 		name    string
@@ -106,13 +114,14 @@ func TestChangesCursorTooOld(t *testing.T) {
 		wantErr error
 	}{
 		{name: "the beginning lists every record once", wantIDs: "a,d,c"},
-		{name: "a reader from before the trim, before a trimmed delete", after: knowledge.Position{Seq: 4}, wantErr: knowledge.ErrCursorTooOld},
-		{name: "a reader from before the trim, at its start", after: knowledge.Position{Seq: 1}, wantErr: knowledge.ErrCursorTooOld},
-		{name: "a reader from before the trim, past what it removed", after: knowledge.Position{Seq: 5}, wantIDs: "d,c"},
-		{name: "a reader that started after the trim, within the trimmed part", after: knowledge.Position{Seq: 4, Trimmed: 5}, wantIDs: "d,c"},
-		{name: "after the last change", after: knowledge.Position{Seq: 6, Trimmed: 5}, wantIDs: "c"},
-		{name: "at the end", after: knowledge.Position{Seq: 7, Trimmed: 5}, wantIDs: ""},
-		{name: "a trim this feed never had", after: knowledge.Position{Seq: 7, Trimmed: 6}, wantErr: knowledge.ErrCursorAhead},
+		{name: "a reader from before the trim, before a trimmed delete", after: pos(4, 0), wantErr: knowledge.ErrCursorTooOld},
+		{name: "a reader from before the trim, at its start", after: pos(1, 0), wantErr: knowledge.ErrCursorTooOld},
+		{name: "a reader from before the trim, past what it removed", after: pos(5, 0), wantIDs: "d,c"},
+		{name: "a reader that started after the trim, within the trimmed part", after: pos(4, 5), wantIDs: "d,c"},
+		{name: "after the last change", after: pos(6, 5), wantIDs: "c"},
+		{name: "at the end", after: pos(7, 5), wantIDs: ""},
+		{name: "a trim this feed never had", after: pos(7, 6), wantErr: knowledge.ErrCursorAhead},
+		{name: "another database's log", after: knowledge.Position{At: changelog.Position{Seq: 5}, Epoch: "00000000"}, wantErr: knowledge.ErrCursorAhead},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,11 +138,16 @@ func TestChangesCursorTooOld(t *testing.T) {
 			}
 		})
 	}
-	// A reader starting over pages through the trimmed feed to its end.
+	// A reader starting over pages through the trimmed feed to its end,
+	// through cursors as get_changes hands them out.
 	var at knowledge.Position
 	var all []string
 	for {
-		p, err := svc.Changes(ctx, at, 1)
+		back, err := knowledge.ParseCursor(at.Cursor())
+		if err != nil || back != at {
+			t.Fatalf("cursor %q of %+v reads back as %+v, %v", at.Cursor(), at, back, err)
+		}
+		p, err := svc.Changes(ctx, back, 1)
 		if err != nil {
 			t.Fatalf("paging from the beginning after %+v: %v", at, err)
 		}
@@ -148,7 +162,7 @@ func TestChangesCursorTooOld(t *testing.T) {
 			break
 		}
 	}
-	if strings.Join(all, ",") != "a,d,c" || at.Trimmed != 5 {
+	if strings.Join(all, ",") != "a,d,c" || at.Trimmed.Seq != 5 {
 		t.Fatalf("paged %v to %+v", all, at)
 	}
 }

@@ -132,8 +132,5 @@ func (s *Service) DeleteMany(ctx context.Context, ids []string) (DeleteResult, e
 			delete(gone, id)
 		}
 	}
-	if len(deleted) > 0 {
-		s.notify()
-	}
 	return res, nil
 }

@@ -143,40 +143,6 @@ func TestImportKeepsCommittedBatchesOnFailure(t *testing.T) {
 	}
 }
 
-func TestWrittenSignal(t *testing.T) {
-	ctx := context.Background()
-	svc, _ := setup(t)
-	select {
-	case <-svc.Written():
-		t.Fatal("signal before any write")
-	default:
-	}
-	if _, err := svc.Import(ctx, strings.NewReader(lines(line("a", "A"))), knowledge.ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-svc.Written():
-	default:
-		t.Fatal("no signal after an import that added a record")
-	}
-	if _, err := svc.Import(ctx, strings.NewReader(lines(line("a", "A"))), knowledge.ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-svc.Written():
-		t.Fatal("signal after an import that changed nothing")
-	default:
-	}
-	if err := svc.Delete(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-svc.Written():
-	default:
-		t.Fatal("no signal after a delete")
-	}
-}
-
 // batchSpy is the real store, noting the records of each upsert.
 type batchSpy struct {
 	knowledge.Store

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/store"
 )
@@ -52,7 +53,7 @@ func mustImport(t *testing.T, svc *knowledge.Service, ls ...string) {
 
 func feedIDs(t *testing.T, db *store.DB) string {
 	t.Helper()
-	chs, err := db.Changes(context.Background(), 0, 1000)
+	chs, err := db.Changes(context.Background(), changelog.Position{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestTrimKeepsWhatAReaderStartingOverNeeds(t *testing.T) {
 		name    string
 		write   func(t *testing.T, svc *knowledge.Service, c *clock)
 		want    string // the feed afterwards
-		trimmed uint64
+		trimmed uint64 // the records feed's trimmed point
 	}{
 		{name: "nothing is old", write: func(t *testing.T, svc *knowledge.Service, c *clock) {
 			c.set(day0.Add(29 * 24 * time.Hour))
@@ -95,7 +96,7 @@ func TestTrimKeepsWhatAReaderStartingOverNeeds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			svc, db, c := retentionSetup(t)
 			tt.write(t, svc, c)
-			tr := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Retention: horizon, Now: func() time.Time { return day0.Add(40 * 24 * time.Hour) }})
+			tr := changelog.NewTrimmer(db, changelog.TrimmerOptions{Retention: horizon, Now: func() time.Time { return day0.Add(40 * 24 * time.Hour) }})
 			if _, err := tr.Trim(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -103,8 +104,8 @@ func TestTrimKeepsWhatAReaderStartingOverNeeds(t *testing.T) {
 				t.Fatalf("feed %s, want %s", got, tt.want)
 			}
 			st, err := db.Feed(ctx)
-			if err != nil || st.Trimmed != tt.trimmed {
-				t.Fatalf("trimmed %d (%v), want %d", st.Trimmed, err, tt.trimmed)
+			if err != nil || st.Trimmed.Seq != tt.trimmed {
+				t.Fatalf("trimmed %s (%v), want %d", st.Trimmed, err, tt.trimmed)
 			}
 			// A second trim has nothing to do and writes nothing.
 			before, _ := db.Digest()
@@ -118,12 +119,54 @@ func TestTrimKeepsWhatAReaderStartingOverNeeds(t *testing.T) {
 	}
 }
 
+// blockingTrims is the store, with each TrimLog reported on calls and
+// held until release is closed (or its context ends).
+type blockingTrims struct {
+	*store.DB
+	calls   chan time.Time
+	release chan struct{}
+}
+
+func (b blockingTrims) TrimLog(ctx context.Context, before time.Time) (int, error) {
+	b.calls <- before
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	// Once released, the trim runs to its end even if Stop comes meanwhile.
+	return b.DB.TrimLog(context.WithoutCancel(ctx), before)
+}
+
+// TestTrimmerStartStop: Start trims at once, at the horizon behind the
+// clock, and the trim removes what it should from the records feed; a
+// second Start starts no second loop; Stop waits for the trim running;
+// after Stop nothing trims.
 func TestTrimmerStartStop(t *testing.T) {
-	_, db, _ := retentionSetup(t)
-	tr := knowledge.NewTrimmer(db, knowledge.TrimmerOptions{Every: time.Hour})
-	tr.Stop() // never started
+	svc, db, c := retentionSetup(t)
+	mustImport(t, svc, line("a", "A"), line("b", "B"))
+	mustImport(t, svc, line("a", "A2"))
+	c.set(day0.Add(40 * 24 * time.Hour))
+	mustImport(t, svc, line("c", "C"))
+	bt := blockingTrims{DB: db, calls: make(chan time.Time, 4), release: make(chan struct{})}
+	tr := changelog.NewTrimmer(bt, changelog.TrimmerOptions{Retention: 30 * 24 * time.Hour, Every: time.Hour, Now: c.now})
+	tr.Stop() // never started: nothing
 	tr.Start(context.Background())
 	tr.Start(context.Background()) // running: nothing
+	if before := <-bt.calls; !before.Equal(day0.Add(10 * 24 * time.Hour)) {
+		t.Fatalf("the first trim went by %s, want the horizon %s", before, day0.Add(10*24*time.Hour))
+	}
+	close(bt.release)
+	// The trim runs to its end; Stop waits for it, so afterwards a's
+	// first version is gone.
 	tr.Stop()
+	if got := feedIDs(t, db); got != "b:upsert,a:upsert,c:upsert" {
+		t.Fatalf("feed after the trim %s", got)
+	}
 	tr.Stop()
+	select {
+	case b := <-bt.calls:
+		t.Fatalf("a second trim (before %s): two loops ran", b)
+	default:
+	}
 }

@@ -17,9 +17,8 @@ const (
 // Service applies the record rules over a Store: validation, upsert by id,
 // batched imports. It is safe for concurrent use.
 type Service struct {
-	store   Store
-	now     func() time.Time
-	written chan struct{}
+	store Store
+	now   func() time.Time
 }
 
 // NewService returns a Service over store. now stamps records imported
@@ -28,20 +27,7 @@ func NewService(store Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now, written: make(chan struct{}, 1)}
-}
-
-// Written receives after record writes commit, so a follower (the search
-// index) can catch up at once instead of polling hard. Sends coalesce: one
-// receive may stand for many commits, and none is ever lost once a
-// receive happens after the commit. Meant for a single reader.
-func (s *Service) Written() <-chan struct{} { return s.written }
-
-func (s *Service) notify() {
-	select {
-	case s.written <- struct{}{}:
-	default:
-	}
+	return &Service{store: store, now: now}
 }
 
 // Get returns one record.
@@ -77,8 +63,8 @@ func (s *Service) List(ctx context.Context, after string, pageSize int) (RecordP
 	return p, nil
 }
 
-// Delete removes a record; the delete goes on the feed, so the search
-// index drops it too.
+// Delete removes a record; the delete goes on the change log, so the
+// search index drops it too.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
@@ -86,7 +72,6 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.store.DeleteRecord(ctx, id, s.now().UTC().Truncate(time.Millisecond)); err != nil {
 		return fmt.Errorf("delete record %s: %w", id, err)
 	}
-	s.notify()
 	return nil
 }
 
@@ -101,12 +86,6 @@ func (s *Service) Upsert(ctx context.Context, recs []Record) ([]Outcome, error) 
 	out, err := s.store.UpsertRecords(ctx, recs, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("upsert %d records: %w", len(recs), err)
-	}
-	for _, o := range out {
-		if o != Unchanged {
-			s.notify()
-			break
-		}
 	}
 	return out, nil
 }

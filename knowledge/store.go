@@ -3,6 +3,8 @@ package knowledge
 import (
 	"context"
 	"time"
+
+	"github.com/kfa-project/kfa/changelog"
 )
 
 // Op is the kind of change a feed entry records.
@@ -14,28 +16,29 @@ const (
 	OpDelete Op = "delete"
 )
 
-// Change is one entry of the change feed: every record write appends one,
-// in the same transaction, with the next sequence number. The search index
-// follows the feed; later, agents may read it as "changes since N".
+// Change is one entry of the records' change feed: a record event of the
+// change log (changelog.RecordUpserted or RecordDeleted), which every
+// record write appends in its own transaction. Agents read the feed as
+// "changes since" (get_changes).
 type Change struct {
-	Seq uint64    `json:"seq"`
-	ID  string    `json:"id"`
-	Op  Op        `json:"op"`
-	At  time.Time `json:"at"`
+	Pos changelog.Position `json:"pos"`
+	ID  string             `json:"id"`
+	Op  Op                 `json:"op"`
+	At  time.Time          `json:"at"`
 	// Record is the record as it is now, read in the same transaction as
 	// the entry; nil for a delete, or when a later entry deleted it.
 	Record *Record `json:"-"`
 }
 
-// FeedState is where the feed stands.
+// FeedState is where the records' feed stands, in log positions.
 type FeedState struct {
-	First uint64 // the oldest sequence still held; 0 when the feed is empty
-	Last  uint64 // the newest sequence ever written; 0 before the first write
-	// Trimmed is the newest sequence retention removed (0: none): a
-	// reader whose position is before it has missed changes.
-	Trimmed uint64
-	// Epoch identifies the feed: it differs between database files, so a
-	// follower notices when the file under it was replaced.
+	First changelog.Position // the oldest record event still held; zero when none
+	Last  changelog.Position // the newest record event; zero before the first
+	// Trimmed is the newest record event trimming removed (zero: none): a
+	// reader whose position is before it may have missed changes.
+	Trimmed changelog.Position
+	// Epoch identifies the log: it differs between databases, so a reader
+	// notices a cursor of another one.
 	Epoch string
 }
 
@@ -47,7 +50,8 @@ type RecordPage struct {
 }
 
 // Store persists records and their change feed. Every method that writes a
-// record appends its feed entries in the same transaction.
+// record appends its record events to the change log in the same
+// transaction; trimming the feed is the log's (changelog.Trimmable).
 type Store interface {
 	// UpsertRecords writes recs in one transaction, deciding each with
 	// Merge against what is stored, and returns one Outcome per record.
@@ -64,17 +68,15 @@ type Store interface {
 	GetRecord(ctx context.Context, id string) (Record, error)
 	// ListRecords returns up to limit records with ids after after.
 	ListRecords(ctx context.Context, after string, limit int) (RecordPage, error)
-	// Changes returns up to limit feed entries with sequences after after,
-	// oldest first, each with its record as it is now.
-	Changes(ctx context.Context, after uint64, limit int) ([]Change, error)
-	// Feed reports the feed's first and last sequence numbers.
+	// Changes returns up to limit record events after the log position
+	// after, oldest first, each with its record as it is now (read in
+	// one snapshot with the events).
+	Changes(ctx context.Context, after changelog.Position, limit int) ([]Change, error)
+	// Feed reports where the records' feed stands.
 	Feed(ctx context.Context) (FeedState, error)
-	// TrimFeed removes the entries written before before that a reader
-	// starting from the beginning does not need (an entry with a later
-	// one for the same record, a delete), never the newest entry of the
-	// feed, and moves FeedState.Trimmed on. It returns how many it
-	// removed.
-	TrimFeed(ctx context.Context, before time.Time) (int, error)
+	// GetRecords returns the records ids as they are now, in the order
+	// given; nil where there is none.
+	GetRecords(ctx context.Context, ids []string) ([]*Record, error)
 }
 
 // IndexStatus describes the search index built from the records.
@@ -82,8 +84,10 @@ type IndexStatus struct {
 	Dir         string `json:"dir"`
 	Records     int    `json:"records"`     // records indexed
 	Discussions int    `json:"discussions"` // discussions indexed, open and answered
-	AppliedSeq  uint64 `json:"appliedSeq"`  // last feed entry applied
-	FeedSeq     uint64 `json:"feedSeq"`     // last feed entry written
+	// AppliedPosition is the change log position the index has applied
+	// up to; LogPosition the log's newest (changelog.Position's text).
+	AppliedPosition string `json:"appliedPosition"`
+	LogPosition     string `json:"logPosition"`
 	// SynonymGroups is the number of synonym groups the index folds.
 	SynonymGroups int `json:"synonymGroups"`
 	// Rebuilt is true when the index was built from scratch; Deleted when

@@ -1,52 +1,59 @@
 package mcpserver
 
 import (
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
 func TestCursor(t *testing.T) {
+	largest := knowledge.Position{At: changelog.Position{Tx: math.MaxUint64, Seq: math.MaxUint64},
+		Trimmed: changelog.Position{Tx: math.MaxUint64, Seq: math.MaxUint64}, Epoch: "ffffffff"}
 	tests := []struct {
 		name    string
 		cursor  string
 		want    knowledge.Position
-		wantErr bool
+		wantErr error
 	}{
 		{name: "empty is the beginning", cursor: ""},
 		{name: "the beginning spelled out", cursor: EncodeCursor(knowledge.Position{})},
-		{name: "one", cursor: "AAAAAAAAAAE", want: knowledge.Position{Seq: 1}},
-		{name: "largest", cursor: EncodeCursor(knowledge.Position{Seq: math.MaxUint64}), want: knowledge.Position{Seq: math.MaxUint64}},
-		{name: "after a trim", cursor: "AAAAAAAAAAEAAAAAAAAABQ", want: knowledge.Position{Seq: 1, Trimmed: 5}},
-		{name: "a trim of 0 spelled out", cursor: "AAAAAAAAAAEAAAAAAAAAAA", wantErr: true},
-		{name: "not base64", cursor: "zz!", wantErr: true},
-		{name: "padded", cursor: "AAAAAAAAAAE=", wantErr: true},
-		{name: "standard alphabet", cursor: "AAAAAAAAA+E", wantErr: true},
-		{name: "too short", cursor: "AAAAAAAAAA", wantErr: true},
-		{name: "between the two lengths", cursor: "AAAAAAAAAAAAAAE", wantErr: true},
-		{name: "too long", cursor: "AAAAAAAAAAEAAAAAAAAABQAA", wantErr: true},
-		{name: "non-canonical last character", cursor: "AAAAAAAAAAF", wantErr: true},
-		{name: "a number", cursor: "12", wantErr: true},
+		{name: "bbolt", cursor: "AQEjRWcAAQAA", want: knowledge.Position{At: changelog.Position{Seq: 1}, Epoch: "01234567"}},
+		{name: "postgres, after a trim", cursor: "AQEjRWcHCQAF",
+			want: knowledge.Position{At: changelog.Position{Tx: 7, Seq: 9}, Trimmed: changelog.Position{Seq: 5}, Epoch: "01234567"}},
+		{name: "largest", cursor: EncodeCursor(largest), want: largest},
+		{name: "a cursor of the old feed", cursor: "AAAAAAAAAAE", wantErr: knowledge.ErrCursorTooOld},
+		{name: "an old cursor after a trim", cursor: "AAAAAAAAAAEAAAAAAAAABQ", wantErr: knowledge.ErrCursorTooOld},
+		{name: "not base64", cursor: "zz!", wantErr: knowledge.ErrNotCursor},
+		{name: "padded", cursor: "AQEjRWcAAQAA=", wantErr: knowledge.ErrNotCursor},
+		{name: "another format", cursor: "AgEjRWcAAQAA", wantErr: knowledge.ErrNotCursor},
+		{name: "too short", cursor: "AQEjRWcAAQA", wantErr: knowledge.ErrNotCursor},
+		{name: "too long", cursor: "AQEjRWcAAQAAAA", wantErr: knowledge.ErrNotCursor},
+		{name: "a non-minimal number", cursor: "AQEjRWeAAAEAAA", wantErr: knowledge.ErrNotCursor},
+		{name: "a number", cursor: "12", wantErr: knowledge.ErrNotCursor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeCursor(tc.cursor)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("DecodeCursor(%q) err = %v, want error %v", tc.cursor, err, tc.wantErr)
+			if !errors.Is(err, tc.wantErr) || (err != nil) != (tc.wantErr != nil) {
+				t.Fatalf("DecodeCursor(%q) err = %v, want %v", tc.cursor, err, tc.wantErr)
 			}
 			if err == nil && got != tc.want {
 				t.Fatalf("DecodeCursor(%q) = %+v, want %+v", tc.cursor, got, tc.want)
 			}
 		})
 	}
+	if n := len(EncodeCursor(largest)); n > maxCursorLen {
+		t.Fatalf("the largest cursor is %d characters, more than the schema's %d", n, maxCursorLen)
+	}
 }
 
 // FuzzCursor: a cursor decodes only if it is exactly what EncodeCursor
 // writes for its position, and decoding never panics.
 func FuzzCursor(f *testing.F) {
-	for _, s := range []string{"", "AAAAAAAAAAE", "zz", "AAAAAAAAAAF", "AAAAAAAAAAEAAAAAAAAABQ",
-		EncodeCursor(knowledge.Position{Seq: math.MaxUint64, Trimmed: math.MaxUint64}), "\x00\xff"} {
+	for _, s := range []string{"", "AQEjRWcAAQAA", "AQEjRWcHCQAF", "zz", "AAAAAAAAAAE", "AAAAAAAAAAEAAAAAAAAABQ", "\x00\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

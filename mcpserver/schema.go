@@ -12,8 +12,8 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// maxCursorLen bounds a get_changes cursor: an encoded sequence number is
-// 11 characters.
+// maxCursorLen bounds a get_changes cursor: the longest (four 64-bit
+// numbers after the format and the epoch tag) is 60 characters.
 const maxCursorLen = 64
 
 // maxFetchIDLen bounds a fetch id: the longest record id (discussion ids

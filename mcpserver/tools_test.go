@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -108,7 +109,7 @@ func TestOutputsMatchSchemas(t *testing.T) {
 		},
 		ToolGetChanges: {
 			ChangesOutput{Changes: []Change{}, NextCursor: EncodeCursor(knowledge.Position{})},
-			ChangesOutput{Changes: []Change{{ID: "r", Op: "upsert", UpdatedAt: "t", Cursor: EncodeCursor(knowledge.Position{Seq: 1})}}, NextCursor: EncodeCursor(knowledge.Position{Seq: 1, Trimmed: 1}), HasMore: true},
+			ChangesOutput{Changes: []Change{{ID: "r", Op: "upsert", UpdatedAt: "t", Cursor: EncodeCursor(knowledge.Position{At: changelog.Position{Seq: 1}, Epoch: "0123abcd"})}}, NextCursor: EncodeCursor(knowledge.Position{At: changelog.Position{Tx: 7, Seq: 1}, Trimmed: changelog.Position{Seq: 1}, Epoch: "0123abcd"}), HasMore: true},
 		},
 		ToolWhoami: {WhoamiOutput{}, WhoamiOutput{Authenticated: true, AgentID: "a", Name: "n", Scopes: []string{"read"}}},
 	}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,9 @@ type Metrics struct {
 	cancels     prometheus.Counter
 
 	mcpCalls *prometheus.CounterVec
+
+	// sync, when set, runs before each scrape (SyncBeforeScrape).
+	sync func(ctx context.Context) error
 }
 
 // New returns a Metrics with the Go runtime, process and build collectors
@@ -96,7 +100,11 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the Prometheus text (or negotiated)
 // format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.synced(r)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Mount serves the metrics at Path, in front of next, for a server that
@@ -114,12 +122,12 @@ func (m *Metrics) Mount(next http.Handler) http.Handler {
 }
 
 // SetIndexLag registers kfa_search_index_lag, read from lag at each
-// scrape: how many record feed changes the search index has not applied.
-// Call it once, when a search index exists.
+// scrape: about how many change log events the search index has not
+// applied. Call it once, when a search index exists.
 func (m *Metrics) SetIndexLag(lag func() (int64, error)) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "kfa_search_index_lag",
-		Help: "Record feed changes the search index has not applied yet.",
+		Help: "Change log events the search index has not applied yet (about: every event counts, not only those it indexes).",
 	}, func() float64 {
 		n, err := lag()
 		if err != nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 )
 
 func family(t *testing.T, m *Metrics, name string) *dto.MetricFamily {
@@ -138,3 +142,48 @@ func TestDomainStaysFreeOfMetrics(t *testing.T) {
 }
 
 var _ prometheus.Collector = (*storeCollector)(nil)
+
+// TestFollowerCounts: the ask-network counters come from the change log's
+// events, a reply's qualifying label from the event's note.
+func TestFollowerCounts(t *testing.T) {
+	m := New("test")
+	evs := []changelog.Event{
+		{Kind: changelog.TaskCreated}, {Kind: changelog.TaskCreated}, {Kind: changelog.DiscussionOpened},
+		{Kind: changelog.DiscussionReplied, Note: changelog.NoteQualifying},
+		{Kind: changelog.TaskMoved, Ref: string(a2a.TaskStateCompleted)},
+		{Kind: changelog.TaskMoved, Ref: string(a2a.TaskStateCompleted)},
+		{Kind: changelog.DiscussionReplied},
+		{Kind: changelog.TaskMoved, Ref: string(a2a.TaskStateCanceled)},
+		{Kind: changelog.RecordUpserted}, {Kind: changelog.AgentRevoked},
+	}
+	if err := m.Follower().Apply(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	value := func(name, qualifying string) float64 {
+		f := family(t, m, name)
+		if f == nil {
+			t.Fatalf("no %s", name)
+		}
+		for _, x := range f.GetMetric() {
+			if qualifying == "" || labels(x)["qualifying"] == qualifying {
+				return x.GetCounter().GetValue()
+			}
+		}
+		t.Fatalf("no %s{qualifying=%q}", name, qualifying)
+		return 0
+	}
+	for _, c := range []struct {
+		name, qualifying string
+		want             float64
+	}{
+		{"kfa_asks_total", "", 2},
+		{"kfa_replies_total", "true", 1},
+		{"kfa_replies_total", "false", 1},
+		{"kfa_task_completions_total", "", 2},
+		{"kfa_task_cancels_total", "", 1},
+	} {
+		if got := value(c.name, c.qualifying); got != c.want {
+			t.Errorf("%s{%s}: %v, want %v", c.name, c.qualifying, got, c.want)
+		}
+	}
+}

@@ -15,22 +15,21 @@ func sized(id string, n int) *knowledge.Record {
 
 // TestBatchesAreBoundedByBytes: an index batch holds at most maxBytes of
 // records and size entries, a larger record a batch of its own, and the
-// batches keep the feed's order.
+// batches keep the order given.
 func TestBatchesAreBoundedByBytes(t *testing.T) {
-	ch := func(spec ...int) []knowledge.Change { // a size, or 0 for a deletion
-		out := make([]knowledge.Change, len(spec))
+	ch := func(spec ...int) []change { // a size, or 0 for a removal
+		out := make([]change, len(spec))
 		for i, n := range spec {
-			id := fmt.Sprintf("r%d", i)
-			out[i] = knowledge.Change{Seq: uint64(i + 1), ID: id}
+			out[i] = change{id: fmt.Sprintf("r%d", i)}
 			if n > 0 {
-				out[i].Record = sized(id, n)
+				out[i].rec = sized(out[i].id, n)
 			}
 		}
 		return out
 	}
 	tests := []struct {
 		name     string
-		changes  []knowledge.Change
+		changes  []change
 		size     int
 		maxBytes int
 		want     string // sizes per batch
@@ -48,17 +47,17 @@ func TestBatchesAreBoundedByBytes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bs := batches(tt.changes, tt.size, tt.maxBytes)
 			var got [][]int
-			next := uint64(1)
+			next := 0
 			for _, b := range bs {
 				var sizes []int
 				for _, c := range b {
-					if c.Seq != next {
-						t.Fatalf("entry %d where %d was due: order lost", c.Seq, next)
+					if want := fmt.Sprintf("r%d", next); c.id != want {
+						t.Fatalf("record %s where %s was due: order lost", c.id, want)
 					}
 					next++
 					n := 0
-					if c.Record != nil {
-						n = c.Record.Size()
+					if c.rec != nil {
+						n = c.rec.Size()
 					}
 					sizes = append(sizes, n)
 				}

@@ -50,12 +50,11 @@ func benchFixture(b *testing.B, n, discs int) *Index {
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db, Discussions: db})
+	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Changes: db, Records: db, Discussions: db})
 	if err != nil {
 		_ = db.Close()
 		b.Fatal(err)
 	}
-	waitReconciled(b, idx) // not measured
 	b.Cleanup(func() {
 		_ = idx.Close()
 		_ = db.Close()
@@ -82,11 +81,10 @@ func buildBenchFixture(b *testing.B, dir string, n, discs int) {
 		}
 	}
 	loadBenchDiscussions(b, db, discs)
-	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Records: db, Discussions: db})
+	idx, err := Open(context.Background(), Options{Dir: filepath.Join(dir, "index"), Changes: db, Records: db, Discussions: db})
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitReconciled(b, idx) // it indexes the discussions
 	if err := idx.Close(); err != nil {
 		b.Fatal(err)
 	}

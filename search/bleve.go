@@ -1,6 +1,8 @@
 package search
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +19,7 @@ var (
 	keySchema   = []byte("kfa:schema")   // schemaVersion of the mapping
 	keyFeed     = []byte("kfa:feed")     // appliedState
 	keySynonyms = []byte("kfa:synonyms") // Synonyms.Digest of the mapping
+	keyInstance = []byte("kfa:instance") // a random id: the index's durable cursor is named by it
 )
 
 // openIndex opens the bleve index at dir, or creates it. An index that
@@ -62,9 +65,12 @@ func createIndex(dir string, m *mapping.IndexMappingImpl, synonyms string) (blev
 	if err != nil {
 		return nil, fmt.Errorf("search: create index %s: %w", dir, err)
 	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
 	b := idx.NewBatch()
 	b.SetInternal(keySchema, []byte(schemaVersion))
 	b.SetInternal(keySynonyms, []byte(synonyms))
+	b.SetInternal(keyInstance, []byte(hex.EncodeToString(id[:])))
 	if err := idx.Batch(b); err != nil {
 		_ = idx.Close()
 		return nil, fmt.Errorf("search: stamp index %s: %w", dir, err)

@@ -18,8 +18,8 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// community asks and answers through the domain services, asks and
-// replies going through the watch as they do in the server.
+// community asks and answers through the domain services, as the server
+// does; the index learns of it from the change log.
 type community struct {
 	tasks  *tasks.Service
 	discs  *discussions.Service
@@ -28,29 +28,19 @@ type community struct {
 	other  discussions.Author
 }
 
-func newCommunity(f *fixture, w *DiscussionWatch) *community {
+func newCommunity(f *fixture) *community {
 	asker := tasks.Asker{ID: ulid.Make().String(), Name: "asker"}
 	// Each write a millisecond after the one before, so replies (ULIDs)
 	// sort in the order they were made.
 	var ms atomic.Int64
 	tick := func() time.Time { return now().Add(time.Duration(ms.Add(1)) * time.Millisecond) }
 	return &community{
-		tasks:  tasks.NewService(w.WrapTasks(f.db), tasks.Limits{}, f.db.Secret(), tick),
-		discs:  discussions.NewService(w.Wrap(f.db), discussions.Limits{}, f.db.Secret(), tick),
+		tasks:  tasks.NewService(f.db, tasks.Limits{}, f.db.Secret(), tick),
+		discs:  discussions.NewService(f.db, discussions.Limits{}, f.db.Secret(), tick),
 		asker:  asker,
 		author: discussions.Author{ID: asker.ID, Name: asker.Name},
 		other:  discussions.Author{ID: ulid.Make().String(), Name: "helper"},
 	}
-}
-
-// watched gives f's index a watch (as if opened with one) and a community
-// writing through it.
-func watched(t testing.TB, f *fixture) *community {
-	t.Helper()
-	waitReconciled(t, f.idx) // it reads the watch
-	w := NewDiscussionWatch()
-	f.idx.o.Watch = w
-	return newCommunity(f, w)
 }
 
 // ask opens a discussion and returns its id.
@@ -89,7 +79,7 @@ func loadDiscussions(t testing.TB, f *fixture) map[string]string {
 	if err := json.Unmarshal(b, &ds); err != nil {
 		t.Fatal(err)
 	}
-	c := watched(t, f)
+	c := newCommunity(f)
 	out := map[string]string{}
 	for _, d := range ds {
 		id := c.ask(t, d.Question, d.Details)
@@ -120,7 +110,7 @@ func searchQ(t testing.TB, x *Index, q knowledge.Query) knowledge.Result {
 func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, samples(t))
-	c := watched(t, f)
+	c := newCommunity(f)
 
 	answered := c.ask(t, "Why does my bbolt database file keep growing after deletes?", "Deleting keys does not shrink kfa.db.")
 	c.reply(t, c.author, answered, "Adding: it is 2 GB now.")
@@ -193,7 +183,7 @@ func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 // is a hit only for a query that asks its question.
 func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	f := setup(t, samples(t))
-	c := watched(t, f)
+	c := newCommunity(f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
 	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
 	timeout := c.ask(t, "What does canceling statement due to statement timeout mean in PostgreSQL?", "")
@@ -245,30 +235,27 @@ func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	}
 }
 
-// TestDiscussionsReconcileOnOpen: asks and replies written while no index
-// ran (the CLI in direct mode), and those the watch did not see, are
-// indexed.
-func TestDiscussionsReconcileOnOpen(t *testing.T) {
+// TestDiscussionsCaughtUpOnOpen: asks and replies written while no index
+// ran (the CLI in direct mode, another process) are indexed when it
+// opens, from the change log; and those made while it runs by anyone are
+// indexed from the log too, with no watch of its own.
+func TestDiscussionsCaughtUpOnOpen(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, "")
 	if err := f.idx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f, NewDiscussionWatch()) // a watch nobody reads
+	c := newCommunity(f)
 	first := c.ask(t, "How do I rotate a capybara token?", "")
 	c.reply(t, c.other, first, "Use kfa agent rotate.")
 	f.open(t)
-	waitReconciled(t, f.idx)
 	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "rotate capybara token"}).Hits); len(got) != 1 || got[0] != first {
 		t.Fatalf("after reopening: %v", got)
 	}
-	// Asked and answered while running but unseen by the index's watch:
-	// the counts move, and the next sync starts a reconcile.
 	second := c.ask(t, "Where do capybara logs go?", "")
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitReconciled(t, f.idx)
 	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "where do capybara logs go"}).Hits); len(got) != 1 || got[0] != second {
 		t.Fatalf("an open discussion after a sync: %v", got)
 	}
@@ -276,10 +263,17 @@ func TestDiscussionsReconcileOnOpen(t *testing.T) {
 	if err := f.idx.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitReconciled(t, f.idx)
 	res := searchQ(t, f.idx, knowledge.Query{Text: "capybara logs"})
 	if got := ids(res.Hits); len(got) != 1 || got[0] != second || res.Hits[0].Status != knowledge.StatusAnswered {
 		t.Fatalf("answered after a sync: %+v", res.Hits)
+	}
+	// A later reply to an answered discussion is indexed too.
+	c.reply(t, c.other, second, "Or to the file named by --log-file (pangolin).")
+	if err := f.idx.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(searchQ(t, f.idx, knowledge.Query{Text: "pangolin log file"}).Hits); len(got) != 1 || got[0] != second {
+		t.Fatalf("a later reply to an answered discussion: %v", got)
 	}
 	st, err := f.idx.Status(ctx)
 	if err != nil || st.Discussions != 2 || st.Records != 0 {
@@ -302,14 +296,15 @@ func (s *countingSource) ListReplies(ctx context.Context, q discussions.ReplyQue
 // The index reads only the replies it keeps, however many a discussion has.
 func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	f := setup(t, "")
-	c := newCommunity(f, NewDiscussionWatch())
+	c := newCommunity(f)
 	id := c.ask(t, "How many replies does the index read?", "")
 	for i := range maxIndexedReplies + 25 {
 		c.reply(t, c.other, id, fmt.Sprint("answer number ", i))
 	}
 	src := &countingSource{DiscussionSource: f.db}
 	f.idx.o.Discussions = src
-	if err := f.idx.indexDiscussions(context.Background(), []string{id}); err != nil {
+	b := f.idx.rec.NewBatch()
+	if _, err := f.idx.indexDiscussions(context.Background(), b, []string{id}, map[string]bool{id: true}); err != nil {
 		t.Fatal(err)
 	}
 	if src.read == 0 || src.read > maxIndexedReplies {
@@ -318,32 +313,27 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 }
 
 // TestReplySearchableAtOnce: the follower indexes an ask and a reply as
-// soon as they commit, woken by the watch, not by its tick (an hour
-// here): a reply is searchable within the time one index batch takes.
+// soon as they commit, woken by the log, not by its tick (an hour here):
+// a reply is searchable within the time one index batch takes.
 func TestReplySearchableAtOnce(t *testing.T) {
 	f := setup(t, samples(t))
-	c := watched(t, f)
+	c := newCommunity(f)
 	f.idx.o.Tick = time.Hour
-	passes := make(chan struct{}, 64)
-	f.idx.synced = func() {
-		select {
-		case passes <- struct{}{}:
-		default:
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
 	defer cancel()
 	f.idx.Start(ctx)
 	defer f.idx.Stop()
-	// waitFor waits for follower passes until ok holds.
+	// waitFor waits for the follower to pass the log's end until ok holds.
 	waitFor := func(what string, ok func() bool) time.Duration {
 		t.Helper()
 		start := time.Now()
 		for !ok() {
-			select {
-			case <-passes:
-			case <-ctx.Done():
-				t.Fatalf("%s: not indexed", what)
+			st, err := f.db.LogState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.idx.runner.WaitPast(ctx, st.Last); err != nil {
+				t.Fatalf("%s: not indexed: %v", what, err)
 			}
 		}
 		return time.Since(start)
@@ -375,7 +365,7 @@ func TestHotBackupOfABboltFile(t *testing.T) {
 	if hits := searchQ(t, f.idx, q).Hits; len(hits) != 0 {
 		t.Fatalf("over the samples alone: %v, want nothing", ids(hits))
 	}
-	c := watched(t, f)
+	c := newCommunity(f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
 	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
 	if err := f.idx.Sync(ctx); err != nil {

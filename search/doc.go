@@ -4,14 +4,15 @@
 // product and environment filters). Records and discussions share one
 // index, so one query ranks them by the same term statistics.
 //
-// The index is derived data in <data>/index: the bbolt file stays the only
-// source of truth. The index remembers the last change-feed sequence it
-// applied, catches up from the feed when it opens and while it runs
-// (Start/Stop), and is rebuilt from the store whenever it is missing,
-// corrupt, built by another mapping version or with other synonyms, or no
-// longer matches the feed (a restored backup, a feed trimmed past it).
-// Discussions are indexed when asked and re-indexed when they get replies
-// (see DiscussionWatch for how they are kept in step).
+// The index is derived data in <data>/index: the store stays the only
+// source of truth. The index follows the change log (package changelog):
+// it remembers the last event it applied, catches up from the log when it
+// opens and while it runs (Start/Stop), in every process, on either
+// store, and is rebuilt from the store whenever it is missing, corrupt,
+// built by another mapping version or with other synonyms, or can no
+// longer follow the log (another database, a restored backup, a log
+// trimmed past it), saying why. Records and discussions are indexed again
+// when the log names them (see follow.go).
 //
 // Search decides what is an answer (relevance.go): the honest miss for a
 // query nothing answers, partial matches once something does, open

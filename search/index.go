@@ -14,23 +14,20 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// RecordSource is what the records index reads: the change feed and the
-// records. knowledge.Store (and so store.DB) provides it.
+// RecordSource is what the index reads of the records. knowledge.Store
+// (and so both stores) provides it.
 type RecordSource interface {
-	Changes(ctx context.Context, after uint64, limit int) ([]knowledge.Change, error)
-	// ChangesWithin is Changes stopping before the entry whose record
-	// would take the records' Size past maxBytes (at least one entry).
-	ChangesWithin(ctx context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error)
-	Feed(ctx context.Context) (knowledge.FeedState, error)
 	ListRecords(ctx context.Context, after string, limit int) (knowledge.RecordPage, error)
+	// GetRecords returns the records ids as they are now; nil where none.
+	GetRecords(ctx context.Context, ids []string) ([]*knowledge.Record, error)
 }
 
 // Defaults of Options.
 const (
-	DefaultTick      = time.Second
 	DefaultBatchSize = 1000
 	// DefaultBatchBytes bounds the record bytes (knowledge.Record.Size)
 	// of one index batch. Analysing a batch and building its segment holds
@@ -47,19 +44,18 @@ type Options struct {
 	// Dir holds the index, normally <data>/index. It is derived data:
 	// deleting it makes the next Open rebuild it.
 	Dir string
-	// Records is the source of truth the records index follows.
+	// Changes is the change log the index follows: its record and
+	// discussion events say what to index again.
+	Changes changelog.Log
+	// Records is what the index reads the records from.
 	Records RecordSource
-	// Written wakes the follower when records were written (see
-	// knowledge.Service.Written). Optional: the follower also checks the
-	// feed every Tick.
-	Written <-chan struct{}
 	// Discussions, when set, has its discussions indexed beside the
 	// records: answered ones rank with them, open ones are found by a
 	// query that asks the same question.
 	Discussions DiscussionSource
-	// Watch names the discussions that were asked or got replies, so they
-	// are re-indexed at once. Optional (see DiscussionWatch).
-	Watch *DiscussionWatch
+	// Cursors, when set, keeps the index's position in the store as a
+	// durable cursor, so that trimming the log waits for it.
+	Cursors changelog.Cursors
 	// SynonymsFile is the operator's synonyms file (see Synonyms), read
 	// by Open and again by Rebuild; a missing file means no synonyms, ""
 	// none at all.
@@ -67,27 +63,34 @@ type Options struct {
 	// PublicURL is the server's base URL; the results' page links start
 	// with it.
 	PublicURL string
-	// Tick is how often the follower looks at the feed without a wake-up.
-	// Default DefaultTick.
+	// Tick is how often the follower reads the log without a wake-up.
+	// Default changelog.DefaultTick.
 	Tick time.Duration
-	// BatchSize is how many feed entries go into one index batch. Default
-	// DefaultBatchSize.
+	// BatchSize is how many events the follower reads at once, and how
+	// many records go into one index batch. Default DefaultBatchSize.
 	BatchSize int
 	// BatchBytes bounds the record bytes (knowledge.Record.Size) in one
-	// index batch: a batch holds at most BatchSize entries and BatchBytes
+	// index batch: a batch holds at most BatchSize records and BatchBytes
 	// bytes, or a single larger record. Default DefaultBatchBytes.
 	BatchBytes int
 	// Log receives index events. Default: discarded.
 	Log *slog.Logger
 
-	// reconcileHook, when set (by tests), is called before each page of a
-	// background reconcile, with the number of pages done.
-	reconcileHook func(pages int)
+	// applyHook, when set (tests), runs before each batch of events is
+	// indexed (phase "before") and once it is indexed, before its
+	// position is known to be on disk ("after"); an error it returns
+	// fails the batch.
+	applyHook func(phase string, evs []changelog.Event) error
+	// gap, when set (benchmarks), replaces followGap; negative: none.
+	gap time.Duration
+	// walkHook, when set (tests), runs before each page of the
+	// background walk of the discussions, with the pages done.
+	walkHook func(ctx context.Context, pages int)
 }
 
 // Index is the search index: records and discussions, in one bleve
-// index. Search is safe for concurrent use with everything else; writes
-// (catch-up, discussion sync, rebuild) are serialised.
+// index, following the change log. Search is safe for concurrent use
+// with everything else; writes (following, rebuild) are serialised.
 type Index struct {
 	o Options
 
@@ -97,25 +100,18 @@ type Index struct {
 	syn *Synonyms // the synonyms rec was built with
 
 	writeMu   sync.Mutex   // one writer at a time
-	applied   appliedState // last applied feed entry; guarded by writeMu
+	applied   appliedState // the last event applied; guarded by writeMu
 	pending   int          // record bytes applied since the last persistence mark; guarded by writeMu
 	persisted chan error   // the last persistence mark's callback, nil when none is out; guarded by writeMu
-	seq       atomic.Uint64
-	discs     discCounts   // discussions indexed; guarded by writeMu
-	discCount atomic.Int64 // discs.all, for Status
-	// stale: discs is a guess until a reconcile ends; reconciling: one
-	// runs in the background, rc its progress. Guarded by writeMu.
-	stale, reconciling bool
-	rc                 reconcileState
-
-	recMu     sync.Mutex // guards recCancel and recDone
-	recCancel context.CancelFunc
-	recDone   chan struct{}
+	pos       atomic.Pointer[changelog.Position]
+	discCount atomic.Int64 // discussions indexed, for Status
 
 	runMu  sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-	synced func() // tests: called after each pass of the follower
+	runner *changelog.Runner // nil while not following
+
+	walkMu     sync.Mutex // guards walkCancel and walkDone
+	walkCancel context.CancelFunc
+	walkDone   chan struct{}
 }
 
 // Sub-directories of Options.Dir.
@@ -129,17 +125,12 @@ const (
 var ErrClosed = errors.New("search: index is closed")
 
 // Open opens the index in o.Dir, creating or rebuilding what is missing,
-// corrupt or stale, and catches up with the feed before it returns, so
-// that the first search sees every committed record. The discussions are
-// reconciled in the background after it returns (see reconcileLive):
-// until that ends, a search may miss discussion writes the index did not
-// see before it opened.
+// corrupt or stale, and applies the change log up to its end before it
+// returns, so that the first search sees every committed write. Start
+// then follows the log.
 func Open(ctx context.Context, o Options) (*Index, error) {
-	if o.Records == nil {
-		return nil, errors.New("search: Options.Records is required")
-	}
-	if o.Tick <= 0 {
-		o.Tick = DefaultTick
+	if o.Changes == nil || o.Records == nil {
+		return nil, errors.New("search: Options.Changes and Options.Records are required")
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
@@ -171,21 +162,13 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Discussions != nil {
-		// Until the reconcile ends, the store's counts stand for the
-		// indexed ones.
-		n, err := x.storeCounts(ctx)
-		if err != nil {
-			_ = x.rec.Close()
-			return nil, err
-		}
-		x.setDiscs(n)
-		x.stale = true
-		x.startReconcile(ctx)
-	}
 	n, _ := x.rec.DocCount()
-	o.Log.Info("search index ready", "dir", o.Dir, "records", x.records(n), "feed_seq", x.applied.Seq,
-		"discussions", x.discs.all, "reconciling", x.reconciling, "synonym_groups", syn.Len(), "rebuilt", rebuilt, "took", time.Since(start).Round(time.Millisecond))
+	o.Log.Info("search index ready", "dir", o.Dir, "records", x.records(n), "discussions", x.discCount.Load(),
+		"log_position", x.applied.Pos.String(), "synonym_groups", syn.Len(), "rebuilt", rebuilt,
+		"walking_discussions", x.applied.Walking, "took", time.Since(start).Round(time.Millisecond))
+	if x.applied.Walking {
+		x.startWalk()
+	}
 	return x, nil
 }
 
@@ -206,9 +189,9 @@ func (x *Index) loadMapping() (*Synonyms, *mapping.IndexMappingImpl, error) {
 	return syn, m, nil
 }
 
-// openRecords opens the records index and brings it level with the feed:
-// by catching up when its state still matches the feed, otherwise by
-// building it from the records. rebuilt reports the latter.
+// openRecords opens the index and brings it level with the log: by
+// catching up when its position is still one the log can follow from,
+// otherwise by building it from the store. rebuilt reports the latter.
 func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (rebuilt bool, err error) {
 	dir := filepath.Join(x.o.Dir, recordsDir)
 	idx, fresh, err := openIndex(dir, m, x.syn.Digest(), x.o.Log)
@@ -221,7 +204,7 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 			_ = idx.Close()
 			return false, fmt.Errorf("search: read index state: %w", err)
 		}
-		reason := "it holds no feed position (an earlier build did not finish)"
+		reason := "it holds no change log position (an earlier build did not finish, or an older kfa built it from the records feed)"
 		if d, err := idx.GetInternal(keySynonyms); err != nil || string(d) != x.syn.Digest() {
 			ok, reason = false, "the synonyms file changed since it was built"
 		}
@@ -233,15 +216,15 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 			}
 		}
 		if reason == "" {
-			x.rec, x.applied = idx, st
-			x.seq.Store(st.Seq)
+			x.rec = idx
+			x.setApplied(st)
 			n, err := x.catchUp(ctx)
 			if err != nil {
 				_ = idx.Close()
 				return false, err
 			}
 			if n > 0 {
-				x.o.Log.Info("search index caught up with the feed", "applied", n, "feed_seq", x.applied.Seq)
+				x.o.Log.Info("search index caught up with the change log", "applied", n, "log_position", x.applied.Pos.String())
 			}
 			return false, nil
 		}
@@ -254,13 +237,13 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 			return false, err
 		}
 	}
-	st, err := x.buildRecords(ctx, idx)
+	st, err := x.build(ctx, idx, false)
 	if err != nil {
 		_ = idx.Close()
 		return false, err
 	}
-	x.rec, x.applied = idx, st
-	x.seq.Store(st.Seq)
+	x.rec = idx
+	x.setApplied(st)
 	if _, err := x.catchUp(ctx); err != nil {
 		_ = idx.Close()
 		return false, err
@@ -268,86 +251,114 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 	return true, nil
 }
 
-// checkState explains why an index that applied the feed up to st cannot
-// follow the store's feed from there, or returns "".
+// checkState explains why an index that applied the log up to st cannot
+// follow the store's log from there, or returns "".
 func (x *Index) checkState(ctx context.Context, st appliedState) (string, error) {
-	fs, err := x.o.Records.Feed(ctx)
+	ls, err := x.o.Changes.LogState(ctx)
 	if err != nil {
-		return "", fmt.Errorf("search: read feed state: %w", err)
+		return "", fmt.Errorf("search: read the change log's state: %w", err)
 	}
-	if st.Epoch != fs.Epoch {
-		return "it was built from another database file", nil
-	}
-	if st.Seq > fs.Last {
-		return fmt.Sprintf("it applied feed entry %d but the feed ends at %d (was the database restored from a backup?)", st.Seq, fs.Last), nil
-	}
-	if st.Seq < fs.Trimmed {
-		return fmt.Sprintf("the feed no longer holds the entries after %d (trimmed up to %d)", st.Seq, fs.Trimmed), nil
-	}
-	if st.Seq == 0 {
+	switch {
+	case st.Epoch != ls.Epoch:
+		return "it was built from another database's change log", nil
+	case ls.Last.Before(st.Pos):
+		return fmt.Sprintf("it applied the change log up to %s but the log ends at %s (was the database restored from a backup?)", st.Pos, ls.Last), nil
+	case st.Pos.Before(ls.Trimmed):
+		return fmt.Sprintf("the change log no longer holds the events after %s (trimmed up to %s): the index was not followed for longer than the retention horizon", st.Pos, ls.Trimmed), nil
+	case st.Pos.IsZero():
 		return "", nil
 	}
-	ch, err := x.o.Records.Changes(ctx, st.Seq-1, 1)
+	// The event at st.Pos must be the one the index applied, unless
+	// trimming removed it.
+	evs, err := x.o.Changes.ReadLog(ctx, justBefore(st.Pos), 1)
 	if err != nil {
-		return "", fmt.Errorf("search: read feed entry %d: %w", st.Seq, err)
+		return "", fmt.Errorf("search: read the change log at %s: %w", st.Pos, err)
 	}
-	if len(ch) == 0 || ch[0].Seq != st.Seq || ch[0].ID != st.ID || !ch[0].At.Equal(st.At) {
-		return fmt.Sprintf("feed entry %d is not the one the index applied (the database was replaced or written without it)", st.Seq), nil
+	if len(evs) == 1 && evs[0].Pos == st.Pos && (evs[0].Kind != st.Kind || evs[0].ID != st.ID) {
+		return fmt.Sprintf("the change log's event at %s is not the one the index applied (the database was replaced or written without it)", st.Pos), nil
+	}
+	if (len(evs) == 0 || evs[0].Pos != st.Pos) && ls.Trimmed.Before(st.Pos) {
+		return fmt.Sprintf("the change log holds no event at %s, where the index stopped (the database was replaced)", st.Pos), nil
 	}
 	return "", nil
 }
 
-// Applied returns the last feed sequence the records index applied.
-func (x *Index) Applied() uint64 { return x.seq.Load() }
+// justBefore is a position a read after which starts at p.
+func justBefore(p changelog.Position) changelog.Position {
+	if p.Seq == 0 {
+		return changelog.Position{Tx: p.Tx - 1, Seq: ^uint64(0)}
+	}
+	return changelog.Position{Tx: p.Tx, Seq: p.Seq - 1}
+}
+
+// setApplied records st as the index's position. The caller holds
+// writeMu.
+func (x *Index) setApplied(st appliedState) {
+	x.applied = st
+	p := st.Pos
+	x.pos.Store(&p)
+	x.discCount.Store(int64(st.Discussions))
+}
+
+// Applied returns the change log position the index has applied up to.
+func (x *Index) Applied() changelog.Position {
+	if p := x.pos.Load(); p != nil {
+		return *p
+	}
+	return changelog.Position{}
+}
 
 // Status reports the index: records and discussions indexed, and how far
-// it follows the feed.
+// it follows the log.
 func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.rec == nil {
 		return knowledge.IndexStatus{}, ErrClosed
 	}
-	st := knowledge.IndexStatus{Dir: x.o.Dir, AppliedSeq: x.seq.Load(), SynonymGroups: x.syn.Len()}
+	st := knowledge.IndexStatus{Dir: x.o.Dir, AppliedPosition: x.Applied().String(), SynonymGroups: x.syn.Len()}
 	n, err := x.rec.DocCount()
 	if err != nil {
 		return st, err
 	}
 	st.Discussions = int(x.discCount.Load())
 	st.Records = x.records(n)
-	fs, err := x.o.Records.Feed(ctx)
+	ls, err := x.o.Changes.LogState(ctx)
 	if err != nil {
 		return st, err
 	}
-	st.FeedSeq = fs.Last
+	st.LogPosition = ls.Last.String()
 	return st, nil
 }
 
-// records is how many of the index's docs documents are records. While a
-// reconcile runs, the discussions counted are the store's, so it is only
-// an estimate then, never below zero.
+// records is how many of the index's docs documents are records.
 func (x *Index) records(docs uint64) int {
 	return max(0, int(docs)-int(x.discCount.Load()))
 }
 
-// Lag is how many change-feed entries the index has yet to apply.
+// Lag is about how many change log events the index has yet to apply
+// (every event counts, not only those it indexes).
 func (x *Index) Lag(ctx context.Context) (int64, error) {
-	fs, err := x.o.Records.Feed(ctx)
+	ls, err := x.o.Changes.LogState(ctx)
 	if err != nil {
 		return 0, err
 	}
-	applied := x.seq.Load()
-	if fs.Last <= applied {
+	applied := x.Applied()
+	if !applied.Before(ls.Last) {
 		return 0, nil
 	}
-	return int64(fs.Last - applied), nil
+	if ls.Last.Seq <= applied.Seq {
+		return 1, nil // another transaction's first events: at least one
+	}
+	// Sequence numbers count the events of the whole log on both stores.
+	return int64(ls.Last.Seq - applied.Seq), nil
 }
 
 // Close stops the follower and closes the index files. The store may be
 // closed after it.
 func (x *Index) Close() error {
 	x.Stop()
-	x.stopReconcile()
+	x.stopWalk()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	x.mu.Lock()
@@ -355,7 +366,7 @@ func (x *Index) Close() error {
 	var errs []error
 	if x.rec != nil {
 		if err := flush(x.rec, keyFeed, x.applied.encode()); err != nil {
-			x.o.Log.Warn("search index not flushed; the next start replays the feed", "err", err.Error())
+			x.o.Log.Warn("search index not flushed; the next start replays the change log", "err", err.Error())
 		}
 		errs = append(errs, x.rec.Close())
 		x.rec = nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -49,9 +50,9 @@ func TestCatchUpOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.open(t)
-	fs, _ := f.db.Feed(ctx)
-	if f.idx.Applied() != fs.Last {
-		t.Fatalf("applied %d, feed at %d", f.idx.Applied(), fs.Last)
+	ls, _ := f.db.LogState(ctx)
+	if f.idx.Applied() != ls.Last {
+		t.Fatalf("applied %s, the log at %s", f.idx.Applied(), ls.Last)
 	}
 	if n := f.count(t); n != 19 {
 		t.Fatalf("%d records indexed, want 19", n)
@@ -64,18 +65,18 @@ func TestCatchUpOnOpen(t *testing.T) {
 	}
 }
 
-// waitApplied waits until the follower has applied the feed up to seq.
-func waitApplied(t *testing.T, x *Index, seq uint64) {
+// waitApplied waits until the follower has applied the log up to its
+// end as it stands now.
+func waitApplied(t *testing.T, x *Index) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for x.Applied() < seq {
-		select {
-		case <-deadline:
-			t.Fatalf("follower stuck at %d, want %d", x.Applied(), seq)
-		case <-tick.C:
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
+	defer cancel()
+	ls, err := x.o.Changes.LogState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.runner.WaitPast(ctx, ls.Last); err != nil {
+		t.Fatalf("follower stuck at %s, want %s: %v", x.Applied(), ls.Last, err)
 	}
 }
 
@@ -85,15 +86,14 @@ func TestFollowerAppliesWrites(t *testing.T) {
 	f.idx.Start(ctx)
 	f.idx.Start(ctx) // a second Start does nothing
 	f.importString(t, gen(0, 5))
-	fs, _ := f.db.Feed(ctx)
-	waitApplied(t, f.idx, fs.Last)
+	waitApplied(t, f.idx)
 	if hits := find(t, f.idx, knowledge.Query{Text: "quokka4"}); len(hits) != 1 {
 		t.Fatalf("imported record not found: %v", ids(hits))
 	}
 	if err := f.svc.Delete(ctx, "gen-4"); err != nil {
 		t.Fatal(err)
 	}
-	waitApplied(t, f.idx, fs.Last+1)
+	waitApplied(t, f.idx)
 	if hits := find(t, f.idx, knowledge.Query{Text: "quokka4"}); len(hits) != 0 {
 		t.Fatalf("deleted record found: %v", ids(hits))
 	}
@@ -101,12 +101,18 @@ func TestFollowerAppliesWrites(t *testing.T) {
 	f.idx.Stop() // tolerated
 }
 
+// silentLog is a log whose wake-ups never come (a NOTIFY lost while the
+// listener reconnected).
+type silentLog struct{ changelog.Log }
+
+func (silentLog) WakeLog() (<-chan struct{}, func()) { return nil, func() {} }
+
 func TestFollowerTicksWithoutWakeUp(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openStore(t, dir)
 	svc := knowledge.NewService(db, now)
-	idx, err := Open(ctx, Options{Dir: filepath.Join(dir, "index"), Records: db, Tick: 10 * time.Millisecond})
+	idx, err := Open(ctx, Options{Dir: filepath.Join(dir, "index"), Changes: silentLog{db}, Records: db, Tick: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +121,10 @@ func TestFollowerTicksWithoutWakeUp(t *testing.T) {
 	if _, err := svc.Import(ctx, strings.NewReader(gen(0, 3)), knowledge.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitApplied(t, idx, 3)
+	waitApplied(t, idx)
+	if hits := find(t, idx, knowledge.Query{Text: "quokka2"}); len(hits) != 1 {
+		t.Fatalf("imported record not found: %v", ids(hits))
+	}
 }
 
 func TestRebuildWhen(t *testing.T) {
@@ -226,15 +235,15 @@ func TestLiveRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, _ := f.db.Feed(ctx)
-	if !st.Rebuilt || st.Records != 78 || st.AppliedSeq != fs.Last || st.FeedSeq != fs.Last {
-		t.Fatalf("status %+v, feed %+v", st, fs)
+	ls, _ := f.db.LogState(ctx)
+	if !st.Rebuilt || st.Records != 78 || st.AppliedPosition != ls.Last.String() || st.LogPosition != ls.Last.String() {
+		t.Fatalf("status %+v, log %+v", st, ls)
 	}
 	if hits := find(t, f.idx, knowledge.Query{Text: "database is locked", Product: "bbolt"}); len(hits) == 0 {
 		t.Fatal("no hits after a rebuild")
 	}
 	f.importString(t, gen(0, 2))
-	waitApplied(t, f.idx, fs.Last+2)
+	waitApplied(t, f.idx)
 	if hits := find(t, f.idx, knowledge.Query{Text: "quokka1"}); len(hits) != 1 {
 		t.Fatalf("the follower does not feed the rebuilt index: %v", ids(hits))
 	}
@@ -279,7 +288,7 @@ func catchUpInSmallBatches(t *testing.T, o Options) {
 	dir := t.TempDir()
 	db := openStore(t, dir)
 	svc := knowledge.NewService(db, now)
-	o.Dir, o.Records = filepath.Join(dir, "index"), db
+	o.Dir, o.Changes, o.Records = filepath.Join(dir, "index"), db, db
 	open := func() *Index {
 		idx, err := Open(ctx, o)
 		if err != nil {
@@ -313,9 +322,9 @@ func catchUpInSmallBatches(t *testing.T, o Options) {
 	del("gen-11")
 	idx := open()
 	defer idx.Close()
-	fs, _ := db.Feed(ctx)
-	if idx.Applied() != fs.Last {
-		t.Fatalf("applied %d of %d", idx.Applied(), fs.Last)
+	ls, _ := db.LogState(ctx)
+	if idx.Applied() != ls.Last {
+		t.Fatalf("applied %s of %s", idx.Applied(), ls.Last)
 	}
 	st, _ := idx.Status(ctx)
 	if st.Records != 9 {
@@ -349,7 +358,7 @@ func TestRebuildWhenTheFeedWasTrimmedPastIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.importString(t, gen(5, 6))
-	if n, err := f.db.TrimFeed(ctx, now().Add(time.Hour)); err != nil || n != 3 {
+	if n, err := f.db.TrimLog(ctx, now().Add(time.Hour)); err != nil || n != 3 {
 		t.Fatalf("trimmed %d, %v; want 3", n, err)
 	}
 	f.open(t)

@@ -17,18 +17,25 @@ import (
 // swaps it in. `kfa records reindex` runs it on a live server. A synonyms
 // file that cannot be used is an error, and the current index stays.
 func (x *Index) Rebuild(ctx context.Context) (knowledge.IndexStatus, error) {
+	return x.rebuild(ctx, "asked for (kfa records reindex)")
+}
+
+// rebuild is Rebuild, logging why.
+func (x *Index) rebuild(ctx context.Context, reason string) (knowledge.IndexStatus, error) {
 	start := time.Now()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	if x.rec == nil {
 		return knowledge.IndexStatus{}, ErrClosed
 	}
+	x.o.Log.Info("rebuilding the search index", "reason", reason)
 	syn, m, err := x.loadMapping()
 	if err != nil {
 		return knowledge.IndexStatus{}, err
 	}
 	dir := filepath.Join(x.o.Dir, recordsDir)
-	st, n, err := x.buildAside(ctx, dir+rebuildSuffix, m, syn.Digest())
+	instance, _ := x.rec.GetInternal(keyInstance)
+	st, err := x.buildAside(ctx, dir+rebuildSuffix, m, syn.Digest(), instance)
 	if err != nil {
 		return knowledge.IndexStatus{}, err
 	}
@@ -43,16 +50,11 @@ func (x *Index) Rebuild(ctx context.Context) (knowledge.IndexStatus, error) {
 	if err != nil {
 		return knowledge.IndexStatus{}, err
 	}
-	x.applied = st
-	x.seq.Store(st.Seq)
-	x.setDiscs(n)
-	x.stale = false
-	x.o.Log.Info("search index rebuilt", "feed_seq", st.Seq, "synonym_groups", syn.Len(), "took", time.Since(start).Round(time.Millisecond))
-	// New writes may have come while the swap ran.
+	x.setApplied(st)
+	x.o.Log.Info("search index rebuilt", "log_position", st.Pos.String(), "synonym_groups", syn.Len(),
+		"took", time.Since(start).Round(time.Millisecond))
+	// New writes may have come while the build ran.
 	if _, err := x.catchUp(ctx); err != nil {
-		return knowledge.IndexStatus{}, err
-	}
-	if err := x.syncDiscussions(ctx); err != nil {
 		return knowledge.IndexStatus{}, err
 	}
 	status, err := x.Status(ctx)
@@ -60,27 +62,27 @@ func (x *Index) Rebuild(ctx context.Context) (knowledge.IndexStatus, error) {
 	return status, err
 }
 
-// buildAside builds a complete, closed index in dir: the records, then
-// the discussions.
-func (x *Index) buildAside(ctx context.Context, dir string, m *mapping.IndexMappingImpl, synonyms string) (appliedState, discCounts, error) {
+// buildAside builds a complete, closed index in dir that keeps the
+// instance id of the one it replaces.
+func (x *Index) buildAside(ctx context.Context, dir string, m *mapping.IndexMappingImpl, synonyms string, instance []byte) (appliedState, error) {
 	if err := os.RemoveAll(dir); err != nil {
-		return appliedState{}, discCounts{}, fmt.Errorf("search: clear %s: %w", dir, err)
+		return appliedState{}, fmt.Errorf("search: clear %s: %w", dir, err)
 	}
 	idx, err := createIndex(dir, m, synonyms)
 	if err != nil {
-		return appliedState{}, discCounts{}, err
+		return appliedState{}, err
 	}
-	st, err := x.buildRecords(ctx, idx)
-	var n discCounts
-	if err == nil && x.o.Discussions != nil {
-		if n, err = x.reconcileDiscussions(ctx, idx); err == nil {
-			err = flush(idx, keyFeed, st.encode())
-		}
+	if len(instance) > 0 {
+		err = idx.SetInternal(keyInstance, instance)
+	}
+	var st appliedState
+	if err == nil {
+		st, err = x.build(ctx, idx, true)
 	}
 	if cerr := idx.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("search: close rebuilt index: %w", cerr)
 	}
-	return st, n, err
+	return st, err
 }
 
 // swap replaces the live index with the one built aside. The caller

@@ -18,6 +18,11 @@ import (
 // per batch saved 8% for twice the memory.
 const buildWorkers, buildBatch = 2, DefaultBatchSize
 
+// readChunk is how many records one read asks the store for while
+// following: small, so that a chunk of the largest records (1 MiB each)
+// stays a bounded amount of memory.
+const readChunk = 64
+
 func recordDocOf(r *knowledge.Record) recordDoc {
 	return recordDoc{
 		Title: r.Title, Body: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
@@ -25,57 +30,49 @@ func recordDocOf(r *knowledge.Record) recordDoc {
 	}
 }
 
-// catchUp applies the feed entries after x.applied to x.rec and returns
-// how many it applied. It reads at most two batches' worth at a time
-// (2×BatchSize entries, 2×BatchBytes of records) and indexes them in
-// batches of at most BatchSize entries and BatchBytes bytes (see
-// batches), so the memory it holds is bounded by bytes whatever the
-// records' sizes. Each step records the position it reached in the index,
-// so a crash resumes from the last step applied. The caller holds
-// writeMu.
-//
-// With a backlog (an import in flight, a start after writes), two batches
-// of one read are indexed at once when they touch different records, so
-// both CPUs work; the position follows in a batch of its own once both
-// are in.
-func (x *Index) catchUp(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		changes, err := x.o.Records.ChangesWithin(ctx, x.applied.Seq, 2*x.o.BatchSize, 2*x.o.BatchBytes)
-		if err != nil {
-			return total, fmt.Errorf("search: read feed after %d: %w", x.applied.Seq, err)
-		}
-		if len(changes) == 0 {
-			return total, nil
-		}
-		last := changes[len(changes)-1]
-		st := appliedState{Epoch: x.applied.Epoch, Seq: last.Seq, ID: last.ID, At: last.At}
-		if bs := batches(changes, x.o.BatchSize, x.o.BatchBytes); len(bs) == 1 {
-			err = x.apply(bs[0], &st)
-		} else {
-			err = x.applyAll(bs, st)
-		}
-		if err != nil {
-			return total, fmt.Errorf("search: apply feed entries %d-%d: %w", changes[0].Seq, last.Seq, err)
-		}
-		x.applied = st
-		x.seq.Store(st.Seq)
-		total += len(changes)
-		for _, c := range changes {
-			if c.Record != nil {
-				x.pending += c.Record.Size()
+// change is a record to index as it is now: nil when it is gone.
+type change struct {
+	id  string
+	rec *knowledge.Record
+}
+
+// indexRecords reads the records ids as they are now and indexes them
+// (or removes those gone). It reads a chunk at a time until it holds two
+// batches' worth (2×BatchSize records, 2×BatchBytes of them), then
+// indexes them in batches of at most BatchSize records and BatchBytes
+// bytes (see batches), two at once: the ids are distinct, so the batches
+// never touch one document. Memory is so bounded by bytes whatever the
+// records' sizes. The caller holds writeMu.
+func (x *Index) indexRecords(ctx context.Context, recIDs []string) error {
+	for len(recIDs) > 0 {
+		var group []change
+		size := 0
+		for len(recIDs) > 0 && len(group) < 2*x.o.BatchSize && size < 2*x.o.BatchBytes {
+			n := min(readChunk, len(recIDs), 2*x.o.BatchSize-len(group))
+			recs, err := x.o.Records.GetRecords(ctx, recIDs[:n])
+			if err != nil {
+				return fmt.Errorf("search: read records: %w", err)
 			}
+			for i, r := range recs {
+				group = append(group, change{id: recIDs[i], rec: r})
+				if r != nil {
+					size += r.Size()
+				}
+			}
+			recIDs = recIDs[n:]
 		}
-		if x.pending >= persistBatches*x.o.BatchBytes {
+		if err := x.applyAll(batches(group, x.o.BatchSize, x.o.BatchBytes)); err != nil {
+			return err
+		}
+		x.pending += size
+		if x.pending >= persistBatches*x.o.BatchBytes && len(recIDs) > 0 {
 			x.pending = 0
-			if err := x.markPersisted(st); err != nil {
-				return total, err
+			if err := x.markPersisted(x.applied); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
 }
 
 // persistBatches is how many batches' bytes (Options.BatchBytes) the
@@ -114,16 +111,15 @@ func (x *Index) markPersisted(st appliedState) error {
 }
 
 // batches splits changes, in order, into index batches of at most size
-// entries and maxBytes of records (knowledge.Record.Size; a deletion
-// counts nothing), a record larger than maxBytes making a batch of its
-// own.
-func batches(changes []knowledge.Change, size, maxBytes int) [][]knowledge.Change {
-	var out [][]knowledge.Change
+// records and maxBytes of them (knowledge.Record.Size; a removal counts
+// nothing), a record larger than maxBytes making a batch of its own.
+func batches(changes []change, size, maxBytes int) [][]change {
+	var out [][]change
 	start, n := 0, 0
 	for i, c := range changes {
 		b := 0
-		if c.Record != nil {
-			b = c.Record.Size()
+		if c.rec != nil {
+			b = c.rec.Size()
 		}
 		if i > start && (i-start >= size || n+b > maxBytes) {
 			out = append(out, changes[start:i])
@@ -149,90 +145,90 @@ func fitting(recs []knowledge.Record, maxBytes int) int {
 	return len(recs)
 }
 
-// apply indexes changes in one batch, with the position st when it is
-// not nil.
-func (x *Index) apply(changes []knowledge.Change, st *appliedState) error {
+// applyRecords indexes changes in one batch.
+func (x *Index) applyRecords(changes []change) error {
 	b := x.rec.NewBatch()
 	for _, c := range changes {
-		// The record is read as it is now, so the last entry for an id wins
-		// whatever the order within the batch.
-		if c.Record == nil {
-			b.Delete(c.ID)
+		if c.rec == nil {
+			b.Delete(c.id)
 			continue
 		}
-		if err := b.Index(c.ID, recordDocOf(c.Record)); err != nil {
-			return fmt.Errorf("index record %s: %w", c.ID, err)
+		if err := b.Index(c.id, recordDocOf(c.rec)); err != nil {
+			return fmt.Errorf("index record %s: %w", c.id, err)
 		}
-	}
-	if st != nil {
-		b.SetInternal(keyFeed, st.encode())
 	}
 	return x.rec.Batch(b)
 }
 
-// applyAll indexes bs in order, two at a time when they change
-// different records, then the position st in a batch of its own once
-// all are in.
-func (x *Index) applyAll(bs [][]knowledge.Change, st appliedState) error {
+// applyAll indexes bs two at a time (they change distinct records).
+func (x *Index) applyAll(bs [][]change) error {
 	for i := 0; i < len(bs); i += 2 {
-		if i+1 == len(bs) || !disjoint(bs[i], bs[i+1]) {
-			if err := x.apply(bs[i], nil); err != nil {
-				return err
+		if i+1 == len(bs) {
+			if err := x.applyRecords(bs[i]); err != nil {
+				return fmt.Errorf("search: %w", err)
 			}
-			i-- // the next pair starts at bs[i+1]
 			continue
 		}
 		var wg sync.WaitGroup
 		var errB error
-		wg.Go(func() { errB = x.apply(bs[i+1], nil) })
-		errA := x.apply(bs[i], nil)
+		wg.Go(func() { errB = x.applyRecords(bs[i+1]) })
+		errA := x.applyRecords(bs[i])
 		wg.Wait()
 		if err := errors.Join(errA, errB); err != nil {
-			return err
+			return fmt.Errorf("search: %w", err)
 		}
 	}
-	pos := x.rec.NewBatch()
-	pos.SetInternal(keyFeed, st.encode())
-	return x.rec.Batch(pos)
+	return nil
 }
 
-// disjoint reports whether a and b change different records.
-func disjoint(a, b []knowledge.Change) bool {
-	ids := make(map[string]struct{}, len(a))
-	for _, c := range a {
-		ids[c.ID] = struct{}{}
-	}
-	for _, c := range b {
-		if _, ok := ids[c.ID]; ok {
-			return false
-		}
-	}
-	return true
-}
-
-// buildRecords indexes every record into the empty index idx and returns
-// the feed position it stands for. The position is read first: a record
-// written while the pages are read is indexed again by the catch-up that
-// follows, which is harmless.
-func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState, error) {
-	fs, err := x.o.Records.Feed(ctx)
+// build indexes every record into the empty index idx and returns the
+// log position it stands for. The position is read first: a write
+// committed while the pages are read is applied again by the catch-up
+// that follows, which is harmless. The discussions are indexed too when
+// discussionsNow is set (a rebuild aside, which nothing waits on);
+// otherwise the state says they are still to walk, and Open walks them
+// in the background (walk.go), so that a server starting over a large
+// database with no index is ready at once.
+func (x *Index) build(ctx context.Context, idx bleve.Index, discussionsNow bool) (appliedState, error) {
+	ls, err := x.o.Changes.LogState(ctx)
 	if err != nil {
-		return appliedState{}, fmt.Errorf("search: read feed state: %w", err)
+		return appliedState{}, fmt.Errorf("search: read the change log's state: %w", err)
 	}
-	st := appliedState{Epoch: fs.Epoch, Seq: fs.Last}
-	if fs.Last > 0 {
-		ch, err := x.o.Records.Changes(ctx, fs.Last-1, 1)
+	st := appliedState{Epoch: ls.Epoch, Pos: ls.Last}
+	if !ls.Last.IsZero() {
+		evs, err := x.o.Changes.ReadLog(ctx, justBefore(ls.Last), 1)
 		if err != nil {
-			return appliedState{}, fmt.Errorf("search: read feed entry %d: %w", fs.Last, err)
+			return appliedState{}, fmt.Errorf("search: read the change log at %s: %w", ls.Last, err)
 		}
-		if len(ch) == 1 && ch[0].Seq == fs.Last {
-			st.ID, st.At = ch[0].ID, ch[0].At
+		if len(evs) == 1 && evs[0].Pos == ls.Last {
+			st.Kind, st.ID = evs[0].Kind, evs[0].ID
 		}
 	}
+	if err := x.buildRecords(ctx, idx); err != nil {
+		return appliedState{}, err
+	}
+	switch {
+	case x.o.Discussions == nil:
+	case discussionsNow:
+		if st.Discussions, err = x.buildDiscussions(ctx, idx); err != nil {
+			return appliedState{}, err
+		}
+	default:
+		st.Walking = true
+	}
+	// The position goes in last, once everything is on disk: an index
+	// that has it is complete.
+	if err := flush(idx, keyFeed, st.encode()); err != nil {
+		return appliedState{}, fmt.Errorf("search: record the change log position: %w", err)
+	}
+	return st, nil
+}
+
+// buildRecords indexes every record into idx.
+func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) error {
 	// Pages are read while earlier ones are indexed, and two batches are
 	// indexed at once: analysis and segment building then keep the CPUs
-	// busy. Pages hold distinct records, so their order does not matter;
-	// the position is written last, once every page is in.
+	// busy. Pages hold distinct records, so their order does not matter.
 	pages := make(chan []knowledge.Record, 2)
 	errs := make(chan error, 3)
 	var wg sync.WaitGroup
@@ -284,15 +280,7 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) (appliedState
 	wg.Wait()
 	close(errs)
 	if readErr != nil {
-		return appliedState{}, readErr
+		return readErr
 	}
-	if err := <-errs; err != nil {
-		return appliedState{}, err
-	}
-	// The position goes in last, once everything is on disk: an index
-	// that has it is complete.
-	if err := flush(idx, keyFeed, st.encode()); err != nil {
-		return appliedState{}, fmt.Errorf("search: record the feed position: %w", err)
-	}
-	return st, nil
+	return <-errs
 }

@@ -60,28 +60,29 @@ func (f *fixture) importString(t testing.TB, jsonl string) knowledge.ImportSumma
 func (f *fixture) open(t testing.TB) {
 	t.Helper()
 	idx, err := Open(context.Background(), Options{
-		Dir: filepath.Join(f.dir, "index"), Records: f.db, Written: f.svc.Written(),
-		Discussions: f.db, PublicURL: "http://kfa.test", SynonymsFile: filepath.Join(f.dir, SynonymsFile),
+		Dir: filepath.Join(f.dir, "index"), Changes: f.db, Records: f.db,
+		Discussions: f.db, Cursors: f.db, PublicURL: "http://kfa.test", SynonymsFile: filepath.Join(f.dir, SynonymsFile),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.idx = idx
 	t.Cleanup(func() { _ = idx.Close() })
+	waitWalked(t, idx)
 }
 
-// waitReconciled waits for x's background reconcile to end. The timeout
-// is a guard against a hang, not a measure.
-func waitReconciled(t testing.TB, x *Index) {
+// waitWalked waits for x's background walk of the discussions to end.
+// The timeout is a guard against a hang, not a measure.
+func waitWalked(t testing.TB, x *Index) {
 	t.Helper()
-	done := x.reconciled()
+	done := x.walked()
 	if done == nil {
 		return
 	}
 	select {
 	case <-done:
 	case <-time.After(10 * time.Minute):
-		t.Fatal("the discussions reconcile did not end")
+		t.Fatal("the walk of the discussions did not end")
 	}
 }
 

@@ -25,10 +25,10 @@ func (a adminStore) Stats() (api.Stats, error) {
 		Tasks: api.TaskStats{Total: st.Tasks, ByState: map[string]int{
 			string(a2a.TaskStateWorking): 0, string(a2a.TaskStateCompleted): 0, string(a2a.TaskStateCanceled): 0,
 		}},
-		Discussions:  api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
-		Agents:       st.Agents,
-		Records:      st.Records,
-		FeedSequence: st.FeedSequence,
+		Discussions: api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
+		Agents:      st.Agents,
+		Records:     st.Records,
+		LogPosition: st.LogPosition.String(),
 	}
 	for s, n := range st.TasksByState {
 		out.Tasks.ByState[string(s)] = n

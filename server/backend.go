@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/push"
@@ -33,9 +34,10 @@ type Backend interface {
 	push.OutboxStore
 	signing.Store
 	knowledge.Store
-	// ChangesWithin reads the records' feed bounded by bytes, as the
-	// search index does (search.RecordSource).
-	ChangesWithin(ctx context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error)
+	// The change log, its durable cursors and its trimming.
+	changelog.Log
+	changelog.Cursors
+	changelog.Trimmable
 	// Secret keys page tokens; every process on one database shares it.
 	Secret() []byte
 	// Ping tells whether the store answers (/readyz).
@@ -62,7 +64,7 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
-	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize), OnTaskChange: o.OnTaskChange})
+	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize)})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -78,12 +80,12 @@ func (a pgAdminStore) Stats() (api.Stats, error) {
 		return api.Stats{}, err
 	}
 	out := api.Stats{
-		Database:     api.DatabaseStats{Path: "postgresql", SchemaVersion: st.SchemaVersion},
-		Tasks:        api.TaskStats{Total: st.Tasks, ByState: map[string]int{}},
-		Discussions:  api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
-		Agents:       st.Agents,
-		Records:      st.Records,
-		FeedSequence: st.FeedSequence,
+		Database:    api.DatabaseStats{Path: "postgresql", SchemaVersion: st.SchemaVersion},
+		Tasks:       api.TaskStats{Total: st.Tasks, ByState: map[string]int{}},
+		Discussions: api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
+		Agents:      st.Agents,
+		Records:     st.Records,
+		LogPosition: st.LogPosition.String(),
 	}
 	for s, n := range st.TasksByState {
 		out.Tasks.ByState[string(s)] = n

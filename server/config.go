@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/webhook"
@@ -89,11 +89,14 @@ type Config struct {
 	// address. A list replaces that default.
 	MCPAllowedOrigins []string
 
-	// FeedRetention is how long the records' change feed keeps entries
-	// that a reader starting from the beginning does not need (earlier
-	// versions of a record, deletes); default 30 days, 0 keeps
-	// everything. A get_changes cursor older than it must start over.
-	FeedRetention time.Duration
+	// LogRetention is the change log's horizon: events written longer
+	// ago are trimmed once every durable follower (each process's search
+	// index) has passed them, except what a reader of the records' feed
+	// starting from the beginning needs (each record's latest entry) and
+	// the newest event; default 30 days, 0 keeps everything. A follower
+	// stopped longer rebuilds when it returns; a get_changes cursor older
+	// than it may have to start over. (--feed-retention is its old name.)
+	LogRetention time.Duration
 	// Push accepts push notification configs and delivers them; default
 	// true. Off, the card says pushNotifications false.
 	Push bool
@@ -156,7 +159,7 @@ func DefaultConfig() Config {
 		Web:                true,
 		WebSessionTTL:      30 * 24 * time.Hour,
 		MCP:                true,
-		FeedRetention:      knowledge.DefaultFeedRetention,
+		LogRetention:       changelog.DefaultRetention,
 		Push:               true,
 		PushRetryFor:       push.DefaultRetryFor,
 		PushKeep:           7 * 24 * time.Hour,
@@ -246,8 +249,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: %s must be positive", d.name, d.v)
 		}
 	}
-	if c.FeedRetention < 0 {
-		return fmt.Errorf("feed-retention: %s must not be negative (0 keeps every entry)", c.FeedRetention)
+	if c.LogRetention < 0 {
+		return fmt.Errorf("log-retention: %s must not be negative (0 keeps every event)", c.LogRetention)
 	}
 	for _, o := range c.MCPAllowedOrigins {
 		if err := checkOrigin(o); err != nil {

@@ -6,28 +6,28 @@ import (
 	"time"
 )
 
-func TestValidateFeedRetention(t *testing.T) {
+func TestValidateLogRetention(t *testing.T) {
 	tests := []struct {
 		name string
 		v    time.Duration
 		want string // "" for valid
 	}{
-		{"the default", DefaultConfig().FeedRetention, ""},
+		{"the default", DefaultConfig().LogRetention, ""},
 		{"zero keeps everything", 0, ""},
 		{"a week", 7 * 24 * time.Hour, ""},
-		{"negative", -time.Hour, "feed-retention: -1h0m0s must not be negative"},
+		{"negative", -time.Hour, "log-retention: -1h0m0s must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := DefaultConfig()
-			c.FeedRetention = tt.v
+			c.LogRetention = tt.v
 			err := c.Validate()
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Fatalf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if DefaultConfig().FeedRetention != 720*time.Hour {
-		t.Fatalf("default retention %s, want 720h (30 days)", DefaultConfig().FeedRetention)
+	if DefaultConfig().LogRetention != 720*time.Hour {
+		t.Fatalf("default retention %s, want 720h (30 days)", DefaultConfig().LogRetention)
 	}
 }

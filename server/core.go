@@ -46,8 +46,6 @@ type Core struct {
 	Push *push.Service
 	// Signer keeps the signing keys (push notifications sign with them).
 	Signer *signing.Signer
-	// pushKick, when set, wakes the delivery worker (an operator retry).
-	pushKick func()
 }
 
 // CoreOptions tune OpenCore.
@@ -68,14 +66,6 @@ type CoreOptions struct {
 	ReplyRate   int // replies per minute per agent; 0 for none
 	MaxReplies  int // replies per discussion; 0 for no bound
 	Now         func() time.Time
-	// OnTaskChange receives each task after a committed transition (the
-	// stream broker); nil when nothing listens.
-	OnTaskChange func(tasks.Task)
-	// WrapTasks and WrapDiscussions, when set, wrap the store under the
-	// task and discussion services: metrics count events there, and the
-	// search index watches replies.
-	WrapTasks       func(tasks.Store) tasks.Store
-	WrapDiscussions func(discussions.Store) discussions.Store
 	// PushPolicy is the destination policy of push configs (--push-allow).
 	PushPolicy push.Policy
 	// SigningKeyGrace is how long a rotated-out signing key stays in the
@@ -101,29 +91,21 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		backend = db
 	} else {
 		db, err := store.Open(filepath.Join(o.DataDir, store.FileName), store.Options{
-			LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, OnTaskChange: o.OnTaskChange, ReadOnly: o.ReadOnly,
+			LockTimeout: o.LockTimeout, BatchDelay: o.BatchDelay, ReadOnly: o.ReadOnly,
 		})
 		if err != nil {
 			return nil, err
 		}
 		backend, bolt = db, db
 	}
-	var ts tasks.Store = backend
-	if o.WrapTasks != nil {
-		ts = o.WrapTasks(ts)
-	}
-	var ds discussions.Store = backend
-	if o.WrapDiscussions != nil {
-		ds = o.WrapDiscussions(ds)
-	}
 	secret := backend.Secret()
 	return &Core{
 		Store:  backend,
 		DB:     bolt,
 		Agents: agents.NewService(backend, o.Now),
-		Tasks: tasks.NewService(ts, tasks.Limits{AskRate: ratelimit.PerMinute(o.AskRate), MaxOpen: o.MaxOpen},
+		Tasks: tasks.NewService(backend, tasks.Limits{AskRate: ratelimit.PerMinute(o.AskRate), MaxOpen: o.MaxOpen},
 			secret, o.Now),
-		Discussions: discussions.NewService(ds,
+		Discussions: discussions.NewService(backend,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
 		Records: knowledge.NewService(backend, o.Now),
 		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
@@ -137,7 +119,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
-		Push: pushOps{db: c.Store, signer: c.Signer, kick: c.pushKick},
+		Push: pushOps{db: c.Store, signer: c.Signer},
 	})
 }
 

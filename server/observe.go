@@ -38,12 +38,6 @@ func newObservability(cfg Config, log *slog.Logger) *observability {
 	return o
 }
 
-// countEvents makes the core's stores count asks, replies, completions
-// and cancels.
-func (o *observability) countEvents(co *CoreOptions) {
-	co.WrapTasks, co.WrapDiscussions = o.m.WrapTasks, o.m.WrapDiscussions
-}
-
 // watch reads the store's counters, and bbolt's statistics on the bbolt
 // file, at each scrape.
 func (o *observability) watch(core *Core) {

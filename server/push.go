@@ -14,7 +14,6 @@ import (
 type pushOps struct {
 	db     Backend
 	signer *signing.Signer
-	kick   func() // wakes the delivery worker; nil when none runs
 }
 
 func (p pushOps) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.DeliveryPage, error) {
@@ -22,11 +21,9 @@ func (p pushOps) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.Del
 }
 
 func (p pushOps) Retry(ctx context.Context, id string) (push.Delivery, error) {
-	d, err := p.db.RetryDelivery(ctx, id, time.Now().UTC().Truncate(time.Millisecond))
-	if err == nil && p.kick != nil {
-		p.kick()
-	}
-	return d, err
+	// The retry appends delivery.due to the change log, which wakes the
+	// delivery worker of every process.
+	return p.db.RetryDelivery(ctx, id, time.Now().UTC().Truncate(time.Millisecond))
 }
 
 func (p pushOps) RotateKey(ctx context.Context) (signing.KeyInfo, error) { return p.signer.Rotate(ctx) }
@@ -54,8 +51,6 @@ func (s *Server) openPush() error {
 		Observer:    observers{s.obs.m.Push(), s.cfg.PushObserver},
 		Log:         s.log,
 	})
-	s.kick.Store(s.worker)
-	s.core.pushKick = s.worker.Kick
 	db := s.core.Store
 	s.obs.m.WatchOutbox(func() (push.OutboxStats, error) { return db.OutboxStats(context.Background()) }, time.Now)
 	return nil

@@ -22,8 +22,8 @@ const IndexDir = "index"
 
 // openSearch seeds the sample records when asked to and the database has
 // none, then opens the search index and catches it up with the change
-// feed, so the first search answers from every committed record.
-func (s *Server) openSearch(watch *search.DiscussionWatch) error {
+// log, so the first search answers from every committed write.
+func (s *Server) openSearch() error {
 	ctx := context.Background()
 	if s.cfg.SeedSamples {
 		if err := seedSamples(ctx, s.core.Records, s.log); err != nil {
@@ -32,10 +32,10 @@ func (s *Server) openSearch(watch *search.DiscussionWatch) error {
 	}
 	idx, err := search.Open(ctx, search.Options{
 		Dir:          filepath.Join(s.cfg.DataDir, IndexDir),
+		Changes:      s.core.Store,
 		Records:      s.core.Store,
-		Written:      s.core.Records.Written(),
 		Discussions:  s.core.Store,
-		Watch:        watch,
+		Cursors:      s.core.Store,
 		SynonymsFile: filepath.Join(s.cfg.DataDir, search.SynonymsFile),
 		PublicURL:    s.cfg.PublicURL,
 		Log:          s.log,
@@ -47,6 +47,9 @@ func (s *Server) openSearch(watch *search.DiscussionWatch) error {
 	s.core.Index = idx
 	s.core.IndexLag = idx.Lag
 	s.obs.m.SetIndexLag(func() (int64, error) { return idx.Lag(context.Background()) })
+	// A scrape counts what committed before it, and the index's lag is
+	// then what it has really not applied.
+	s.obs.m.SyncBeforeScrape(s.SyncFollowers)
 	return nil
 }
 
@@ -92,7 +95,7 @@ func (c *Core) indexer(dataDir string) admin.Indexer {
 }
 
 // offlineIndex stands for the index when no server runs. Writes need no
-// sync: the next kfa serve catches up from the feed.
+// sync: the next kfa serve catches up from the change log.
 type offlineIndex struct{ dir, synonyms string }
 
 func (offlineIndex) Sync(context.Context) error { return nil }
@@ -111,12 +114,13 @@ func (o offlineIndex) Rebuild(context.Context) (knowledge.IndexStatus, error) {
 }
 
 // OpenIndex opens the search index of dataDir over core's store and
-// catches it up with the change feed, as kfa serve does when it starts:
+// catches it up with the change log, as kfa serve does when it starts:
 // kfa mcp searches through it when no server runs. The store may be open
 // read-only; only the index (derived data) is written.
 func OpenIndex(ctx context.Context, core *Core, dataDir, publicURL string, log *slog.Logger) (*search.Index, error) {
 	idx, err := search.Open(ctx, search.Options{
 		Dir:          filepath.Join(dataDir, IndexDir),
+		Changes:      core.Store,
 		Records:      core.Store,
 		Discussions:  core.Store,
 		SynonymsFile: filepath.Join(dataDir, search.SynonymsFile),

@@ -12,17 +12,16 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
-	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
-	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/tasks"
 	"github.com/kfa-project/kfa/webhook"
 )
 
@@ -44,12 +43,11 @@ type Server struct {
 	serveErr chan error
 
 	index   *search.Index
-	trimmer *knowledge.Trimmer // nil when the feed is kept whole
+	trimmer *changelog.Trimmer // nil when the log is kept whole
+	live    *changelog.Runner  // the in-memory followers of the log (follow.go)
+	creds   *agents.CredCache
 
 	worker *webhook.Worker // nil with push notifications off
-	// kick holds the worker for the store's commit hook, which exists
-	// before the worker does.
-	kick *atomic.Pointer[webhook.Worker]
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -60,45 +58,29 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	obs := newObservability(cfg, log)
-	watch := search.NewDiscussionWatch()
 	policy, err := push.ParseAllow(cfg.PushAllow)
 	if err != nil {
 		return nil, fmt.Errorf("config: push-allow: %w", err)
 	}
-	kick := &atomic.Pointer[webhook.Worker]{}
-	co := CoreOptions{
+	core, err := OpenCore(CoreOptions{
 		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
 		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
-		// A committed transition reaches the streams and wakes the
-		// delivery worker (its deliveries were written with it).
-		OnTaskChange: func(t tasks.Task) {
-			broker.Publish(t)
-			if w := kick.Load(); w != nil {
-				w.Kick()
-			}
-		},
-	}
-	obs.countEvents(&co)
-	// The search index watches asks and replies beneath the metrics'
-	// counting.
-	countTasks, countDiscussions := co.WrapTasks, co.WrapDiscussions
-	co.WrapTasks = func(ts tasks.Store) tasks.Store { return countTasks(watch.WrapTasks(ts)) }
-	co.WrapDiscussions = func(ds discussions.Store) discussions.Store { return countDiscussions(watch.Wrap(ds)) }
-	core, err := OpenCore(co)
+	})
 	if err != nil {
 		return nil, err
 	}
 	obs.watch(core)
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3), kick: kick}
-	if cfg.FeedRetention > 0 {
-		s.trimmer = knowledge.NewTrimmer(core.Store, knowledge.TrimmerOptions{Retention: cfg.FeedRetention, Log: log})
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	if cfg.LogRetention > 0 {
+		s.trimmer = changelog.NewTrimmer(core.Store, changelog.TrimmerOptions{Retention: cfg.LogRetention, Log: log})
 	}
 	if err := s.openPush(); err != nil {
 		_ = core.Close()
 		return nil, err
 	}
-	if err := s.openSearch(watch); err != nil {
+	s.newLive()
+	if err := s.openSearch(); err != nil {
 		_ = core.Close()
 		return nil, err
 	}
@@ -225,13 +207,22 @@ func listen(addr string) (net.Listener, error) {
 // startOn is Start on a listener already open; it closes ln on failure.
 func (s *Server) startOn(ln net.Listener) error {
 	s.ln = ln
+	// The live follower starts at the log's head before anything is
+	// served: every change committed from now on reaches the streams,
+	// the metrics and the credential cache.
+	if err := s.startLive(); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	if err := s.obs.start(s.serveErr); err != nil {
 		_ = ln.Close()
+		s.live.Stop()
 		return err
 	}
 	if err := s.startPprof(); err != nil {
 		_ = ln.Close()
 		_ = s.obs.shutdown(context.Background())
+		s.live.Stop()
 		return err
 	}
 	if s.cfg.AdminSocket != "off" {
@@ -240,6 +231,7 @@ func (s *Server) startOn(ln net.Listener) error {
 			_ = ln.Close()
 			_ = s.obs.shutdown(context.Background())
 			s.stopPprof()
+			s.live.Stop()
 			return err
 		}
 		s.adLn = adLn
@@ -326,6 +318,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.trimmer != nil {
 		s.trimmer.Stop()
 	}
+	s.live.Stop()
 	// The delivery worker writes to the store: it stops before the store
 	// closes. A delivery it was sending stays pending and is sent again.
 	if s.worker != nil {

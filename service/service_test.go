@@ -42,7 +42,7 @@ func setup(t *testing.T, contributorWrites bool) env {
 	if _, err := records.Import(context.Background(), strings.NewReader(line+"\n"), knowledge.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	idx, err := search.Open(context.Background(), search.Options{Dir: filepath.Join(dir, "index"), Records: db, Discussions: db, PublicURL: "http://kfa.test"})
+	idx, err := search.Open(context.Background(), search.Options{Dir: filepath.Join(dir, "index"), Changes: db, Records: db, Discussions: db, PublicURL: "http://kfa.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,6 @@ func (s *DB) CreateAgent(_ context.Context, c agents.Create) error {
 			return nil, err
 		}
 		return func(tx *bolt.Tx) error {
-			s.credentialsChanged(tx)
 			a, cred := out.Agent, out.Credential
 			r := agentRecord{Agent: a, Creds: []string{hex.EncodeToString(cred.Digest[:])}}
 			if err := putAgent(tx, r); err != nil {
@@ -163,7 +162,6 @@ func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil 
 			return nil, err
 		}
 		return func(tx *bolt.Tx) error {
-			s.credentialsChanged(tx)
 			creds := tx.Bucket(bucketCreds)
 			for _, d := range out.Delete {
 				if err := creds.Delete(d[:]); err != nil {
@@ -244,7 +242,6 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 			return nil, err
 		}
 		return func(tx *bolt.Tx) error {
-			s.credentialsChanged(tx)
 			for _, d := range out.Delete {
 				if err := tx.Bucket(bucketCreds).Delete(d[:]); err != nil {
 					return err
@@ -260,12 +257,9 @@ func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Age
 }
 
 // Authenticate implements agents.Store: one lookup by digest, then the
-// agent; answered from the credential cache when it can be (credCache).
+// agent. (The process's credential cache, agents.CredCache, sits above
+// it, on either store.)
 func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, agents.Credential, error) {
-	e, gen, ok := s.creds.get(d)
-	if ok {
-		return e.agent, e.cred, nil
-	}
 	var (
 		a agents.Agent
 		c agents.Credential
@@ -283,8 +277,5 @@ func (s *DB) Authenticate(_ context.Context, d agents.Digest) (agents.Agent, age
 		a = r.Agent
 		return nil
 	})
-	if err == nil {
-		s.creds.put(d, credEntry{agent: a, cred: c}, gen)
-	}
 	return a, c, err
 }

@@ -40,7 +40,9 @@ var (
 	bucketInboxUnacked = []byte("idx_inbox_new") // agent id (16) | entry id (16)
 
 	bucketRecords = []byte("records") // record id -> record JSON
-	bucketFeed    = []byte("feed")    // seq (8) -> feed entry JSON
+	// bucketFeed was the records' change feed until schema 9, which
+	// carried it into the change log (see migrateFeedToLog).
+	bucketFeed = []byte("feed") // seq (8) -> feed entry JSON
 
 	bucketPushConfigs = []byte("push_configs")   // task id (16) | config id -> pushConfigRecord
 	bucketPushOutbox  = []byte("push_outbox")    // delivery id (16) -> deliveryRecord
@@ -51,18 +53,35 @@ var (
 	bucketSignKeys    = []byte("sign_keys")      // created (8, ms) | key id -> signKeyRecord
 
 	bucketLog = []byte("log") // seq (8) -> logRecord: the change log (schema 7)
+	// The records' change feed is the log's record events (schema 9):
+	// bucketLogRecords indexes them, bucketLogRecordIDs names each
+	// record's latest, and bucketLogDroppable lists those a reader of the
+	// feed starting from the beginning does not need (a record's entry
+	// with a later one, a deletion), which trimming may remove.
+	bucketLogRecords   = []byte("log_records")    // seq (8)
+	bucketLogRecordIDs = []byte("log_record_ids") // record id -> seq (8) of its latest entry
+	bucketLogDroppable = []byte("log_droppable")  // seq (8)
+	bucketLogCursors   = []byte("log_cursors")    // follower name -> cursorRecord (schema 9)
 )
 
 // Keys of the meta bucket.
 var (
 	metaSchema = []byte("schema")
 	metaSecret = []byte("secret")
-	// metaFeedTrimmed is the newest feed sequence retention removed
-	// (8 bytes, big-endian; absent: none).
+	// metaFeedTrimmed was the newest feed sequence retention removed,
+	// until schema 9.
 	metaFeedTrimmed = []byte("feed_trimmed")
 	// metaLogTrimmed is the newest change log sequence trimming removed
 	// (8 bytes, big-endian; absent: none).
 	metaLogTrimmed = []byte("log_trimmed")
+	// metaLogRecordsTrimmed is the newest record event trimming removed
+	// (8 bytes; absent: none): the records feed's trimmed point.
+	metaLogRecordsTrimmed = []byte("log_records_trimmed")
+	// metaLogTrimFloor is where the last trim's walk of the log stopped
+	// (8 bytes): every event up to it that is not a record's is gone, so
+	// the next walk starts after it instead of over the records' entries
+	// that stay.
+	metaLogTrimFloor = []byte("log_trim_floor")
 )
 
 // appendBuckets are the buckets whose keys arrive mostly in order (ULIDs,
@@ -73,7 +92,7 @@ var (
 var appendBuckets = [][]byte{
 	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState,
 	bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
-	bucketInbox, bucketInboxUnacked, bucketFeed,
+	bucketInbox, bucketInboxUnacked,
 }
 
 // appendFill is the fill of split pages in appendBuckets.

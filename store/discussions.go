@@ -288,7 +288,6 @@ func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs m
 		if err := s.persistMove(tx, w.v, &w.header, t, moves, &artifacts); err != nil {
 			return err
 		}
-		s.notifyOnCommit(tx, *t)
 	}
 	if err := moves.apply(tx); err != nil {
 		return err

@@ -107,9 +107,7 @@ var migrations = []migration{
 		return err
 	}},
 	{8, "agents by name, for the duplicate-name decision", indexAgentNames},
-	// 9 is reserved for the change log's followers (issue 24), written
-	// beside this; it takes this number when it merges.
-	{9, "reserved", func(*bolt.Tx) error { return nil }},
+	{9, "the records' change feed carried into the change log, indexed there; durable follower cursors", migrateFeedToLog},
 	{10, "the outbox's due index by destination", indexDueByDestination},
 }
 

@@ -39,12 +39,6 @@ type Options struct {
 	BatchDelay time.Duration
 	// ReadOnly opens the file with a shared lock and refuses writes.
 	ReadOnly bool
-	// OnTaskChange, when set, is called with a task after a transaction
-	// that changed its state has committed (never for one that rolled
-	// back). It runs on the commit path and must not block. A task
-	// completed by a reply comes without its History: a completion leaves
-	// the history as it is, and is written without decoding it.
-	OnTaskChange func(tasks.Task)
 }
 
 // initialMmapSize is how much of the file bbolt maps at first: address
@@ -59,10 +53,8 @@ type DB struct {
 	db       *bolt.DB
 	path     string
 	readOnly bool
-	secret   []byte // keys page tokens; made once per file
-	onTask   func(tasks.Task)
-	commits  *committer // nil when read-only
-	creds    credCache
+	secret   []byte           // keys page tokens; made once per file
+	commits  *committer       // nil when read-only
 	logWake  changelog.Signal // woken by commits that append to the log
 }
 
@@ -93,7 +85,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly, onTask: opts.OnTaskChange}
+	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly}
 	if err := s.migrate(); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -152,16 +144,6 @@ func (s *DB) exec(cmd command) error {
 }
 
 var errReadOnly = errors.New("store: opened read-only")
-
-// notifyOnCommit arranges for t to reach the OnTaskChange hook once tx has
-// committed. A group-commit function that runs twice registers on two
-// transactions, but only the one that commits calls its hooks.
-func (s *DB) notifyOnCommit(tx *bolt.Tx, t tasks.Task) {
-	if s.onTask == nil {
-		return
-	}
-	tx.OnCommit(func() { s.onTask(t) })
-}
 
 // Secret returns the per-file secret that keys page tokens.
 func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }

@@ -51,7 +51,6 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 		// Imports often come sorted by id, and bbolt's default (pages split
 		// half full) would then leave the file twice the size of its data.
 		b.FillPercent = recordsFill
-		tx.Bucket(bucketFeed).FillPercent = 1 // keys only ever grow
 		for i, in := range recs {
 			old, err := getRecord(tx, in.ID)
 			if err != nil {
@@ -74,9 +73,6 @@ func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.
 					return err
 				}
 			}
-			if err := appendChange(tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt, now); err != nil {
-				return err
-			}
 			evs = append(evs, changelog.Event{Kind: changelog.RecordUpserted, ID: rec.ID, At: rec.UpdatedAt})
 		}
 		return s.appendEvents(tx, evs, now)
@@ -98,9 +94,6 @@ func (s *DB) DeleteRecord(_ context.Context, id string, at time.Time) error {
 			return err
 		}
 		if err := counter(tx.Bucket(bucketCounts), keyRecordCount, -1); err != nil {
-			return err
-		}
-		if err := appendChange(tx, id, knowledge.OpDelete, at, at); err != nil {
 			return err
 		}
 		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.RecordDeleted, ID: id, At: at}}, at)
@@ -167,9 +160,6 @@ func (s *DB) DeleteRecords(_ context.Context, ids []string, at time.Time) (delet
 				continue
 			}
 			if err := b.Delete([]byte(id)); err != nil {
-				return err
-			}
-			if err := appendChange(tx, id, knowledge.OpDelete, at, at); err != nil {
 				return err
 			}
 			deleted = append(deleted, id)

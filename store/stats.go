@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 )
 
@@ -73,9 +74,8 @@ type Stats struct {
 	FreePages     int // free pages ready for reuse
 	PendingPages  int // pages freed by transactions that readers may still see
 	Records       int // knowledge records
-	// FeedSequence is the newest record change feed sequence number (0:
-	// no change yet).
-	FeedSequence uint64
+	// LogPosition is the change log's newest position (0: no change yet).
+	LogPosition changelog.Position
 	// OldestWaiting is the longest waiting WORKING task; nil when none waits.
 	OldestWaiting *WaitingTask
 }
@@ -89,11 +89,7 @@ func (s *DB) Stats() (Stats, error) {
 		st.SchemaVersion = schemaOf(tx)
 		st.SizeBytes = tx.Size()
 		st.Records = tx.Bucket(bucketRecords).Stats().KeyN
-		feed := tx.Bucket(bucketFeed)
-		st.FeedSequence = feed.Sequence()
-		if k, _ := feed.Cursor().Last(); len(k) == 8 {
-			st.FeedSequence = max(st.FeedSequence, binary.BigEndian.Uint64(k))
-		}
+		st.LogPosition = changelog.Position{Seq: tx.Bucket(bucketLog).Sequence()}
 		// idx_task_allst is state | ts | id: the first key of the WORKING
 		// range is the oldest waiting task.
 		p := []byte{stateByte(a2a.TaskStateWorking)}

@@ -339,7 +339,6 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 			if err := putDeliveries(tx, out.Deliveries); err != nil {
 				return err
 			}
-			s.notifyOnCommit(tx, full)
 			return s.appendEvents(tx, out.Events, at)
 		}, nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
@@ -96,18 +97,6 @@ func dumpTx(tx *bolt.Tx, d *transfer.Data) error {
 			d.Records = append(d.Records, r)
 			return nil
 		}},
-		{bucketFeed, func(k, v []byte) error {
-			var f feedRecord
-			if err := json.Unmarshal(v, &f); err != nil {
-				return fmt.Errorf("decode feed entry: %w", err)
-			}
-			e := transfer.FeedEntry{Seq: binary.BigEndian.Uint64(k), ID: f.ID, Op: f.Op, At: fromMS(uint64(f.At))}
-			if f.Written != 0 {
-				e.Written = fromMS(uint64(f.Written))
-			}
-			d.Feed = append(d.Feed, e)
-			return nil
-		}},
 		{bucketPushConfigs, func(_, v []byte) error {
 			c, err := storedoc.DecodePushConfig(v)
 			d.PushConfigs = append(d.PushConfigs, c)
@@ -136,13 +125,24 @@ func dumpTx(tx *bolt.Tx, d *transfer.Data) error {
 			return fmt.Errorf("%s: %w", st.bucket, err)
 		}
 	}
-	if b := tx.Bucket(bucketFeed); b != nil {
-		d.FeedLast = b.Sequence()
-	}
-	if v := tx.Bucket(bucketMeta).Get(metaFeedTrimmed); len(v) == 8 {
-		d.FeedTrimmed = binary.BigEndian.Uint64(v)
-	}
-	return nil
+	return dumpFeed(tx, d)
+}
+
+// dumpFeed reads the records' change feed: the log's record events.
+func dumpFeed(tx *bolt.Tx, d *transfer.Data) error {
+	log := tx.Bucket(bucketLog)
+	return each(tx, bucketLogRecords, func(k, _ []byte) error {
+		_, r, err := decodeLogRecord(k, log.Get(k))
+		if err != nil {
+			return err
+		}
+		op := knowledge.OpUpsert
+		if r.Kind == changelog.RecordDeleted {
+			op = knowledge.OpDelete
+		}
+		d.Feed = append(d.Feed, transfer.FeedEntry{ID: r.ID, Op: op, At: fromMS(uint64(r.At)), Written: fromMS(uint64(r.Written))})
+		return nil
+	})
 }
 
 // LoadFile makes a new kfa file at path holding d, in one transaction:
@@ -273,25 +273,12 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 	if err := counter(tx.Bucket(bucketCounts), keyRecordCount, int64(len(d.Records))); err != nil {
 		return err
 	}
-	feed := tx.Bucket(bucketFeed)
 	for _, e := range d.Feed {
-		f := feedRecord{ID: e.ID, Op: e.Op, At: e.At.UnixMilli()}
-		if !e.Written.IsZero() {
-			f.Written = e.Written.UnixMilli()
+		kind := changelog.RecordUpserted
+		if e.Op == knowledge.OpDelete {
+			kind = changelog.RecordDeleted
 		}
-		v, err := json.Marshal(f)
-		if err != nil {
-			return err
-		}
-		if err := feed.Put(u64(e.Seq), v); err != nil {
-			return err
-		}
-	}
-	if err := feed.SetSequence(d.FeedLast); err != nil {
-		return err
-	}
-	if d.FeedTrimmed != 0 {
-		if err := tx.Bucket(bucketMeta).Put(metaFeedTrimmed, u64(d.FeedTrimmed)); err != nil {
+		if err := putLogEntry(tx, logRecord{Kind: kind, ID: e.ID, At: e.At.UnixMilli(), Written: e.Written.UnixMilli()}); err != nil {
 			return err
 		}
 	}

@@ -224,9 +224,9 @@ func recordsReindex(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "No server runs on this data directory: deleted the search index %s; kfa serve rebuilds it when it starts (with %s).\n", oneLine(st.Dir), plural(st.SynonymGroups, "synonym group", "synonym groups"))
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %s, %s, %s, at feed sequence %d.\n",
+	fmt.Fprintf(e.stdout, "Rebuilt the search index in %s: %s, %s, %s, at change log position %s.\n",
 		time.Since(start).Round(time.Millisecond), plural(st.Records, "record", "records"),
-		plural(st.Discussions, "discussion", "discussions"), plural(st.SynonymGroups, "synonym group", "synonym groups"), st.AppliedSeq)
+		plural(st.Discussions, "discussion", "discussions"), plural(st.SynonymGroups, "synonym group", "synonym groups"), st.AppliedPosition)
 	return nil
 }
 

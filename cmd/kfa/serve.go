@@ -124,8 +124,10 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		}
 		return nil
 	})
-	fs.DurationVar(&cfg.FeedRetention, "feed-retention", cfg.FeedRetention,
-		"keep the records' change feed this long before trimming what a reader starting over does not need (0: keep everything)")
+	fs.DurationVar(&cfg.LogRetention, "log-retention", cfg.LogRetention,
+		"keep the change log this long (and until every search index has read it) before trimming it; "+
+			"each record's latest change stays for get_changes (0: keep everything)")
+	fs.DurationVar(&cfg.LogRetention, "feed-retention", cfg.LogRetention, "the old name of --log-retention")
 	fs.BoolVar(&cfg.Push, "push", cfg.Push, "accept push notification configs and deliver them (false: the card says pushNotifications false)")
 	fs.Func("push-allow", "comma-separated push `destinations` allowed besides public https: host names, IPs, CIDR ranges (plain http to them too), e.g. 127.0.0.1,hooks.internal,10.0.0.0/8", func(v string) error {
 		cfg.PushAllow = nil

@@ -57,7 +57,7 @@ func runStats(ctx context.Context, e env, args []string) error {
 	t.row("Discussions", fmt.Sprintf("%d (open %d, answered %d)", st.Discussions.Total, st.Discussions.Open, st.Discussions.Answered))
 	t.row("Agents", fmt.Sprint(st.Agents))
 	t.row("Records", fmt.Sprint(st.Records))
-	t.row("Feed sequence", fmt.Sprint(st.FeedSequence))
+	t.row("Log position", st.LogPosition)
 	t.row("Index lag", lag)
 	return t.flush()
 }

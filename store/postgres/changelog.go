@@ -14,6 +14,8 @@ import (
 // The change log (changelog.Log) in the change_log table; see
 // migrations/0004_change_log.sql for why positions are (transaction id,
 // sequence) and why a reader never misses an event that commits late.
+// The records' change feed is its record events, through the partial
+// indexes of migrations/0006_feed_in_log.sql.
 //
 // A write that appended events wakes this process's followers once it
 // has committed, and pokes the notifier, which sends NOTIFY on
@@ -33,44 +35,77 @@ func appendEvents(ctx context.Context, tx execer, evs []changelog.Event, now tim
 	subjects := make([]string, len(evs))
 	owners := make([]string, len(evs))
 	refs := make([]string, len(evs))
+	notes := make([]string, len(evs))
 	ats := make([]int64, len(evs))
 	for i, e := range evs {
-		kinds[i], subjects[i], owners[i], refs[i], ats[i] = string(e.Kind), e.ID, e.Owner, e.Ref, e.At.UnixMilli()
+		kinds[i], subjects[i], owners[i], refs[i], notes[i], ats[i] = string(e.Kind), e.ID, e.Owner, e.Ref, e.Note, e.At.UnixMilli()
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO change_log (kind, subject, owner, ref, at_ms, written_ms)
-		SELECT k, s, o, r, a, $6
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS e(k, s, o, r, a, n)
-		ORDER BY n`, kinds, subjects, owners, refs, ats, now.UnixMilli())
+	_, err := tx.Exec(ctx, `INSERT INTO change_log (kind, subject, owner, ref, note, at_ms, written_ms)
+		SELECT k, s, o, r, n, a, $7
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[]) WITH ORDINALITY AS e(k, s, o, r, n, a, i)
+		ORDER BY i`, kinds, subjects, owners, refs, notes, ats, now.UnixMilli())
 	return err
 }
 
-// readableLogHorizon is the condition on tx that makes an event final:
-// its transaction is older than every transaction still running.
-const readableLogHorizon = "tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+// readable is the condition on (tx, seq) that makes an event final: its
+// transaction is older than every transaction still running. Written as
+// a row comparison, so that it bounds the primary key's range scan.
+const readable = "(tx, seq) < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint, 0)"
+
+// recordKinds is the predicate of the record events' partial indexes
+// (migrations/0006_feed_in_log.sql); a query must spell it the same way
+// for the planner to use them.
+const recordKinds = "kind IN ('record.upserted', 'record.deleted')"
 
 // ReadLog implements changelog.Log.
 func (s *DB) ReadLog(ctx context.Context, after changelog.Position, limit int) ([]changelog.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT tx, seq, kind, subject, owner, ref, at_ms FROM change_log
-		WHERE (tx, seq) > ($1, $2) AND `+readableLogHorizon+`
-		ORDER BY tx, seq LIMIT $3`, int64(after.Tx), int64(after.Seq), limit)
+	t, err := s.ReadTail(ctx, after, limit)
+	return t.Events, err
+}
+
+// ReadTail implements changelog.Log in one statement (so one snapshot):
+// the readable events after after; the written time of the oldest event
+// that committed but is not readable yet (an older transaction still
+// runs), which is when the read stops being complete; and the trimmed
+// point.
+func (s *DB) ReadTail(ctx context.Context, after changelog.Position, limit int) (changelog.Tail, error) {
+	rows, err := s.pool.Query(ctx, `WITH h AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS x),
+		ev AS (SELECT c.tx, c.seq, c.kind, c.subject, c.owner, c.ref, c.note, c.at_ms FROM change_log c, h
+			WHERE (c.tx, c.seq) > ($1, $2) AND (c.tx, c.seq) < (h.x, 0) ORDER BY c.tx, c.seq LIMIT $3),
+		held AS (SELECT c.written_ms FROM change_log c, h WHERE (c.tx, c.seq) >= (h.x, 0) ORDER BY c.tx, c.seq LIMIT 1)
+		SELECT 0 AS part, tx, seq, kind, subject, owner, ref, note, at_ms FROM ev
+		UNION ALL SELECT 1, 0, 0, '', '', '', '', '', written_ms FROM held
+		UNION ALL SELECT 2, trimmed_tx, trimmed_seq, '', '', '', '', '', 0 FROM log_trim
+		ORDER BY 1, 2, 3`, int64(after.Tx), int64(after.Seq), limit)
 	if err != nil {
-		return nil, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
+		return changelog.Tail{}, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
 	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (changelog.Event, error) {
+	defer rows.Close()
+	var t changelog.Tail
+	for rows.Next() {
 		var (
-			e       changelog.Event
-			tx, seq int64
-			kind    string
-			at      int64
+			part        int
+			tx, seq, at int64
+			kind        string
+			e           changelog.Event
 		)
-		err := row.Scan(&tx, &seq, &kind, &e.ID, &e.Owner, &e.Ref, &at)
-		e.Pos, e.Kind, e.At = changelog.Position{Tx: uint64(tx), Seq: uint64(seq)}, changelog.Kind(kind), fromMS(at)
-		return e, err
-	})
-	if err != nil {
-		return nil, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
+		if err := rows.Scan(&part, &tx, &seq, &kind, &e.ID, &e.Owner, &e.Ref, &e.Note, &at); err != nil {
+			return changelog.Tail{}, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
+		}
+		switch part {
+		case 0:
+			e.Pos, e.Kind, e.At = changelog.Position{Tx: uint64(tx), Seq: uint64(seq)}, changelog.Kind(kind), fromMS(at)
+			t.Events = append(t.Events, e)
+		case 1:
+			t.Held = fromMS(at)
+		case 2:
+			t.Trimmed = changelog.Position{Tx: uint64(tx), Seq: uint64(seq)}
+		}
 	}
-	return evs, nil
+	if err := rows.Err(); err != nil {
+		return changelog.Tail{}, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
+	}
+	return t, nil
 }
 
 // LogState implements changelog.Log.
@@ -84,19 +119,11 @@ func (s *DB) LogState(ctx context.Context) (changelog.State, error) {
 		if st.First, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log ORDER BY tx, seq LIMIT 1"); err != nil {
 			return err
 		}
-		if st.Last, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readableLogHorizon+
+		if st.Last, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readable+
 			" ORDER BY tx DESC, seq DESC LIMIT 1"); err != nil {
 			return err
 		}
-		var trimmed string
-		err = tx.QueryRow(ctx, "SELECT value FROM kfa_meta WHERE key = 'log_trimmed'").Scan(&trimmed)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil
-		case err != nil:
-			return err
-		}
-		st.Trimmed, err = changelog.ParsePosition(trimmed)
+		st.Trimmed, err = logPosition(ctx, tx, "SELECT trimmed_tx, trimmed_seq FROM log_trim")
 		return err
 	})
 	if err != nil {
@@ -120,7 +147,44 @@ func logPosition(ctx context.Context, tx pgx.Tx, q string) (changelog.Position, 
 // commit and when another process's NOTIFY arrives.
 func (s *DB) WakeLog() (<-chan struct{}, func()) { return s.logWake.Subscribe() }
 
-var _ changelog.Log = (*DB)(nil)
+var (
+	_ changelog.Log       = (*DB)(nil)
+	_ changelog.Cursors   = (*DB)(nil)
+	_ changelog.Trimmable = (*DB)(nil)
+)
+
+// SaveCursor implements changelog.Cursors in one statement, outside the
+// write path: saving a cursor is not a change the followers hear of.
+func (s *DB) SaveCursor(ctx context.Context, name string, pos changelog.Position, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO log_cursors (name, tx, seq, updated_ms) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_ms = excluded.updated_ms`,
+		name, int64(pos.Tx), int64(pos.Seq), at.UnixMilli())
+	if err != nil {
+		return unavailable(fmt.Errorf("postgres: save the cursor %s: %w", name, err))
+	}
+	return nil
+}
+
+// ListCursors implements changelog.Cursors.
+func (s *DB) ListCursors(ctx context.Context) ([]changelog.Cursor, error) {
+	rows, err := s.pool.Query(ctx, "SELECT name, tx, seq, updated_ms FROM log_cursors ORDER BY name")
+	if err != nil {
+		return nil, unavailable(fmt.Errorf("postgres: list the cursors: %w", err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (changelog.Cursor, error) {
+		var (
+			c           changelog.Cursor
+			tx, seq, at int64
+		)
+		err := row.Scan(&c.Name, &tx, &seq, &at)
+		c.Pos, c.Updated = changelog.Position{Tx: uint64(tx), Seq: uint64(seq)}, fromMS(at)
+		return c, err
+	})
+	if err != nil {
+		return nil, unavailable(fmt.Errorf("postgres: list the cursors: %w", err))
+	}
+	return out, nil
+}
 
 // committed runs after every write transaction that committed: it wakes
 // this process's followers and asks the notifier to tell the others.
@@ -131,6 +195,12 @@ func (s *DB) committed() {
 	default:
 	}
 }
+
+// Reconnect backoff of the log's listener.
+const (
+	listenRetryMin = 100 * time.Millisecond
+	listenRetryMax = 5 * time.Second
+)
 
 // notifyMinGap bounds how often one process sends NOTIFY: commits that
 // come closer together share one.

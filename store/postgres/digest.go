@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 )
 
-// digestTables are the tables Digest covers: every table of kfa's data.
+// digestTables are the tables Digest covers: every table of kfa's data
+// (not log_cursors, the followers' bookkeeping, which a running follower
+// writes whenever it saves its position).
 var digestTables = []string{
-	"agents", "counters", "credentials", "discussions", "feed", "feed_state", "inbox", "kfa_meta", "push_configs",
+	"agents", "change_log", "counters", "credentials", "discussions", "inbox", "kfa_meta", "log_trim", "push_configs",
 	"push_deliveries", "rate_windows", "records", "replies", "signing_keys", "tasks", "web_sessions",
 }
 

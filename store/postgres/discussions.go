@@ -220,7 +220,6 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 	if err != nil {
 		return discussions.ReplyResult{}, err
 	}
-	s.notify(out.Completed)
 	return out.Result, nil
 }
 
@@ -271,8 +270,5 @@ func (s *DB) persistReply(ctx context.Context, w execer, o *asknet.ReplyOutcome,
 	if err := acc.apply(ctx, w); err != nil {
 		return err
 	}
-	if err := appendEvents(ctx, w, o.Events, r.CreatedAt); err != nil {
-		return err
-	}
-	return s.notifyTasks(ctx, w, o.Completed)
+	return appendEvents(ctx, w, o.Events, r.CreatedAt)
 }

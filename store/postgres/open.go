@@ -20,7 +20,6 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
-	"github.com/kfa-project/kfa/tasks"
 )
 
 //go:embed migrations/*.sql
@@ -31,11 +30,8 @@ const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
 
 // DB is a kfa store in a PostgreSQL database.
 type DB struct {
-	pool     *pgxpool.Pool
-	secret   []byte
-	onChange func(tasks.Task)
-	procID   string    // this process, in the payload of its NOTIFYs
-	listen   *listener // nil without OnTaskChange
+	pool   *pgxpool.Pool
+	secret []byte
 
 	logWake changelog.Signal // wakes this process's log followers
 	poke    chan struct{}    // asks notifyLoop for a NOTIFY (capacity 1)
@@ -50,10 +46,6 @@ type Options struct {
 	// MaxConns bounds the pool; 0 keeps pgxpool's default (the larger of
 	// 4 and the number of CPUs).
 	MaxConns int32
-	// OnTaskChange receives each task after the transaction that moved it
-	// (a cancel, a completion by a reply) committed, in this process or in
-	// any other on the database (NOTIFY/LISTEN); nil for none.
-	OnTaskChange func(tasks.Task)
 }
 
 // ErrSchemaNewer is a database migrated by a newer kfa than this one.
@@ -74,7 +66,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, onChange: opts.OnTaskChange, procID: newProcessID(), poke: make(chan struct{}, 1)}
+	db := &DB{pool: pool, poke: make(chan struct{}, 1)}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -87,13 +79,6 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.stopLogLoops()
 		pool.Close()
 		return nil, err
-	}
-	if db.onChange != nil {
-		if err := db.startListener(ctx, url); err != nil {
-			db.stopLogLoops()
-			pool.Close()
-			return nil, fmt.Errorf("postgres: listen for other processes' transitions: %w", err)
-		}
 	}
 	return db, nil
 }
@@ -117,21 +102,8 @@ func (s *DB) loadSecret(ctx context.Context) ([]byte, error) {
 // Secret returns the database's secret (for page tokens).
 func (s *DB) Secret() []byte { return append([]byte(nil), s.secret...) }
 
-// notify hands committed transitions to OnTaskChange.
-func (s *DB) notify(ts []tasks.Task) {
-	if s.onChange == nil {
-		return
-	}
-	for _, t := range ts {
-		s.onChange(t)
-	}
-}
-
 // Close stops listening and closes the pool.
 func (s *DB) Close() error {
-	if s.listen != nil {
-		s.listen.stop()
-	}
 	s.stopLogLoops()
 	s.pool.Close()
 	return nil

@@ -39,17 +39,6 @@ func getRecord(ctx context.Context, tx pgx.Tx, id string) (*knowledge.Record, er
 	return &r, err
 }
 
-// appendChange appends one feed entry with the next sequence number.
-func appendChange(ctx context.Context, tx pgx.Tx, id string, op knowledge.Op, at, now time.Time) error {
-	var seq int64
-	if err := tx.QueryRow(ctx, "UPDATE feed_state SET last = last + 1 RETURNING last").Scan(&seq); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, "INSERT INTO feed (seq, id, op, at_ms, written_ms) VALUES ($1, $2, $3, $4, $5)",
-		seq, id, string(op), at.UnixMilli(), now.UnixMilli())
-	return err
-}
-
 // UpsertRecords implements knowledge.Store.
 func (s *DB) UpsertRecords(ctx context.Context, recs []knowledge.Record, now time.Time) ([]knowledge.Outcome, error) {
 	out := make([]knowledge.Outcome, len(recs))
@@ -77,9 +66,6 @@ func (s *DB) UpsertRecords(ctx context.Context, recs []knowledge.Record, now tim
 			if o == knowledge.Added {
 				acc.add(counterRecords, 1)
 			}
-			if err := appendChange(ctx, tx, rec.ID, knowledge.OpUpsert, rec.UpdatedAt, now); err != nil {
-				return err
-			}
 			evs = append(evs, changelog.Event{Kind: changelog.RecordUpserted, ID: rec.ID, At: rec.UpdatedAt})
 		}
 		if err := appendEvents(ctx, tx, evs, now); err != nil {
@@ -103,9 +89,6 @@ func (s *DB) DeleteRecord(ctx context.Context, id string, at time.Time) error {
 		if tag.RowsAffected() == 0 {
 			return knowledge.ErrNotFound
 		}
-		if err := appendChange(ctx, tx, id, knowledge.OpDelete, at, at); err != nil {
-			return err
-		}
 		if err := appendEvents(ctx, tx, []changelog.Event{{Kind: changelog.RecordDeleted, ID: id, At: at}}, at); err != nil {
 			return err
 		}
@@ -125,9 +108,6 @@ func (s *DB) DeleteRecords(ctx context.Context, ids []string, at time.Time) (del
 			if tag.RowsAffected() == 0 {
 				missing = append(missing, id)
 				continue
-			}
-			if err := appendChange(ctx, tx, id, knowledge.OpDelete, at, at); err != nil {
-				return err
 			}
 			deleted = append(deleted, id)
 		}
@@ -172,104 +152,4 @@ func (s *DB) ListRecords(ctx context.Context, after string, limit int) (knowledg
 		return err
 	})
 	return page, err
-}
-
-// Changes implements knowledge.Store: each upsert entry with its record as
-// it is now, read in the same snapshot.
-func (s *DB) Changes(ctx context.Context, after uint64, limit int) ([]knowledge.Change, error) {
-	return s.ChangesWithin(ctx, after, limit, 0)
-}
-
-// ChangesWithin is Changes bounded by bytes too, as the search index reads
-// the feed: it stops before the entry whose record would take the
-// records' Size past maxBytes, but returns at least one entry; maxBytes 0
-// means no bound.
-func (s *DB) ChangesWithin(ctx context.Context, after uint64, limit, maxBytes int) ([]knowledge.Change, error) {
-	var out []knowledge.Change
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		out = out[:0]
-		rows, err := tx.Query(ctx, `SELECT f.seq, f.id, f.op, f.at_ms, r.doc FROM feed f
-			LEFT JOIN records r ON f.op = 'upsert' AND r.id = f.id
-			WHERE f.seq > $1 ORDER BY f.seq LIMIT $2`, int64(after), limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		size := 0
-		for rows.Next() {
-			var (
-				seq, at int64
-				id, op  string
-				doc     []byte
-			)
-			if err := rows.Scan(&seq, &id, &op, &at, &doc); err != nil {
-				return err
-			}
-			ch := knowledge.Change{Seq: uint64(seq), ID: id, Op: knowledge.Op(op), At: fromMS(at)}
-			if doc != nil {
-				r, err := decodeRecord(doc)
-				if err != nil {
-					return err
-				}
-				if size += r.Size(); maxBytes > 0 && size > maxBytes && len(out) > 0 {
-					return nil
-				}
-				ch.Record = &r
-			}
-			out = append(out, ch)
-		}
-		return rows.Err()
-	})
-	return out, err
-}
-
-// Feed implements knowledge.Store.
-func (s *DB) Feed(ctx context.Context) (knowledge.FeedState, error) {
-	var (
-		st            knowledge.FeedState
-		first         *int64
-		last, trimmed int64
-	)
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT value FROM kfa_meta WHERE key = 'feed_epoch'").Scan(&st.Epoch); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, "SELECT last, trimmed FROM feed_state").Scan(&last, &trimmed); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, "SELECT min(seq) FROM feed").Scan(&first)
-	})
-	if err != nil {
-		return st, err
-	}
-	st.Last, st.Trimmed = uint64(last), uint64(trimmed)
-	if first != nil {
-		st.First = uint64(*first)
-	}
-	return st, nil
-}
-
-// TrimFeed implements knowledge.Store in one statement: the entries
-// written before before that have a later entry for the same record, or
-// are deletes, except the newest entry of the feed.
-func (s *DB) TrimFeed(ctx context.Context, before time.Time) (int, error) {
-	n := 0
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var top *int64
-		err := tx.QueryRow(ctx, `WITH gone AS (
-				DELETE FROM feed f WHERE f.written_ms < $1
-				  AND f.seq < (SELECT max(seq) FROM feed)
-				  AND (f.op = 'delete' OR EXISTS (SELECT 1 FROM feed g WHERE g.id = f.id AND g.seq > f.seq))
-				RETURNING f.seq)
-			SELECT count(*), max(seq) FROM gone`, before.UnixMilli()).Scan(&n, &top)
-		if err != nil || top == nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "UPDATE feed_state SET trimmed = greatest(trimmed, $1)", *top)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("postgres: trim feed: %w", err)
-	}
-	return n, nil
 }

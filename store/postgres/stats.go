@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/changelog"
 )
 
 // Stats are the database's counts, counted on demand in one snapshot
@@ -20,7 +21,7 @@ type Stats struct {
 	Answered      int
 	Agents        int
 	Records       int
-	FeedSequence  uint64
+	LogPosition   changelog.Position // the change log's newest (zero: none yet)
 	// OldestWaiting is the longest waiting WORKING task; nil when none
 	// waits.
 	OldestWaiting *WaitingTask
@@ -77,11 +78,10 @@ func (s *DB) Stats(ctx context.Context) (Stats, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		var last int64
-		if err := tx.QueryRow(ctx, "SELECT last FROM feed_state").Scan(&last); err != nil {
+		if st.LogPosition, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readable+
+			" ORDER BY tx DESC, seq DESC LIMIT 1"); err != nil {
 			return err
 		}
-		st.FeedSequence = uint64(last)
 		var w WaitingTask
 		err = tx.QueryRow(ctx, `SELECT id, owner_id, status_ms FROM tasks WHERE state = $1
 			ORDER BY status_ms, id LIMIT 1`, string(a2a.TaskStateWorking)).Scan(&w.ID, &w.OwnerID, &w.Since)

@@ -366,17 +366,11 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 			if err := acc.apply(ctx, w); err != nil {
 				return err
 			}
-			if err := appendEvents(ctx, w, out.Events, at); err != nil {
-				return err
-			}
-			return s.notifyTasks(ctx, w, []tasks.Task{full})
+			return appendEvents(ctx, w, out.Events, at)
 		}, nil
 	})
 	if err != nil {
 		return tasks.Task{}, false, err
-	}
-	if out.Changed {
-		s.notify([]tasks.Task{full})
 	}
 	return full, out.Changed, nil
 }

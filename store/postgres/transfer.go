@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/push"
@@ -23,7 +24,7 @@ import (
 // dataTables are the tables that hold kfa data (not the schema's own
 // rows): a database with a row in any of them is not empty.
 var dataTables = []string{"agents", "credentials", "tasks", "discussions", "replies", "inbox", "rate_windows",
-	"records", "feed", "push_configs", "push_deliveries", "signing_keys", "web_sessions"}
+	"records", "change_log", "push_configs", "push_deliveries", "signing_keys", "web_sessions"}
 
 // Empty reports why the database is not empty ("" when it is): the
 // tables holding rows and how many.
@@ -37,13 +38,6 @@ func (s *DB) Empty(ctx context.Context) (string, error) {
 		if n > 0 {
 			held = append(held, fmt.Sprintf("%d rows in %s", n, t))
 		}
-	}
-	var last int64
-	if err := s.pool.QueryRow(ctx, "SELECT last FROM feed_state").Scan(&last); err != nil {
-		return "", err
-	}
-	if last > 0 && len(held) == 0 {
-		held = append(held, fmt.Sprintf("a feed at sequence %d", last))
 	}
 	return strings.Join(held, ", "), nil
 }
@@ -137,13 +131,13 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 			v, err := json.Marshal(d.Records[i])
 			return []any{d.Records[i].ID, v}, err
 		}},
-		{"feed", []string{"seq", "id", "op", "at_ms", "written_ms"}, len(d.Feed), func(i int) ([]any, error) {
+		{"change_log", []string{"kind", "subject", "at_ms", "written_ms"}, len(d.Feed), func(i int) ([]any, error) {
 			e := d.Feed[i]
-			written := e.Written
-			if written.IsZero() {
-				written = e.At
+			kind := changelog.RecordUpserted
+			if e.Op == knowledge.OpDelete {
+				kind = changelog.RecordDeleted
 			}
-			return []any{int64(e.Seq), e.ID, string(e.Op), e.At.UnixMilli(), written.UnixMilli()}, nil
+			return []any{string(kind), e.ID, e.At.UnixMilli(), e.Written.UnixMilli()}, nil
 		}},
 		{"push_configs", []string{"task_id", "id", "doc"}, len(d.PushConfigs), func(i int) ([]any, error) {
 			c := d.PushConfigs[i]
@@ -177,9 +171,6 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		if err := copyRows(ctx, tx, st.table, st.cols, st.n, st.row); err != nil {
 			return err
 		}
-	}
-	if _, err := tx.Exec(ctx, "UPDATE feed_state SET last = $1, trimmed = $2", int64(d.FeedLast), int64(d.FeedTrimmed)); err != nil {
-		return err
 	}
 	return acc.apply(ctx, tx)
 }
@@ -295,11 +286,6 @@ func dump(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 			return fmt.Errorf("%s: %w", st.query, err)
 		}
 	}
-	var last, trimmed int64
-	if err := tx.QueryRow(ctx, "SELECT last, trimmed FROM feed_state").Scan(&last, &trimmed); err != nil {
-		return err
-	}
-	d.FeedLast, d.FeedTrimmed = uint64(last), uint64(trimmed)
 	return nil
 }
 
@@ -321,15 +307,19 @@ func dumpRest(d *transfer.Data, v *[]byte) []struct {
 			d.Records = append(d.Records, r)
 			return err
 		}},
-		{"SELECT seq, id, op, at_ms, written_ms FROM feed ORDER BY seq", func(rows pgx.Rows) error {
+		{"SELECT kind, subject, at_ms, written_ms FROM change_log WHERE " + recordKinds + " ORDER BY tx, seq", func(rows pgx.Rows) error {
 			var (
-				seq, at, written int64
-				id, op           string
+				at, written int64
+				kind, id    string
 			)
-			if err := rows.Scan(&seq, &id, &op, &at, &written); err != nil {
+			if err := rows.Scan(&kind, &id, &at, &written); err != nil {
 				return err
 			}
-			d.Feed = append(d.Feed, transfer.FeedEntry{Seq: uint64(seq), ID: id, Op: knowledge.Op(op), At: fromMS(at), Written: fromMS(written)})
+			op := knowledge.OpUpsert
+			if changelog.Kind(kind) == changelog.RecordDeleted {
+				op = knowledge.OpDelete
+			}
+			d.Feed = append(d.Feed, transfer.FeedEntry{ID: id, Op: op, At: fromMS(at), Written: fromMS(written)})
 			return nil
 		}},
 		{"SELECT doc FROM push_configs ORDER BY task_id, id", func(rows pgx.Rows) error {

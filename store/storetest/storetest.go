@@ -78,6 +78,7 @@ func Run(t *testing.T, open Opener) {
 		{"PushDueByDestination", testPushDueByDestination},
 		{"SigningKeys", testSigningKeys},
 		{"ChangeLog", testChangeLog},
+		{"ChangeLogTrim", testChangeLogTrim},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

@@ -33,14 +33,15 @@ type Data struct {
 	Inbox       []InboxItem
 	RateWindows []RateWindow
 	Records     []knowledge.Record
+	// Feed is the records' change feed: the change log's record events,
+	// oldest first. The copy appends them to its own log, at its own
+	// positions (a get_changes cursor of the source is of another epoch
+	// there, and its reader starts over).
 	Feed        []FeedEntry
-	// FeedLast and FeedTrimmed are the feed's newest sequence ever
-	// written and the newest retention removed.
-	FeedLast, FeedTrimmed uint64
-	PushConfigs           []push.Config
-	Deliveries            []push.Delivery
-	SigningKeys           []signing.KeyRecord
-	Sessions              []sessions.Session
+	PushConfigs []push.Config
+	Deliveries  []push.Delivery
+	SigningKeys []signing.KeyRecord
+	Sessions    []sessions.Session
 }
 
 // InboxItem is an inbox entry and whether it is not yet acknowledged.
@@ -64,11 +65,10 @@ type RateWindow struct {
 
 // FeedEntry is one entry of the records' change feed.
 type FeedEntry struct {
-	Seq     uint64
 	ID      string
 	Op      knowledge.Op
 	At      time.Time // Unix ms precision
-	Written time.Time // Unix ms precision; zero when unknown
+	Written time.Time // Unix ms precision
 }
 
 // Count is how many items of one kind.

@@ -1,4 +1,4 @@
--- kfa schema 5 (issue 24's decisions; the merge may renumber it): no row
+-- kfa schema 5: no row
 -- is updated by every write, and agents are found by name.
 --
 -- The counters of totals across owners go ('t', 't|s|...', 't|c|...',

@@ -1,4 +1,4 @@
-package knowledge
+package changelog
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 	"time"
 )
 
-// Defaults of feed retention.
+// Defaults of TrimmerOptions.
 const (
-	// DefaultFeedRetention is how long change-feed entries are kept
-	// before those a reader starting over does not need are trimmed.
-	DefaultFeedRetention = 30 * 24 * time.Hour
+	// DefaultRetention is the log's horizon: events written longer ago
+	// may be trimmed once every live durable follower has passed them (a
+	// reader of the records' feed whose cursor is older starts over).
+	DefaultRetention = 30 * 24 * time.Hour
 	// DefaultTrimEvery is how often the trimmer runs.
 	DefaultTrimEvery = time.Hour
 )
 
 // TrimmerOptions configure a Trimmer.
 type TrimmerOptions struct {
-	// Retention is the horizon: entries written longer ago may go.
-	// Default DefaultFeedRetention.
+	// Retention is the horizon (see Trimmable). Default DefaultRetention.
 	Retention time.Duration
 	// Every is the time between two trims; the first runs at Start.
 	// Default DefaultTrimEvery.
@@ -32,13 +32,11 @@ type TrimmerOptions struct {
 	Log *slog.Logger
 }
 
-// Trimmer bounds the change feed: it trims the entries older than the
-// retention horizon that a reader starting from the beginning does not
-// need, keeping the latest entry of every record. A reader whose cursor
-// is older than the horizon gets ErrCursorTooOld from Changes and starts
-// over. Start and Stop run it in the background.
+// Trimmer bounds the log: it trims, now and then, what the horizon and
+// the durable followers let go (Trimmable.TrimLog). Start and Stop run it
+// in the background.
 type Trimmer struct {
-	store Store
+	store Trimmable
 	o     TrimmerOptions
 
 	mu     sync.Mutex
@@ -47,9 +45,9 @@ type Trimmer struct {
 }
 
 // NewTrimmer returns a stopped trimmer over s.
-func NewTrimmer(s Store, o TrimmerOptions) *Trimmer {
+func NewTrimmer(s Trimmable, o TrimmerOptions) *Trimmer {
 	if o.Retention <= 0 {
-		o.Retention = DefaultFeedRetention
+		o.Retention = DefaultRetention
 	}
 	if o.Every <= 0 {
 		o.Every = DefaultTrimEvery
@@ -64,15 +62,15 @@ func NewTrimmer(s Store, o TrimmerOptions) *Trimmer {
 }
 
 // Trim removes, now, what the horizon lets go, and returns how many
-// entries it removed.
+// events it removed.
 func (t *Trimmer) Trim(ctx context.Context) (int, error) {
 	before := t.o.Now().Add(-t.o.Retention)
-	n, err := t.store.TrimFeed(ctx, before)
+	n, err := t.store.TrimLog(ctx, before)
 	if err != nil {
-		return n, fmt.Errorf("trim the change feed: %w", err)
+		return n, fmt.Errorf("trim the change log: %w", err)
 	}
 	if n > 0 {
-		t.o.Log.Info("trimmed the change feed", "removed", n, "before", FormatTime(before))
+		t.o.Log.Info("trimmed the change log", "removed", n, "before", before.UTC().Format(time.RFC3339))
 	}
 	return n, nil
 }
@@ -96,7 +94,7 @@ func (t *Trimmer) run(ctx context.Context, done chan<- struct{}) {
 	defer tick.Stop()
 	for {
 		if _, err := t.Trim(ctx); err != nil && ctx.Err() == nil {
-			t.o.Log.Error("change feed trim failed; retrying later", "err", err.Error())
+			t.o.Log.Error("change log trim failed; retrying later", "err", err.Error())
 		}
 		select {
 		case <-ctx.Done():
