@@ -93,7 +93,6 @@ func TestPostgresSearchAcrossProcesses(t *testing.T) {
 // grace) through A is refused on B within a second, although B had its
 // token cached, and the agent's open stream on B ends (issue 25 point 15).
 func TestPostgresRevokeAcrossProcesses(t *testing.T) {
-	url := pgtest.URL(t)
 	for _, tc := range []struct {
 		name string
 		end  func(h *harness, id string) error
@@ -105,6 +104,7 @@ func TestPostgresRevokeAcrossProcesses(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			url := pgtest.URL(t) // a database each: both cases make the same agents
 			a := start(t, func(c *server.Config) { c.Store = url })
 			b := start(t, func(c *server.Config) { c.Store = url })
 			endsOnB(t, a, b, tc.end)
