@@ -65,6 +65,7 @@ func NewHandler(deps Deps) *Handler {
 	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
+	r.HandleFunc("/admin/v1/agents/{id}/link", h.linkAgent).Methods(http.MethodPost)
 	h.taskRoutes(r)
 	h.discussionRoutes(r)
 	h.opsRoutes(r)
@@ -119,6 +120,13 @@ type CreateAgentRequest struct {
 type RotateAgentRequest struct {
 	// GraceSeconds keeps the old tokens working this long; 0 ends them now.
 	GraceSeconds int64 `json:"graceSeconds"`
+}
+
+// LinkAgentRequest is the body of POST /admin/v1/agents/{id}/link: the
+// OAuth identity whose access tokens act as the agent from then on.
+type LinkAgentRequest struct {
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
 }
 
 // listAgents lists agents, oldest first. Query: pageSize (1-100, default
@@ -190,6 +198,20 @@ func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
 	a, err := h.deps.Agents.Revoke(r.Context(), mux.Vars(r)["id"])
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+}
+
+func (h *Handler) linkAgent(w http.ResponseWriter, r *http.Request) {
+	var req LinkAgentRequest
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	a, err := h.deps.Agents.Link(r.Context(), mux.Vars(r)["id"], agents.Identity{Issuer: req.Issuer, Subject: req.Subject})
 	if err != nil {
 		h.fail(w, r, err)
 		return
