@@ -17,21 +17,18 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/internal/testbin"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// buildKFA builds the kfa binary into a temp dir.
+// buildKFA returns the kfa binary, built once for the package's tests
+// (see internal/testbin).
 func buildKFA(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the kfa binary")
 	}
-	bin := filepath.Join(t.TempDir(), "kfa")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.KFA(t)
 }
 
 // process is a running kfa serve.
