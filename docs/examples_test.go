@@ -6,9 +6,16 @@ package docs
 // them after `make run`. The conventions (see examples.md):
 //
 //   - The server is at http://127.0.0.1:8080; the test replaces that URL
-//     with its own server's. The working directory is a fresh one with
-//     ./bin/kfa (also on PATH as kfa), ./samples and ./data, the server's
-//     data directory, which `make run` would have made.
+//     with its own server's. The working directory stands for the top of
+//     the clone: a fresh one with ./bin/kfa (not on PATH: the examples
+//     call it ./bin/kfa, as a reader can after `make run`), ./samples and
+//     ./data, the server's data directory, which `make run` would have
+//     made. HOME and TMPDIR are fresh directories beside it.
+//   - An example writes only into HOME, TMPDIR and ./data: a file it
+//     leaves in the working directory would be left in the reader's clone
+//     (write it under $(mktemp -d)), and where the kernel allows it
+//     (sandbox_test.go) the rest of the file system is read-only, so an
+//     example that writes elsewhere (/tmp/kfa.jar) fails.
 //   - Blocks of one page share one shell: a variable set in one block
 //     (ALICE=..., TASK=...) is there in the next. Pages do not share.
 //   - Each block runs with `set -euo pipefail`, and curl fails on an HTTP
@@ -35,6 +42,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kfa-project/kfa/internal/testbin"
 )
 
 // block is one fenced shell example.
@@ -138,9 +147,57 @@ func TestExamplesParse(t *testing.T) {
 			t.Error(err)
 		}
 		n += len(blocks)
+		for _, bl := range blocks {
+			for _, l := range plainKFA(bl.text) {
+				t.Errorf("%s:%d: the example runs plain kfa (%q); every example runs ./bin/kfa, which a reader has after make run",
+					bl.file, bl.line+1+l.n, l.text)
+			}
+		}
 	}
 	if n < 20 {
 		t.Fatalf("only %d shell examples found; is the parser broken?", n)
+	}
+}
+
+// commandKFA is kfa in a command's place: at the start of a line, after
+// a pipe, a list operator or a command substitution, or after xargs or
+// time.
+var commandKFA = regexp.MustCompile(`(?:^|[|;&(]|\$\(|\bxargs|\btime)\s*kfa(?:\s|$)`)
+
+// line is a line of a block, numbered from 0.
+type line struct {
+	n    int
+	text string
+}
+
+// plainKFA returns the lines of a shell example that run `kfa` from PATH
+// rather than ./bin/kfa; comments are prose.
+func plainKFA(text string) []line {
+	var out []line
+	for i, l := range strings.Split(text, "\n") {
+		code := l
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		if j := strings.Index(code, " #"); j >= 0 {
+			code = code[:j]
+		}
+		if commandKFA.MatchString(code) {
+			out = append(out, line{i, strings.TrimSpace(l)})
+		}
+	}
+	return out
+}
+
+func TestPlainKFA(t *testing.T) {
+	text := "./bin/kfa agent list\nkfa stats\nA=$(kfa agent create --json)\n# kfa answers 303\n" +
+		"echo x | kfa records import -\ndocker compose exec kfa kfa version\n./bin/kfa check  # kfa; ok\n  kfa version\n"
+	var got []int
+	for _, l := range plainKFA(text) {
+		got = append(got, l.n)
+	}
+	if fmt.Sprint(got) != "[1 2 4 7]" {
+		t.Fatalf("plain kfa on lines %v, want [1 2 4 7]", got)
 	}
 }
 
@@ -188,13 +245,8 @@ func TestExamples(t *testing.T) {
 		}
 		tools[tool] = p
 	}
+	kfa := testbin.KFA(t)
 	root := t.TempDir()
-	binDir := filepath.Join(root, "bin")
-	kfa := filepath.Join(binDir, "kfa")
-	build := exec.Command("go", "build", "-o", kfa, "../cmd/kfa")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	// curl fails on HTTP errors, so an example that gets one fails here.
 	shim := filepath.Join(root, "shim")
 	if err := os.MkdirAll(shim, 0o755); err != nil {
@@ -203,10 +255,8 @@ func TestExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shim, "curl"), []byte("#!/bin/sh\nexec "+tools["curl"]+" --fail-with-body \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	samples, err := filepath.Abs(filepath.Join("..", "samples"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	samples := filepath.Join("..", "samples")
+	box := sandbox(t)
 	for name, path := range pages(t) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -227,31 +277,21 @@ func TestExamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runPage(t, kfa, shim, samples, run)
+			runPage(t, kfa, shim, samples, box, run)
 		})
 	}
 }
 
 // runPage starts a server in a fresh working directory and runs the
 // blocks there in one bash.
-func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
-	work, err := os.MkdirTemp("", "kfa-docs-")
+func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, blocks []block) {
+	d := newPageDirs(t, kfa, samples)
+	work := d.clone
+	before, err := snapshot(work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	for _, d := range []string{"bin", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(kfa, filepath.Join(work, "bin", "kfa")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(samples, filepath.Join(work, "samples")); err != nil {
-		t.Fatal(err)
-	}
-	base := startServer(t, kfa, work)
+	base := startServer(t, kfa, d)
 
 	var script strings.Builder
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
@@ -261,7 +301,7 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 		if bl.fails {
 			// Its own bash, so that errexit holds inside it; set -a above
 			// exported the page's variables to it.
-			f := filepath.Join(work, "tmp", fmt.Sprintf("block-%d.sh", i))
+			f := filepath.Join(d.tmp, fmt.Sprintf("block-%d.sh", i))
 			if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -274,9 +314,9 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hung example, not a slow one
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-c", script.String())
+	cmd := box.command(ctx, d.root, script.String())
 	cmd.Dir = work
-	cmd.Env = pageEnv(work, shim)
+	cmd.Env = pageEnv(d, shim)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
@@ -287,7 +327,11 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 		if testing.Verbose() {
 			t.Logf("output:\n%s", log)
 		}
-		t.Logf("%d examples ran", len(blocks))
+		t.Logf("%d examples ran%s", len(blocks), box.note())
+		if left := leftovers(t, work, before); len(left) > 0 {
+			t.Fatalf("the examples left files in the working directory, which is the reader's clone: %s; "+
+				"write them under $(mktemp -d) (or remove them in the example that made them)", strings.Join(left, ", "))
+		}
 		return
 	}
 	// Name the block that failed and show what it printed.
@@ -308,29 +352,67 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 	if strings.Contains(tail, "::docs-test unexpected success") {
 		what = "succeeded, but is marked <!-- docs-test: fails -->"
 	}
+	if box != nil {
+		what += " (note: outside HOME, TMPDIR and the working directory the file system is read-only here;" +
+			" an example writes its files under $(mktemp -d))"
+	}
 	t.Fatalf("%s:%d: the example %s (%v):\n%s\n--- its output\n%s", bl.file, bl.line, what, err, bl.text, tail)
 }
 
+// pageDirs are the directories of one page's run: the working directory
+// (clone), HOME and TMPDIR, all under root.
+type pageDirs struct {
+	root, clone, home, tmp string
+}
+
+// newPageDirs makes a page's directories: the clone has ./bin/kfa (a link
+// to the binary under test) and a copy of ./samples, so that nothing an
+// example does can reach the real clone through them.
+func newPageDirs(t *testing.T, kfa, samples string) pageDirs {
+	t.Helper()
+	root, err := os.MkdirTemp("", "kfa-docs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	d := pageDirs{root: root, clone: filepath.Join(root, "clone"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp")}
+	for _, dir := range []string{d.home, d.tmp, filepath.Join(d.clone, "bin")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(kfa, filepath.Join(d.clone, "bin", "kfa")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(d.clone, "samples"), os.DirFS(samples)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // pageEnv is the environment of a page's shell: the user's PATH with
-// the curl shim and ./bin first, no KFA_* settings, HOME and TMPDIR
-// inside the working directory.
-func pageEnv(work, shim string) []string {
+// the curl shim first, no KFA_* settings, the page's HOME and TMPDIR.
+// The binary is ./bin/kfa, as after `make run`, and not on PATH: an
+// example that runs plain `kfa` fails as it would for the reader.
+func pageEnv(d pageDirs, shim string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "KFA_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CDPATH" || k == "BASH_ENV" {
+		if strings.HasPrefix(k, "KFA_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CDPATH" || k == "BASH_ENV" ||
+			k == "XDG_CONFIG_HOME" || k == "XDG_DATA_HOME" || k == "XDG_CACHE_HOME" || k == "XDG_STATE_HOME" {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env,
-		"PATH="+shim+string(os.PathListSeparator)+filepath.Join(work, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HOME="+work, "TMPDIR="+filepath.Join(work, "tmp"))
+		"PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+d.home, "TMPDIR="+d.tmp)
 }
 
 // startServer runs kfa serve as `make run` does, on a free port, with its
-// data in work/data, and returns its base URL once it listens.
-func startServer(t *testing.T, kfa, work string) string {
+// data in ./data of the page's clone, and returns its base URL once it
+// listens.
+func startServer(t *testing.T, kfa string, d pageDirs) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -339,8 +421,8 @@ func startServer(t *testing.T, kfa, work string) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	cmd := exec.Command(kfa, "serve", "--addr", addr, "--data", "./data", "--seed-samples", "--search-rate", "0")
-	cmd.Dir = work
-	cmd.Env = pageEnv(work, "")
+	cmd.Dir = d.clone
+	cmd.Env = pageEnv(d, "")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
