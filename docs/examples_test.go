@@ -99,6 +99,8 @@ func parseBlocks(name, text string) ([]block, error) {
 			cur = &block{file: name, line: i + 1}
 			if mk != nil {
 				switch directive := mk[1]; {
+				case strings.HasPrefix(directive, "serve-env:"):
+					// A page marker (see serveEnv), not the block's.
 				case directive == "fails":
 					cur.fails = true
 				case strings.HasPrefix(directive, "skip:") && strings.TrimSpace(strings.TrimPrefix(directive, "skip:")) != "":
@@ -117,6 +119,51 @@ func parseBlocks(name, text string) ([]block, error) {
 		return nil, fmt.Errorf("%s: a fence is not closed", name)
 	}
 	return out, nil
+}
+
+// serveEnvMarker is a page's marker that its server runs with more
+// environment, because the page tells the reader to start it so
+// (`KFA_PUSH_ALLOW=localhost,127.0.0.1 make run`): <!-- docs-test:
+// serve-env: KFA_NAME=value ... --> on a line of its own.
+var serveEnvMarker = regexp.MustCompile(`^<!--\s*docs-test:\s*serve-env:\s*(.*?)\s*-->$`)
+
+// serveEnv returns the variables of a page's serve-env markers.
+func serveEnv(text string) ([]string, error) {
+	var env []string
+	for _, l := range strings.Split(text, "\n") {
+		m := serveEnvMarker.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		for _, kv := range strings.Fields(m[1]) {
+			if k, _, ok := strings.Cut(kv, "="); !ok || !strings.HasPrefix(k, "KFA_") {
+				return nil, fmt.Errorf("serve-env: %q is not KFA_NAME=value", kv)
+			}
+			env = append(env, kv)
+		}
+	}
+	return env, nil
+}
+
+// helperCommands are the programs of this repository that examples run
+// from ./bin besides kfa, built as the page says to (go build -o bin/...).
+var helperCommands = map[string]string{
+	"pushreceiver": "github.com/kfa-project/kfa/docs/pushreceiver/cmd/pushreceiver",
+}
+
+// helpers builds the helper commands the blocks run, by name.
+func helpers(t *testing.T, blocks []block) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, pkg := range helperCommands {
+		for _, bl := range blocks {
+			if strings.Contains(bl.text, "./bin/"+name) {
+				out[name] = testbin.Command(t, pkg)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // pages are the Markdown files whose examples run, by their display name.
@@ -201,6 +248,16 @@ func TestPlainKFA(t *testing.T) {
 	}
 }
 
+func TestServeEnv(t *testing.T) {
+	env, err := serveEnv("prose\n<!-- docs-test: serve-env: KFA_PUSH_ALLOW=localhost,127.0.0.1 KFA_WEB=false -->\n\n```sh\nx\n```\n")
+	if err != nil || fmt.Sprint(env) != "[KFA_PUSH_ALLOW=localhost,127.0.0.1 KFA_WEB=false]" {
+		t.Fatalf("serveEnv: %q %v", env, err)
+	}
+	if _, err := serveEnv("<!-- docs-test: serve-env: PATH=/tmp -->\n"); err == nil {
+		t.Fatal("a variable other than KFA_* was taken")
+	}
+}
+
 func TestParseBlocks(t *testing.T) {
 	page := "intro\n```sh\necho one\n```\n\n<!-- docs-test: skip: needs root -->\n```bash\nsudo x\n```\n" +
 		"<!-- docs-test: fails -->\n```sh\nfalse\n```\n```json\n{}\n```\n```\nkfa serve [flags]\n```\n"
@@ -277,21 +334,25 @@ func TestExamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runPage(t, kfa, shim, samples, box, run)
+			env, err := serveEnv(string(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runPage(t, kfa, shim, samples, box, env, helpers(t, run), run)
 		})
 	}
 }
 
 // runPage starts a server in a fresh working directory and runs the
 // blocks there in one bash.
-func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, blocks []block) {
-	d := newPageDirs(t, kfa, samples)
+func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []string, bins map[string]string, blocks []block) {
+	d := newPageDirs(t, kfa, samples, bins)
 	work := d.clone
 	before, err := snapshot(work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := startServer(t, kfa, d)
+	base := startServer(t, kfa, d, env)
 
 	var script strings.Builder
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
@@ -366,9 +427,10 @@ type pageDirs struct {
 }
 
 // newPageDirs makes a page's directories: the clone has ./bin/kfa (a link
-// to the binary under test) and a copy of ./samples, so that nothing an
-// example does can reach the real clone through them.
-func newPageDirs(t *testing.T, kfa, samples string) pageDirs {
+// to the binary under test), the helpers in bins (name to binary) in
+// ./bin too, and a copy of ./samples, so that nothing an example does can
+// reach the real clone through them.
+func newPageDirs(t *testing.T, kfa, samples string, bins map[string]string) pageDirs {
 	t.Helper()
 	root, err := os.MkdirTemp("", "kfa-docs-")
 	if err != nil {
@@ -383,6 +445,11 @@ func newPageDirs(t *testing.T, kfa, samples string) pageDirs {
 	}
 	if err := os.Symlink(kfa, filepath.Join(d.clone, "bin", "kfa")); err != nil {
 		t.Fatal(err)
+	}
+	for name, bin := range bins {
+		if err := os.Symlink(bin, filepath.Join(d.clone, "bin", name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.CopyFS(filepath.Join(d.clone, "samples"), os.DirFS(samples)); err != nil {
 		t.Fatal(err)
@@ -412,7 +479,7 @@ func pageEnv(d pageDirs, shim string) []string {
 // startServer runs kfa serve as `make run` does, on a free port, with its
 // data in ./data of the page's clone, and returns its base URL once it
 // listens.
-func startServer(t *testing.T, kfa string, d pageDirs) string {
+func startServer(t *testing.T, kfa string, d pageDirs, env []string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -422,7 +489,7 @@ func startServer(t *testing.T, kfa string, d pageDirs) string {
 	_ = ln.Close()
 	cmd := exec.Command(kfa, "serve", "--addr", addr, "--data", "./data", "--seed-samples", "--search-rate", "0")
 	cmd.Dir = d.clone
-	cmd.Env = pageEnv(d, "")
+	cmd.Env = append(pageEnv(d, ""), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,26 +29,50 @@ import (
 // one.
 const EnvBin = "KFA_TEST_BIN"
 
+// kfaPkg is the kfa command's import path.
+const kfaPkg = "github.com/kfa-project/kfa/cmd/kfa"
+
 var (
-	once  sync.Once
-	dir   string
-	bin   string
-	built error
+	mu    sync.Mutex
+	dir   string                // where this process's builds go
+	built = map[string]*build{} // by import path
 )
+
+// build is one command's binary, built once.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
 
 // KFA returns the path of the kfa binary under test, building it the
 // first time (see the package comment). A build failure fails t.
 func KFA(t testing.TB) string {
 	t.Helper()
-	once.Do(func() { bin, built = build() })
-	if built != nil {
-		t.Fatal(built)
-	}
-	return bin
+	return Command(t, kfaPkg)
 }
 
-func build() (string, error) {
-	if p := os.Getenv(EnvBin); p != "" {
+// Command returns the path of the command pkg (an import path of this
+// module) built as KFA builds kfa: once per test process, with make
+// build's flags. A build failure fails t.
+func Command(t testing.TB, pkg string) string {
+	t.Helper()
+	mu.Lock()
+	b := built[pkg]
+	if b == nil {
+		b = &build{}
+		built[pkg] = b
+	}
+	mu.Unlock()
+	b.once.Do(func() { b.path, b.err = compile(pkg) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+func compile(pkg string) (string, error) {
+	if p := os.Getenv(EnvBin); p != "" && pkg == kfaPkg {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return "", err
@@ -59,22 +84,31 @@ func build() (string, error) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("the go tool is needed to build kfa for this test: %w", err)
+		return "", fmt.Errorf("the go tool is needed to build %s for this test: %w", pkg, err)
 	}
-	if dir, err = os.MkdirTemp("", "kfa-testbin-"); err != nil {
+	mu.Lock()
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "kfa-testbin-")
+	}
+	d := dir
+	mu.Unlock()
+	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "kfa")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-o", out, "github.com/kfa-project/kfa/cmd/kfa")
+	out := filepath.Join(d, path.Base(pkg))
+	cmd := exec.Command(goTool, "build", "-trimpath", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build kfa: %w\n%s", err, b)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}
 	return out, nil
 }
 
-// Cleanup removes a binary KFA built. TestMain calls it after m.Run.
+// Cleanup removes the binaries this process built. TestMain calls it
+// after m.Run.
 func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
 	if dir != "" {
 		_ = os.RemoveAll(dir)
 	}
