@@ -16,7 +16,10 @@ func TestListens(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"--addr", "localhost:0", "--jwks", "http://127.0.0.1:1/none"}, pw); _ = pw.Close() }()
+	go func() {
+		done <- run(ctx, []string{"--addr", "localhost:0", "--jwks", "http://127.0.0.1:1/none"}, pw)
+		_ = pw.Close()
+	}()
 	sc := bufio.NewScanner(pr)
 	if !sc.Scan() {
 		t.Fatalf("no first line: %v", <-done)
