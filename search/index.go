@@ -173,11 +173,15 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 	}
 	if o.Discussions != nil {
 		// Until the reconcile ends, the store's counts stand for the
-		// indexed ones.
-		n, err := x.storeCounts(ctx)
-		if err != nil {
-			_ = x.rec.Close()
-			return nil, err
+		// indexed ones; an index built just now holds none yet (the
+		// reconcile counts them in as it indexes them), and counting the
+		// store's would subtract them from its records.
+		var n discCounts
+		if !rebuilt {
+			if n, err = x.storeCounts(ctx); err != nil {
+				_ = x.rec.Close()
+				return nil, err
+			}
 		}
 		x.setDiscs(n)
 		x.stale = true
