@@ -48,6 +48,9 @@ type Core struct {
 	Signer *signing.Signer
 	// pushKick, when set, wakes the delivery worker (an operator retry).
 	pushKick func()
+	// storeURL is the PostgreSQL database's URL ("" on bbolt), for the
+	// statistics the store does not keep (its size).
+	storeURL string
 }
 
 // CoreOptions tune OpenCore.
@@ -125,9 +128,10 @@ func OpenCore(o CoreOptions) (*Core, error) {
 			secret, o.Now),
 		Discussions: discussions.NewService(ds,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
-		Records: knowledge.NewService(backend, o.Now),
-		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
-		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
+		Records:  knowledge.NewService(backend, o.Now),
+		Push:     push.NewService(backend, o.PushPolicy, secret, o.Now),
+		Signer:   signing.New(backend, o.SigningKeyGrace, o.Now),
+		storeURL: o.Store,
 	}, nil
 }
 
@@ -147,7 +151,7 @@ func (c *Core) adminStore() admin.Store {
 		return adminStore{c.DB}
 	}
 	if pg, ok := c.Store.(*postgres.DB); ok {
-		return pgAdminStore{pg}
+		return pgAdminStore{db: pg, url: c.storeURL}
 	}
 	return nil
 }
