@@ -46,7 +46,7 @@ func runStats(ctx context.Context, e env, args []string) error {
 	}
 	lag := "unknown (this server does not report it)"
 	if st.IndexLag != nil {
-		lag = fmt.Sprintf("%d changes", *st.IndexLag)
+		lag = plural(int(*st.IndexLag), "change", "changes")
 	}
 	db := st.Database
 	t := newTable(e.stdout, "Database", db.Path)
