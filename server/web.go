@@ -20,6 +20,7 @@ func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter)
 	wh, err := web.New(web.Deps{
 		Service:      svc,
 		Discussions:  s.core.Discussions,
+		Tasks:        s.core.Tasks,
 		Records:      s.core.Records,
 		Sessions:     sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now),
 		AuthFailures: authFailures,

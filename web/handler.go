@@ -16,6 +16,7 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // Deps are what the web view needs.
@@ -24,8 +25,11 @@ type Deps struct {
 	// checks, index).
 	Service     *service.Service
 	Discussions *discussions.Service
-	Records     *knowledge.Service
-	Sessions    *sessions.Service
+	// Tasks tells which open questions agents still wait on (the home
+	// page lists those); nil lists the newest open questions instead.
+	Tasks    *tasks.Service
+	Records  *knowledge.Service
+	Sessions *sessions.Service
 	// AuthFailures limits failed sign-ins per client address; it is the
 	// limiter of failed bearer authentications, so the two share one
 	// budget. Nil means no limit.
