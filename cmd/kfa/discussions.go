@@ -77,7 +77,7 @@ func discussionsList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), total, "discussions", next)
+	pageFooter(e, len(list), total, "discussion", "discussions", next)
 	return nil
 }
 

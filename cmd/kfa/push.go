@@ -100,7 +100,7 @@ func pushList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), -1, "deliveries", next)
+	pageFooter(e, len(list), -1, "delivery", "deliveries", next)
 	return nil
 }
 

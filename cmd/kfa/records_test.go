@@ -160,6 +160,10 @@ func TestOneIsSingular(t *testing.T) {
 			t.Errorf("kfa %s: code %d, want %d, output with %q and without %q:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, tc.wrong, all)
 		}
 	}
+	ok(t, "agent", "create", "--name", "solo", "--data", data)
+	if out := ok(t, "agent", "list", "--data", data); !strings.Contains(out, "1 of 1 agent shown.") {
+		t.Errorf("agent list of one agent:\n%s", out)
+	}
 	bad := writeLines(t, dir, `{"id":"b"}`)
 	if _, errOut, code := cli(t, "", "records", "import", "--strict", bad, "--data", data); code != 1 ||
 		!strings.Contains(errOut, "nothing written: 1 of 1 line rejected") {
