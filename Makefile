@@ -24,10 +24,10 @@ run: build
 	./bin/kfa serve $(if $(ADDR),--addr $(ADDR)) $(if $(DATA),--data $(DATA)) --seed-samples
 
 ## build: build ./bin/kfa with the version stamped in, static (CGO_ENABLED=0) as the release
-##        and the Docker image are (the first build compiles every dependency; later builds
-##        take seconds)
+##        and the Docker image are (the first build compiles every dependency: about a
+##        minute on an idle 2-core machine; later builds take seconds)
 build:
-	@[ -x bin/kfa ] || echo "Building ./bin/kfa for the first time: compiling every dependency takes a few minutes on a small machine..."
+	@[ -x bin/kfa ] || echo "Building ./bin/kfa for the first time: compiling every dependency takes a minute on an idle machine, more on a busy one..."
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kfa ./cmd/kfa
 
 ## install: install kfa as PREFIX/bin/kfa (PREFIX=/usr/local; make install PREFIX=~/.local needs no root)
@@ -52,10 +52,10 @@ release:
 ##       README's and docs' shell examples run too, against a real server (they need curl
 ##       and jq). The tests that run kfa as a process use ./bin/kfa, built first.
 #       GORACE's atexit_sleep_ms=0: a race binary otherwise sleeps a second at exit for reports
-#       from goroutines still running after the last test, a second per package, a fifth of
-#       the run; a GORACE of your own still applies on top.
+#       from goroutines still running after the last test: a second per package, some twenty
+#       seconds of a run on two cores; a GORACE of your own still applies on top.
 test: build
-	KFA_TEST_BIN=$(CURDIR)/bin/kfa GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) run ./internal/testsum $(GO) test -race -count=1 ./...
+	KFA_TEST_BIN=$(CURDIR)/bin/kfa GORACE="atexit_sleep_ms=0$(if $(GORACE), $(GORACE))" $(GO) run ./internal/testsum $(GO) test -race -count=1 ./...
 
 ## test-postgres: the e2e suite again, every server on PostgreSQL: KFA_TEST_POSTGRES names the
 ##                server (.ci/postgres.sh start DIR starts one; see docs/scale-out.md); without
