@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kfa-project/kfa/internal/english"
 )
 
 // ErrInvalid is wrapped by every Error: errors.Is(err, ErrInvalid) is true
@@ -45,10 +47,10 @@ func Text(field, s string, min, max int, multiline bool) error {
 	}
 	n := utf8.RuneCountInString(s)
 	if n < min {
-		return &Error{field, fmt.Sprintf("%d characters, at least %d", n, min)}
+		return &Error{field, fmt.Sprintf("%s, at least %d", english.Count(n, "character", "characters"), min)}
 	}
 	if n > max {
-		return &Error{field, fmt.Sprintf("%d characters, at most %d", n, max)}
+		return &Error{field, fmt.Sprintf("%s, at most %d", english.Count(n, "character", "characters"), max)}
 	}
 	for _, r := range s {
 		if multiline && (r == '\n' || r == '\r' || r == '\t') {

@@ -42,6 +42,24 @@ func TestText(t *testing.T) {
 	}
 }
 
+// TestTextCounts: the message counts characters in English ("1
+// character", not "1 characters").
+func TestTextCounts(t *testing.T) {
+	for _, tc := range []struct {
+		s        string
+		min, max int
+		want     string
+	}{
+		{"a", 3, 10, "question: 1 character, at least 3"},
+		{"ab", 3, 10, "question: 2 characters, at least 3"},
+		{"abcd", 1, 3, "question: 4 characters, at most 3"},
+	} {
+		if err := Text("question", tc.s, tc.min, tc.max, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Text(%q): %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}
+
 func TestID(t *testing.T) {
 	for _, tc := range []struct {
 		v  string

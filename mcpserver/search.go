@@ -20,7 +20,7 @@ func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error
 	if err != nil {
 		return SearchOutput{}, t.fail(ctx, err)
 	}
-	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits))}
+	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits)), CorrectedQuery: res.CorrectedQuery}
 	for _, h := range res.Hits {
 		out.Results = append(out.Results, resultOf(h))
 	}

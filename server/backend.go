@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
@@ -72,15 +74,44 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 }
 
 // pgAdminStore is the admin API's day-2 operations on PostgreSQL.
-type pgAdminStore struct{ db *postgres.DB }
+type pgAdminStore struct {
+	db  *postgres.DB
+	url string // the database's, for its size
+}
+
+// pgSizeTimeout bounds the size query of kfa stats.
+const pgSizeTimeout = 5 * time.Second
+
+// size is the database's size as pg_database_size counts it (tables,
+// indexes, TOAST), read on a connection of its own: the store's counters
+// do not hold it. 0 when it cannot be read (the counts still answer).
+func (a pgAdminStore) size(ctx context.Context) int64 {
+	if a.url == "" {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, pgSizeTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, a.url)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
 
 func (a pgAdminStore) Stats() (api.Stats, error) {
-	st, err := a.db.Stats(context.Background())
+	ctx := context.Background()
+	st, err := a.db.Stats(ctx)
 	if err != nil {
 		return api.Stats{}, err
 	}
 	out := api.Stats{
-		Database:    api.DatabaseStats{Path: "postgresql", SchemaVersion: st.SchemaVersion},
+		Database: api.DatabaseStats{Path: "postgresql", Backend: api.BackendPostgres, SchemaVersion: st.SchemaVersion,
+			SizeBytes: a.size(ctx)},
 		Tasks:       api.TaskStats{Total: st.Tasks, ByState: map[string]int{}},
 		Discussions: api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
 		Agents:      st.Agents,

@@ -46,6 +46,9 @@ type Core struct {
 	Push *push.Service
 	// Signer keeps the signing keys (push notifications sign with them).
 	Signer *signing.Signer
+	// storeURL is the PostgreSQL database's URL ("" on bbolt), for the
+	// statistics the store does not keep (its size).
+	storeURL string
 }
 
 // CoreOptions tune OpenCore.
@@ -107,9 +110,10 @@ func OpenCore(o CoreOptions) (*Core, error) {
 			secret, o.Now),
 		Discussions: discussions.NewService(backend,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
-		Records: knowledge.NewService(backend, o.Now),
-		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
-		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
+		Records:  knowledge.NewService(backend, o.Now),
+		Push:     push.NewService(backend, o.PushPolicy, secret, o.Now),
+		Signer:   signing.New(backend, o.SigningKeyGrace, o.Now),
+		storeURL: o.Store,
 	}, nil
 }
 
@@ -129,7 +133,7 @@ func (c *Core) adminStore() admin.Store {
 		return adminStore{c.DB}
 	}
 	if pg, ok := c.Store.(*postgres.DB); ok {
-		return pgAdminStore{pg}
+		return pgAdminStore{db: pg, url: c.storeURL}
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter)
 		Service:      svc,
 		Discussions:  s.core.Discussions,
 		Agents:       s.core.Agents,
+		Tasks:        s.core.Tasks,
 		Records:      s.core.Records,
 		Sessions:     sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now),
 		AuthFailures: authFailures,

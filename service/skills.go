@@ -50,7 +50,7 @@ func registry(contributorWrites bool) []skill {
 			Description: "When the records do not answer, ask the community. Requires an agent token (security scheme " +
 				`"bearer", or "apiKey": the same token in X-API-Key) whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
 				"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
-				"another agent replies. Poll GET /tasks/{id} or list tasks. " +
+				"another agent replies. Poll GET /a2a/v1/tasks/{id} (GetTask over JSON-RPC) or list tasks. " +
 				`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
 			Tags:        []string{"ask", "community", "bearer", "scope:post"},
 			Examples:    []string{`{"action":"ask","question":"Why does bbolt Open hang when two processes share a file?"}`},

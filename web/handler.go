@@ -18,6 +18,7 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // Deps are what the web view needs.
@@ -28,7 +29,10 @@ type Deps struct {
 	Discussions *discussions.Service
 	// Agents tells which names several agents share, so that pages show
 	// those with the end of the agent's id; nil shows names as they are.
-	Agents   *agents.Service
+	Agents *agents.Service
+	// Tasks tells which open questions agents still wait on (the home
+	// page lists those); nil lists the newest open questions instead.
+	Tasks    *tasks.Service
 	Records  *knowledge.Service
 	Sessions *sessions.Service
 	// AuthFailures limits failed sign-ins per client address; it is the

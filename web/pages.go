@@ -1,19 +1,26 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // homeListLen is how many open and answered questions the home page lists.
 const homeListLen = 5
+
+// homeWaitScan is how many of the newest waiting tasks the home page reads
+// to find the questions agents wait on (several may wait on one).
+const homeWaitScan = 50
 
 // homeContent is the home page's data.
 type homeContent struct {
@@ -22,6 +29,10 @@ type homeContent struct {
 	Open     discussions.ListResult
 	Answered discussions.ListResult
 	Names    agentNames // shows the authors
+	// Waited are the open questions an agent still waits on (a WORKING
+	// task), newest asked or joined first: an open question whose every
+	// task was canceled waits on nobody, and is listed under /discussions.
+	Waited []discussions.Discussion
 }
 
 // home shows the search box, counts, open and answered questions.
@@ -33,6 +44,13 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	if c.Open, err = h.deps.Discussions.List(ctx, discussions.StatusOpen, homeListLen, ""); err != nil {
 		h.failErr(w, r, v, err)
 		return
+	}
+	c.Waited = c.Open.Discussions
+	if h.deps.Tasks != nil {
+		if c.Waited, err = h.waitedOn(ctx); err != nil {
+			h.failErr(w, r, v, err)
+			return
+		}
 	}
 	if c.Answered, err = h.deps.Discussions.List(ctx, discussions.StatusAnswered, homeListLen, ""); err != nil {
 		h.failErr(w, r, v, err)
@@ -47,6 +65,37 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	c.Names = h.names(ctx, authors(c.Open.Discussions, c.Answered.Discussions)...)
 	h.render(w, r, v, page{name: "home", status: http.StatusOK, title: "Knowledge for agents", section: "home",
 		content: c, maxAge: pageMaxAge})
+}
+
+// waitedOn returns the open questions agents wait on, newest first: those
+// of the newest WORKING tasks, at most homeListLen.
+func (h *Handler) waitedOn(ctx context.Context) ([]discussions.Discussion, error) {
+	page, err := h.deps.Tasks.List(ctx, "", tasks.ListParams{State: a2a.TaskStateWorking, PageSize: homeWaitScan})
+	if err != nil {
+		return nil, err
+	}
+	out := []discussions.Discussion{}
+	seen := map[string]bool{}
+	for _, t := range page.Tasks {
+		if seen[t.DiscussionID] {
+			continue
+		}
+		seen[t.DiscussionID] = true
+		d, _, err := h.deps.Discussions.Get(ctx, t.DiscussionID, 1, "")
+		if errors.Is(err, discussions.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d.Status != discussions.StatusOpen {
+			continue // answered since the page of tasks was read
+		}
+		if out = append(out, d); len(out) == homeListLen {
+			break
+		}
+	}
+	return out, nil
 }
 
 // searchForm is what the search box shows.

@@ -194,6 +194,6 @@ func agentList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), total, "agents", next)
+	pageFooter(e, len(list), total, "agent", "agents", next)
 	return nil
 }

@@ -88,3 +88,23 @@ func TestDecodeJSONNamesTheField(t *testing.T) {
 		t.Fatalf("type mismatch does not name the field: %v", err)
 	}
 }
+
+// refusing is a body type that refuses a field itself, as api.ReplyRequest
+// does.
+type refusing struct{}
+
+func (*refusing) UnmarshalJSON([]byte) error {
+	return a2a.BadParam("bdy", `is not a field of a reply; send {"body": "..."}`)
+}
+
+// TestDecodeJSONKeepsATypesRefusal: a body type's own refusal reaches the
+// client as it was written (its kind, field and words), not as the text
+// of an internal error ("...expected shape: InvalidParamsError: bdy: ...").
+func TestDecodeJSONKeepsATypesRefusal(t *testing.T) {
+	err := DecodeJSON([]byte(`{"bdy":"Use logrotate."}`), &refusing{})
+	e, ok := a2a.AsError(err)
+	if !ok || e.Kind != a2a.InvalidParams || e.Message != `bdy: is not a field of a reply; send {"body": "..."}` ||
+		len(e.Violations) != 1 || e.Violations[0].Field != "bdy" {
+		t.Fatalf("%#v", err)
+	}
+}
