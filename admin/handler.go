@@ -92,33 +92,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	httpkit.WriteError(w, r, h.deps.Log, err)
 }
 
-// Ping identifies the process answering the admin channel.
-type Ping struct {
-	Version string `json:"version"`
-	DataDir string `json:"dataDir"`
-	PID     int    `json:"pid"`
-	Mode    string `json:"mode"`
-	Time    string `json:"time"`
-}
-
 func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
-	httpkit.WriteJSON(w, http.StatusOK, Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
+	httpkit.WriteJSON(w, http.StatusOK, api.Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
 		Mode: h.deps.Mode, Time: a2a.FormatTime(time.Now())})
-}
-
-// CreateAgentRequest is the body of POST /admin/v1/agents.
-type CreateAgentRequest struct {
-	Name   string   `json:"name"`
-	Scopes []string `json:"scopes"`
-	// AllowDuplicateName lets the agent share its name with another; a
-	// name another agent has is refused otherwise.
-	AllowDuplicateName bool `json:"allowDuplicateName,omitempty"`
-}
-
-// RotateAgentRequest is the body of POST /admin/v1/agents/{id}/rotate.
-type RotateAgentRequest struct {
-	// GraceSeconds keeps the old tokens working this long; 0 ends them now.
-	GraceSeconds int64 `json:"graceSeconds"`
 }
 
 // listAgents lists agents, oldest first. Query: pageSize (1-100, default
@@ -148,7 +124,7 @@ func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
-	var req CreateAgentRequest
+	var req api.CreateAgentRequest
 	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
@@ -169,7 +145,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
-	var req RotateAgentRequest
+	var req api.RotateAgentRequest
 	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
 )
@@ -33,43 +34,6 @@ func (h *Handler) recordRoutes(r *mux.Router) {
 	r.HandleFunc("/admin/v1/records:delete", h.deleteRecords).Methods(http.MethodPost)
 	r.HandleFunc("/admin/v1/records/{id}", h.getRecord).Methods(http.MethodGet)
 	r.HandleFunc("/admin/v1/records/{id}:delete", h.deleteRecord).Methods(http.MethodPost)
-}
-
-// Record is a record as the admin API shows it.
-type Record struct {
-	ID          string   `json:"id"`
-	Kind        string   `json:"kind"`
-	Product     string   `json:"product,omitempty"`
-	Environment string   `json:"environment,omitempty"`
-	Title       string   `json:"title"`
-	Body        string   `json:"body,omitempty"` // only on GET /admin/v1/records/{id}
-	Tags        []string `json:"tags,omitempty"`
-	URL         string   `json:"url,omitempty"`
-	UpdatedAt   string   `json:"updatedAt"`
-}
-
-func recordOf(r knowledge.Record, withBody bool) Record {
-	out := Record{ID: r.ID, Kind: r.Kind, Product: r.Product, Environment: r.Environment, Title: r.Title,
-		Tags: r.Tags, URL: r.URL, UpdatedAt: knowledge.FormatTime(r.UpdatedAt)}
-	if withBody {
-		out.Body = r.Body
-	}
-	return out
-}
-
-// RecordList is the answer of GET /admin/v1/records: records in id order,
-// without bodies.
-type RecordList struct {
-	Records []Record `json:"records"`
-	// NextAfter is the after parameter of the next page; "" on the last.
-	NextAfter string `json:"nextAfter,omitempty"`
-	Total     int    `json:"total"`
-}
-
-// DeleteRecordResponse is the answer of POST /admin/v1/records/{id}:delete.
-type DeleteRecordResponse struct {
-	ID      string `json:"id"`
-	Deleted bool   `json:"deleted"`
 }
 
 // importType reports whether an import accepts the media type mt.
@@ -127,7 +91,7 @@ func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "record deleted, but the search index did not catch up: %v", err))
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, DeleteRecordResponse{ID: id, Deleted: true})
+	httpkit.WriteJSON(w, http.StatusOK, api.DeleteRecordResponse{ID: id, Deleted: true})
 }
 
 func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
@@ -161,9 +125,9 @@ func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	out := RecordList{Records: make([]Record, len(p.Records)), NextAfter: p.Next, Total: p.Total}
+	out := api.RecordList{Records: make([]api.Record, len(p.Records)), NextAfter: p.Next, Total: p.Total}
 	for i, rec := range p.Records {
-		out.Records[i] = recordOf(rec, false)
+		out.Records[i] = api.FromRecord(rec, false)
 	}
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
@@ -174,19 +138,14 @@ func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, recordOf(rec, true))
-}
-
-// DeleteRecordsRequest is the body of POST /admin/v1/records:delete.
-type DeleteRecordsRequest struct {
-	IDs []string `json:"ids"` // at most knowledge.MaxDeleteBatch
+	httpkit.WriteJSON(w, http.StatusOK, api.FromRecord(rec, true))
 }
 
 // deleteRecords deletes a batch of records in one transaction and names
 // the ids no record has: POST /admin/v1/records:delete. The answer comes
 // once the search index has dropped them.
 func (h *Handler) deleteRecords(w http.ResponseWriter, r *http.Request) {
-	var req DeleteRecordsRequest
+	var req api.DeleteRecordsRequest
 	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
