@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -89,7 +90,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpkit.WriteError(w, r, h.deps.Log, err)
+	httpkit.WriteError(w, r, h.deps.Log, err, service.ToError(err))
 }
 
 func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {

@@ -27,7 +27,7 @@ func putBuffer(b *[]byte) {
 
 // fail writes err as an A2A error response.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpkit.WriteError(w, r, h.deps.Log, err)
+	httpkit.WriteError(w, r, h.deps.Log, err, service.ToError(err))
 }
 
 // readJSON reads a bounded JSON body into v: the Content-Type must be JSON,
@@ -40,6 +40,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return httpkit.ReadBody(w, r, h.deps.MaxBodyBytes)
 }
 
+// caller resolves the request's credential through the service, and
+// tells the access log which agent called.
 func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
-	return httpkit.Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures, Requests: h.deps.RequestRate}.Caller(r, required)
+	tok, sent, err := httpkit.Credential(r)
+	c, err := h.deps.Service.Authenticate(r.Context(),
+		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, required)
+	if c.Agent != nil {
+		httpkit.NoteAgent(r.Context(), c.Agent.ID)
+	}
+	return c, err
 }

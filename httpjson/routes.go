@@ -8,16 +8,13 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
 	Service     *service.Service
-	Agents      *agents.Service
 	Discussions *discussions.Service
 	Log         *slog.Logger
 	// PublicURL is the externally visible base URL (no trailing slash).
@@ -26,12 +23,6 @@ type Deps struct {
 	MaxBodyBytes int64
 	// CardMaxAge is the Cache-Control max-age of the agent card.
 	CardMaxAge time.Duration
-	// AuthFailures limits failed bearer authentications per client address;
-	// nil means no limit.
-	AuthFailures *ratelimit.Limiter
-	// RequestRate limits authenticated requests per agent; nil means no
-	// limit.
-	RequestRate *ratelimit.Limiter
 	// Ready reports whether the store is open; /readyz answers 503 otherwise.
 	Ready func() error
 	// StreamHeartbeat is the idle interval after which a stream gets a

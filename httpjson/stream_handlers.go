@@ -46,6 +46,7 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
+	defer st.Close()
 	sse := httpkit.StartSSE(w)
-	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev service.Event) error { return sse.Event(ev.ID, ev.Resp) })
+	httpkit.Pump(r.Context(), sse, st.Events(), h.deps.StreamHeartbeat, func(ev service.Event) error { return sse.Event(ev.ID, ev.Resp) })
 }

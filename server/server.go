@@ -16,7 +16,6 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
-	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -127,22 +126,22 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
 	}, service.Deps{
-		Tasks:       s.core.Tasks,
-		Discussions: s.core.Discussions,
-		Search:      s.index,
-		SearchRate:  perMinute(s.cfg.SearchRate),
-		RequestRate: requests,
-		Events:      s.broker,
-		Push:        s.pushService(),
-		Signer:      s.core.Signer,
+		Tasks:        s.core.Tasks,
+		Discussions:  s.core.Discussions,
+		Search:       s.index,
+		SearchRate:   perMinute(s.cfg.SearchRate),
+		Agents:       s.core.Agents,
+		AuthFailures: authFailures,
+		RequestRate:  requests,
+		Events:       s.broker,
+		Push:         s.pushService(),
+		Signer:       s.core.Signer,
 	})
 	if err != nil {
 		return nil, err
 	}
-	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            auth,
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
@@ -151,20 +150,17 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcp, err := s.mcpHandlers(svc, auth)
+	mcp, err := s.mcpHandlers(svc)
 	if err != nil {
 		return nil, err
 	}
 	return httpjson.New(httpjson.Deps{
 		Service:         svc,
-		Agents:          s.core.Agents,
 		Discussions:     s.core.Discussions,
 		Log:             s.log,
 		PublicURL:       s.cfg.PublicURL,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		CardMaxAge:      s.cfg.CardMaxAge,
-		AuthFailures:    authFailures,
-		RequestRate:     requests,
 		Ready:           s.readyCheck,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 		JSONRPC:         rpc,

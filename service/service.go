@@ -51,8 +51,13 @@ type Deps struct {
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter
-	// RequestRate is the per-agent request limit the bindings apply
-	// (httpkit.Auth.Requests), read here for the extended card. Nil means
+	// Agents authenticates the callers' tokens (Authenticate).
+	Agents *agents.Service
+	// AuthFailures limits failed authentications per client address; nil
+	// means no limit.
+	AuthFailures *ratelimit.Limiter
+	// RequestRate limits authenticated requests per agent (Authenticate
+	// spends them), and the extended card tells what is left. Nil means
 	// no limit.
 	RequestRate *ratelimit.Limiter
 	// Events carries committed task transitions to streams; nil disables
@@ -107,21 +112,6 @@ func (s *Service) Card() Card { return s.card }
 
 // QuotaSearch names the search rate in a ratelimit.Quota.
 const QuotaSearch = "search"
-
-// Caller is who sends a request.
-type Caller struct {
-	Agent *agents.Agent // nil when anonymous
-	Addr  string        // client address, for per-address limits
-}
-
-// limitKey is what per-caller limits key on: the agent id when known (so
-// rotating a token resets nothing), otherwise the address.
-func (c Caller) limitKey() string {
-	if c.Agent != nil {
-		return "agent:" + c.Agent.ID
-	}
-	return "addr:" + c.Addr
-}
 
 // requireAgent returns the caller's agent or an Unauthenticated error.
 func requireAgent(c Caller, what string) (*agents.Agent, error) {

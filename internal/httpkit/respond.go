@@ -10,7 +10,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/ratelimit"
-	"github.com/kfa-project/kfa/service"
 )
 
 // WriteJSON writes v as a JSON response with the given status.
@@ -36,11 +35,12 @@ func WriteRaw(w http.ResponseWriter, status int, b []byte) []byte {
 	return b
 }
 
-// WriteError writes err as an A2A error response (google.rpc.Status body,
-// and the headers of SetErrorHeaders). Internal errors are logged with the
-// request id; their details never reach the client.
-func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	e := service.ToError(err)
+// WriteError writes e, the A2A error of err (service.ToError made it: this
+// package sits below the service and maps nothing itself), as an error
+// response: a google.rpc.Status body, and the headers of SetErrorHeaders.
+// Internal errors are logged with the request id; their details never
+// reach the client.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
 	LogFailure(r, log, err, e)
 	SetErrorHeaders(w.Header(), e)
 	WriteJSON(w, e.Kind.HTTPStatus, e.Status())
