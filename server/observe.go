@@ -51,23 +51,11 @@ func (o *observability) watch(core *Core) {
 	}
 }
 
-// handler instruments the public handler, labelling requests with the
-// route template it reports, and serves /metrics on it when there is no
-// separate metrics address.
-func (o *observability) handler(h http.Handler) http.Handler {
-	route := func(*http.Request) string { return "" }
-	if rt, ok := h.(interface{ RouteTemplate(*http.Request) string }); ok {
-		route = rt.RouteTemplate
-	}
-	if o.addr != "" {
-		return o.m.Instrument(h, route)
-	}
-	return o.m.Instrument(o.m.Mount(h), func(r *http.Request) string {
-		if r.URL.Path == metrics.Path {
-			return metrics.Path
-		}
-		return route(r)
-	})
+// handler instruments the public router, labelling requests with the
+// route template each matched (/metrics among them, when the public
+// listener serves it).
+func (o *observability) handler(rt *router) http.Handler {
+	return o.m.Instrument(rt, rt.RouteTemplate)
 }
 
 // start listens on the metrics address, if any.

@@ -13,7 +13,9 @@ import (
 
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/apiv1"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
@@ -21,6 +23,7 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/web"
 	"github.com/kfa-project/kfa/webhook"
 )
 
@@ -114,7 +117,7 @@ func perMinute(n int) *ratelimit.Limiter {
 	return ratelimit.New(ratelimit.Config{Events: n, Per: time.Minute})
 }
 
-func (s *Server) publicHandler() (http.Handler, error) {
+func (s *Server) publicHandler() (*router, error) {
 	var mcpURL string
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
@@ -154,20 +157,25 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpjson.New(httpjson.Deps{
-		Service:         svc,
-		Discussions:     s.core.Discussions,
-		Log:             s.log,
-		PublicURL:       s.cfg.PublicURL,
-		MaxBodyBytes:    s.cfg.MaxBodyBytes,
-		CardMaxAge:      s.cfg.CardMaxAge,
-		Ready:           s.readyCheck,
-		StreamHeartbeat: s.cfg.StreamHeartbeat,
-		JSONRPC:         rpc,
-		Pages:           pages,
-		MCP:             mcp,
-		JWKS:            s.core.Signer.JWKS,
-	}), nil
+	sf := surfaces{
+		discovery: discovery.New(discovery.Deps{Service: svc, Log: s.log, CardMaxAge: s.cfg.CardMaxAge, JWKS: s.core.Signer.JWKS}),
+		health:    health{ready: s.readyCheck, log: s.log},
+		a2a: httpjson.New(httpjson.Deps{Service: svc, Log: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes,
+			StreamHeartbeat: s.cfg.StreamHeartbeat}),
+		jsonrpc: rpc,
+		mcp:     mcp,
+		api: apiv1.New(apiv1.Deps{Service: svc, Discussions: s.core.Discussions, Log: s.log, PublicURL: s.cfg.PublicURL,
+			MaxBodyBytes: s.cfg.MaxBodyBytes}),
+	}
+	var notFound http.Handler
+	if pages != nil {
+		p := pages.Pages()
+		sf.web, notFound = &p, pages.NotFound()
+	}
+	if s.cfg.MetricsAddr == "" {
+		sf.metrics = s.obs.m.Handler()
+	}
+	return newRouter(routes(sf), s.log, notFound, web.WantsHTML), nil
 }
 
 func (s *Server) readyCheck() error {

@@ -3,7 +3,6 @@ package server
 import (
 	"time"
 
-	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
@@ -13,11 +12,11 @@ import (
 // webPages builds the web view over the same services as the API, or
 // returns nil when it is off (--web=false). Failed sign-ins share the
 // bearer authentication's per-address budget.
-func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter) (*httpjson.Pages, error) {
+func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter) (*web.Handler, error) {
 	if !s.cfg.Web {
 		return nil, nil
 	}
-	wh, err := web.New(web.Deps{
+	return web.New(web.Deps{
 		Service:      svc,
 		Discussions:  s.core.Discussions,
 		Agents:       s.core.Agents,
@@ -28,12 +27,4 @@ func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter)
 		PublicURL:    s.cfg.PublicURL,
 		MaxBodyBytes: s.cfg.MaxBodyBytes,
 	})
-	if err != nil {
-		return nil, err
-	}
-	p := &httpjson.Pages{NotFound: wh.NotFound(), WantsHTML: web.WantsHTML}
-	for _, rt := range wh.Routes() {
-		p.Routes = append(p.Routes, httpjson.Route(rt))
-	}
-	return p, nil
 }

@@ -57,14 +57,6 @@ type Handler struct {
 	crossOrigin *http.CrossOriginProtection
 }
 
-// Route is one path the web view serves, in the public router's template
-// syntax ("/discussions/{id}").
-type Route struct {
-	Path    string
-	Methods []string
-	Handler http.Handler
-}
-
 // New parses the embedded templates and returns the handler.
 func New(deps Deps) (*Handler, error) {
 	if deps.Now == nil {
@@ -95,29 +87,29 @@ func New(deps Deps) (*Handler, error) {
 	return h, nil
 }
 
-// Routes is the web view's route table. Every route's answer carries the
-// security headers; form posts are refused when cross-site.
-func (h *Handler) Routes() []Route {
-	get, head, post := http.MethodGet, http.MethodHead, http.MethodPost
-	page := func(path string, fn http.HandlerFunc) Route {
-		return Route{Path: path, Methods: []string{get, head}, Handler: h.secured(fn)}
-	}
-	form := func(path string, fn http.HandlerFunc) Route {
-		return Route{Path: path, Methods: []string{post}, Handler: h.secured(h.crossOrigin.Handler(fn).ServeHTTP)}
-	}
-	return []Route{
-		page("/", h.home),
-		page("/search", h.search),
-		page("/discussions", h.discussionList),
-		page("/discussions.atom", h.feed),
-		page("/discussions/{id}", h.discussion),
-		form("/discussions/{id}/replies", h.reply),
-		page("/records/{id}", h.record),
-		page("/login", h.loginPage),
-		form("/login", h.login),
-		page("/logout", h.logoutPage),
-		form("/logout", h.logout),
-		page("/static/{name}", h.static),
+// Pages are the web view's handlers, one per route, for the routes table
+// (server/routes.go). Every answer carries the security headers; the
+// form posts (Reply, Login, Logout) are refused when a browser marks them
+// cross-site, before any CSRF token is even read.
+type Pages struct {
+	Home, Search, DiscussionList, Feed, Discussion, Record http.Handler
+	Reply                                                  http.Handler // form
+	LoginPage, LogoutPage                                  http.Handler
+	Login, Logout                                          http.Handler // forms
+	Static                                                 http.Handler
+}
+
+// Pages returns the handlers of the web view's routes.
+func (h *Handler) Pages() Pages {
+	page := func(fn http.HandlerFunc) http.Handler { return h.secured(fn) }
+	form := func(fn http.HandlerFunc) http.Handler { return h.secured(h.crossOrigin.Handler(fn).ServeHTTP) }
+	return Pages{
+		Home: page(h.home), Search: page(h.search), DiscussionList: page(h.discussionList), Feed: page(h.feed),
+		Discussion: page(h.discussion), Record: page(h.record),
+		Reply:     form(h.reply),
+		LoginPage: page(h.loginPage), LogoutPage: page(h.logoutPage),
+		Login: form(h.login), Logout: form(h.logout),
+		Static: page(h.static),
 	}
 }
 

@@ -1,4 +1,4 @@
-package httpjson
+package apiv1
 
 import (
 	"fmt"
@@ -12,17 +12,10 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 )
 
-// publicRead marks an anonymous, credential-free response: shareable by
-// caches for a few seconds and readable from any web origin.
-func publicRead(w http.ResponseWriter) {
-	w.Header().Set("Cache-Control", "public, max-age=5")
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-}
-
-// listDiscussions lists public discussions, newest first.
-func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
+// ListDiscussions lists public discussions, newest first.
+func (h *Handler) ListDiscussions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	statusStr, err := queryStr(q, "status")
+	statusStr, err := httpkit.QueryStr(q, "status")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -32,12 +25,12 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	size, err := queryInt(q, "pageSize", "page_size")
+	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := queryStr(q, "pageToken", "page_token")
+	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -58,20 +51,20 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 	for i, d := range res.Discussions {
 		out.Discussions[i] = api.FromDiscussion(d, h.deps.PublicURL)
 	}
-	publicRead(w)
+	httpkit.PublicRead(w)
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// getDiscussion returns one discussion with one page of its replies,
+// GetDiscussion returns one discussion with one page of its replies,
 // oldest first (pageSize, pageToken).
-func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) GetDiscussion(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size, err := queryInt(q, "pageSize", "page_size")
+	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := queryStr(q, "pageToken", "page_token")
+	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -83,7 +76,7 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), pathID(r), n, token)
+	d, replies, err := h.deps.Discussions.Get(r.Context(), httpkit.PathVar(r, "id"), n, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -91,12 +84,12 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 	out := api.FromDiscussion(d, h.deps.PublicURL)
 	out.Replies = api.FromReplies(replies.Replies)
 	out.NextPageToken = replies.NextPageToken
-	publicRead(w)
+	httpkit.PublicRead(w)
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// postReply stores a reply; a qualifying one completes the waiting tasks.
-func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
+// PostReply stores a reply; a qualifying one completes the waiting tasks.
+func (h *Handler) PostReply(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
@@ -107,7 +100,7 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req api.ReplyRequest
-	if err := h.readJSON(w, r, &req); err != nil {
+	if err := httpkit.ReadJSON(w, r, h.deps.MaxBodyBytes, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -115,7 +108,7 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.BadParam("body", "is required"))
 		return
 	}
-	id := pathID(r)
+	id := httpkit.PathVar(r, "id")
 	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: c.Agent.ID, Name: c.Agent.Name}, id, *req.Body)
 	// The RateLimit headers tell what is left of the reply rate (a read
 	// after the write: failing it costs the headers only).
@@ -134,25 +127,25 @@ func (h *Handler) postReply(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
 }
 
-// listInbox lists the caller's inbox, oldest first.
-func (h *Handler) listInbox(w http.ResponseWriter, r *http.Request) {
+// ListInbox lists the caller's inbox, oldest first.
+func (h *Handler) ListInbox(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	q := r.URL.Query()
-	unacked, err := queryBool(q, "unacked")
+	unacked, err := httpkit.QueryBool(q, "unacked")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	size, err := queryInt(q, "pageSize", "page_size")
+	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := queryStr(q, "pageToken", "page_token")
+	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -176,15 +169,15 @@ func (h *Handler) listInbox(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
-// ackInbox acknowledges inbox entries. It changes no task.
-func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
+// AckInbox acknowledges inbox entries. It changes no task.
+func (h *Handler) AckInbox(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	var req api.AckRequest
-	if err := h.readJSON(w, r, &req); err != nil {
+	if err := httpkit.ReadJSON(w, r, h.deps.MaxBodyBytes, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -196,8 +189,8 @@ func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, api.AckResponse{Acked: res.Acked, AlreadyAcked: res.AlreadyAcked, NotFound: res.NotFound})
 }
 
-// whoami answers the calling credential's agent.
-func (h *Handler) whoami(w http.ResponseWriter, r *http.Request) {
+// Whoami answers the calling credential's agent.
+func (h *Handler) Whoami(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
