@@ -10,21 +10,17 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
-	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
-	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/tasks"
 )
 
-// Deps are the services the admin API drives.
+// Deps are what the admin API drives.
 type Deps struct {
-	Agents      *agents.Service
-	Tasks       *tasks.Service
-	Discussions *discussions.Service
-	Log         *slog.Logger
+	// Operator is the admin API's way to the domain: agents, tasks,
+	// discussions, inboxes and records, with their rules.
+	Operator *service.Operator
+	Log      *slog.Logger
 	// Version and DataDir identify the process in /admin/v1/ping.
 	Version string
 	DataDir string
@@ -37,10 +33,8 @@ type Deps struct {
 	// IndexLag, when not nil, tells how many record changes the search
 	// index has yet to apply; stats show null without it.
 	IndexLag func(ctx context.Context) (int64, error)
-	// Records imports, lists and deletes knowledge records; Index is the
-	// search index over them (see Indexer).
-	Records *knowledge.Service
-	Index   Indexer
+	// Index is the search index over the records (see Indexer).
+	Index Indexer
 	// MCP, when set, serves the MCP tools at /admin/v1/mcp for kfa mcp
 	// (stdio) while the server holds the database.
 	MCP http.Handler
@@ -102,17 +96,17 @@ func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
 // 50), pageToken.
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size, err := queryInt(q, "pageSize")
+	size, err := httpkit.QueryInt(q, "pageSize")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := queryOne(q, "pageToken")
+	token, err := httpkit.QueryStr(q, "pageToken")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	page, err := h.deps.Agents.List(r.Context(), size, token)
+	page, err := h.deps.Operator.Agents(r.Context(), size, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -130,12 +124,7 @@ func (h *Handler) createAgent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	scopes := make([]agents.Scope, len(req.Scopes))
-	for i, s := range req.Scopes {
-		scopes[i] = agents.Scope(s)
-	}
-	c, err := h.deps.Agents.CreateAgent(r.Context(), agents.NewAgent{Name: req.Name, Scopes: scopes,
-		AllowDuplicateName: req.AllowDuplicateName})
+	c, err := h.deps.Operator.CreateAgent(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -151,11 +140,7 @@ func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if req.GraceSeconds < 0 {
-		h.fail(w, r, a2a.BadParam("graceSeconds", "must not be negative"))
-		return
-	}
-	c, err := h.deps.Agents.Rotate(r.Context(), mux.Vars(r)["id"], time.Duration(req.GraceSeconds)*time.Second)
+	c, err := h.deps.Operator.RotateAgent(r.Context(), mux.Vars(r)["id"], req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -166,7 +151,7 @@ func (h *Handler) rotateAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
-	a, err := h.deps.Agents.Revoke(r.Context(), mux.Vars(r)["id"])
+	a, err := h.deps.Operator.RevokeAgent(r.Context(), mux.Vars(r)["id"])
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -66,7 +66,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 // which holds a server's writes back while it runs; the CLI's own store
 // (mode direct), which no one else writes to, always gets it.
 func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
-	pages, err := queryBool(r.URL.Query(), "pages")
+	pages, err := httpkit.QueryBool(r.URL.Query(), "pages")
 	if err != nil {
 		h.fail(w, r, err)
 		return

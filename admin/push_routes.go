@@ -47,39 +47,26 @@ func (h *Handler) needPush(next http.HandlerFunc) http.HandlerFunc {
 // delivered, failed), taskId, pageSize (1-100, default 50), pageToken.
 func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size, err := queryInt(q, "pageSize")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if size == 0 {
-		size = 50
-	}
-	if size < 1 || size > 100 {
-		h.fail(w, r, a2a.BadParam("pageSize", "must be between 1 and 100"))
-		return
-	}
-	var dq push.DeliveryQuery
-	dq.PageSize = size
+	var state, taskID, after string
 	for _, f := range []struct {
 		name string
 		dst  *string
-	}{{"taskId", &dq.TaskID}, {"pageToken", &dq.After}} {
-		if *f.dst, err = queryOne(q, f.name); err != nil {
+	}{{"state", &state}, {"taskId", &taskID}, {"pageToken", &after}} {
+		v, err := httpkit.QueryStr(q, f.name)
+		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
+		*f.dst = v
 	}
-	state, err := queryOne(q, "state")
+	size, err := httpkit.QueryInt(q, "pageSize")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	switch push.State(state) {
-	case "", push.Pending, push.Delivered, push.Failed:
-		dq.State = push.State(state)
-	default:
-		h.fail(w, r, a2a.BadParam("state", "must be pending, delivered or failed, not %q", httpkit.Truncate(state, 32)))
+	dq, err := push.NewDeliveryQuery(state, taskID, size, after)
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
 	page, err := h.deps.Push.Deliveries(r.Context(), dq)

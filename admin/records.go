@@ -68,7 +68,7 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 		}
 		opts.Strict = strict
 	}
-	sum, err := h.deps.Records.Import(r.Context(), r.Body, opts)
+	sum, err := h.deps.Operator.ImportRecords(r.Context(), r.Body, opts)
 	if err != nil {
 		// The operator's own channel: the whole story, not a bare 500.
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "%v", err))
@@ -83,7 +83,7 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	if err := h.deps.Records.Delete(r.Context(), id); err != nil {
+	if err := h.deps.Operator.DeleteRecord(r.Context(), id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -111,16 +111,17 @@ func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size := 0
-	if v := q.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			h.fail(w, r, a2a.BadParam("pageSize", "must be an integer from 1 to %d", knowledge.MaxPageSize))
-			return
-		}
-		size = n
+	size, err := httpkit.QueryInt(q, "pageSize")
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
-	p, err := h.deps.Records.List(r.Context(), q.Get("after"), size)
+	after, err := httpkit.QueryStr(q, "after")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p, err := h.deps.Operator.ListRecords(r.Context(), after, size)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -133,7 +134,7 @@ func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
-	rec, err := h.deps.Records.Get(r.Context(), mux.Vars(r)["id"])
+	rec, err := h.deps.Operator.Record(r.Context(), mux.Vars(r)["id"])
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -150,7 +151,7 @@ func (h *Handler) deleteRecords(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.deps.Records.DeleteMany(r.Context(), req.IDs)
+	res, err := h.deps.Operator.DeleteRecords(r.Context(), req.IDs)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -171,7 +172,7 @@ func (h *Handler) exportRecords(w http.ResponseWriter, r *http.Request) {
 	o := knowledge.ExportOptions{Kind: q.Get("kind"), Product: q.Get("product"), Environment: q.Get("environment")}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	sw := &startedWriter{w: w}
-	if _, err := h.deps.Records.Export(r.Context(), sw, o); err != nil {
+	if _, err := h.deps.Operator.ExportRecords(r.Context(), sw, o); err != nil {
 		if !sw.started {
 			w.Header().Del("Content-Type")
 			h.fail(w, r, a2a.Errorf(a2a.Internal, "export: %v", err))

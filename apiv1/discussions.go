@@ -4,79 +4,53 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
-	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
-	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
 )
 
-// ListDiscussions lists public discussions, newest first.
+// ListDiscussions lists public discussions, newest first. Query: status
+// (open or answered), pageSize, pageToken.
 func (h *Handler) ListDiscussions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	statusStr, err := httpkit.QueryStr(q, "status")
-	if err != nil {
+	var dq service.DiscussionsQuery
+	var err error
+	if dq.Status, err = httpkit.QueryStr(q, "status"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	status, err := discussions.ParseStatusFilter(statusStr)
-	if err != nil {
+	if dq.PageSize, err = httpkit.QueryInt(q, "pageSize", "page_size"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
-	if err != nil {
+	if dq.PageToken, err = httpkit.QueryStr(q, "pageToken", "page_token"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
+	res, err := h.deps.Service.ListDiscussions(r.Context(), dq)
 	if err != nil {
 		h.fail(w, r, err)
 		return
-	}
-	n := 0
-	if size != nil {
-		if n = *size; n < 1 || n > discussions.MaxPageSize {
-			h.fail(w, r, a2a.BadParam("pageSize", "must be between 1 and %d", discussions.MaxPageSize))
-			return
-		}
-	}
-	res, err := h.deps.Discussions.List(r.Context(), status, n, token)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	out := api.DiscussionList{Discussions: make([]api.Discussion, len(res.Discussions)), NextPageToken: res.NextPageToken, TotalSize: res.TotalSize}
-	for i, d := range res.Discussions {
-		out.Discussions[i] = api.FromDiscussion(d, h.deps.PublicURL)
 	}
 	httpkit.PublicRead(w)
-	httpkit.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, api.FromDiscussionList(res, h.deps.PublicURL))
 }
 
 // GetDiscussion returns one discussion with one page of its replies,
 // oldest first (pageSize, pageToken).
 func (h *Handler) GetDiscussion(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
-	if err != nil {
+	var rq service.RepliesQuery
+	var err error
+	if rq.PageSize, err = httpkit.QueryInt(q, "pageSize", "page_size"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
-	if err != nil {
+	if rq.PageToken, err = httpkit.QueryStr(q, "pageToken", "page_token"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	n := 0
-	if size != nil {
-		if n = *size; n < 1 || n > discussions.MaxPageSize {
-			h.fail(w, r, a2a.BadParam("pageSize", "must be between 1 and %d", discussions.MaxPageSize))
-			return
-		}
-	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), httpkit.PathVar(r, "id"), n, token)
+	d, replies, err := h.deps.Service.GetDiscussion(r.Context(), httpkit.PathVar(r, "id"), rq)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -95,39 +69,22 @@ func (h *Handler) PostReply(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !c.Agent.Has(agents.ScopePost) {
-		h.fail(w, r, a2a.Errorf(a2a.PermissionDenied, "replying needs the post scope"))
-		return
-	}
 	var req api.ReplyRequest
 	if err := httpkit.ReadJSON(w, r, h.deps.MaxBodyBytes, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if req.Body == nil {
-		h.fail(w, r, a2a.BadParam("body", "is required"))
-		return
-	}
-	id := httpkit.PathVar(r, "id")
-	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: c.Agent.ID, Name: c.Agent.Name}, id, *req.Body)
-	// The RateLimit headers tell what is left of the reply rate (a read
-	// after the write: failing it costs the headers only).
-	if q, limited, qerr := h.deps.Discussions.ReplyQuota(r.Context(), c.Agent.ID); qerr == nil && limited {
-		ratelimit.Note(r.Context(), q)
-	}
+	res, err := h.deps.Service.Reply(r.Context(), c, httpkit.PathVar(r, "id"), req.Body)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	ids := res.CompletedTaskIDs
-	if ids == nil {
-		ids = []string{}
-	}
 	w.Header().Set("Location", fmt.Sprintf("/api/v1/discussions/%s", res.Reply.DiscussionID))
-	httpkit.WriteJSON(w, http.StatusCreated, api.ReplyResponse{Reply: api.FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids})
+	httpkit.WriteJSON(w, http.StatusCreated, api.FromReplyResult(res))
 }
 
-// ListInbox lists the caller's inbox, oldest first.
+// ListInbox lists the caller's inbox, oldest first. Query: unacked,
+// pageSize, pageToken.
 func (h *Handler) ListInbox(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
@@ -135,38 +92,25 @@ func (h *Handler) ListInbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	unacked, err := httpkit.QueryBool(q, "unacked")
+	var iq service.InboxQuery
+	if iq.UnackedOnly, err = httpkit.QueryBool(q, "unacked"); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if iq.PageSize, err = httpkit.QueryInt(q, "pageSize", "page_size"); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if iq.PageToken, err = httpkit.QueryStr(q, "pageToken", "page_token"); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.deps.Service.Inbox(r.Context(), c, iq)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	size, err := httpkit.QueryInt(q, "pageSize", "page_size")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	token, err := httpkit.QueryStr(q, "pageToken", "page_token")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	n := 0
-	if size != nil {
-		if n = *size; n < 1 || n > discussions.MaxPageSize {
-			h.fail(w, r, a2a.BadParam("pageSize", "must be between 1 and %d", discussions.MaxPageSize))
-			return
-		}
-	}
-	res, err := h.deps.Discussions.Inbox(r.Context(), c.Agent.ID, unacked, n, token)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	out := api.InboxList{Entries: make([]api.InboxEntry, len(res.Entries)), NextPageToken: res.NextPageToken}
-	for i, e := range res.Entries {
-		out.Entries[i] = api.FromInboxEntry(e)
-	}
-	httpkit.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, api.FromInbox(res))
 }
 
 // AckInbox acknowledges inbox entries. It changes no task.
@@ -181,7 +125,7 @@ func (h *Handler) AckInbox(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.deps.Discussions.Ack(r.Context(), c.Agent.ID, req.IDs)
+	res, err := h.deps.Service.Ack(r.Context(), c, req.IDs)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -196,5 +140,10 @@ func (h *Handler) Whoami(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(*c.Agent))
+	a, err := h.deps.Service.Whoami(c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
 }

@@ -4,16 +4,15 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
-	Service     *service.Service
-	Discussions *discussions.Service
-	Log         *slog.Logger
+	// Service answers every request, and authenticates the callers.
+	Service *service.Service
+	Log     *slog.Logger
 	// PublicURL is the externally visible base URL (no trailing slash).
 	PublicURL string
 	// MaxBodyBytes bounds request bodies; larger ones get 413.

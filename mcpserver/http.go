@@ -26,7 +26,8 @@ type Authenticator interface {
 // HTTPOptions configure Handler.
 type HTTPOptions struct {
 	// Auth resolves an optional bearer token: a bad one is refused with 401
-	// and WWW-Authenticate, and costs the address one failed attempt.
+	// and WWW-Authenticate, and costs the address one failed attempt. Nil
+	// serves every request anonymously, whatever credential it sends.
 	Auth Authenticator
 	// AllowedOrigins are the Origin values a request may carry (scheme,
 	// host and port, as a browser sends them). A request with any other
@@ -123,12 +124,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = requestID(body)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	}
-	tok, sent, err := httpkit.Credential(r)
-	caller, err := h.o.Auth.Authenticate(r.Context(),
-		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, false)
-	if caller.Agent != nil {
-		httpkit.NoteAgent(r.Context(), caller.Agent.ID)
-	}
+	caller, err := h.caller(r)
 	if err != nil {
 		h.writeError(w, r, id, err)
 		return
@@ -203,4 +199,19 @@ func requestID(body []byte) json.RawMessage {
 		return id
 	}
 	return nil
+}
+
+// caller resolves the request's optional credential through Auth, and
+// tells the access log which agent called.
+func (h *Handler) caller(r *http.Request) (service.Caller, error) {
+	if h.o.Auth == nil {
+		return service.Caller{Addr: httpkit.ClientAddr(r)}, nil
+	}
+	tok, sent, err := httpkit.Credential(r)
+	c, err := h.o.Auth.Authenticate(r.Context(),
+		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, false)
+	if c.Agent != nil {
+		httpkit.NoteAgent(r.Context(), c.Agent.ID)
+	}
+	return c, err
 }

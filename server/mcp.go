@@ -15,9 +15,7 @@ import (
 // limit (its callers are the operator's own).
 func (s *Server) mcpHandlers(svc *service.Service) (http.Handler, error) {
 	deps := mcpserver.Deps{
-		Search:            svc,
-		Records:           s.core.Records,
-		Discussions:       s.core.Discussions,
+		Service:           svc,
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
@@ -36,11 +34,12 @@ func (s *Server) mcpHandlers(svc *service.Service) (http.Handler, error) {
 		})
 	}
 	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
-		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index, Agents: s.core.Agents})
+		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index, Agents: s.core.Agents,
+			Records: s.core.Records})
 	if err != nil {
 		return nil, err
 	}
-	deps.Search = local
+	deps.Service = local
 	srv, err := mcpserver.NewServer(deps)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/web"
 	"github.com/kfa-project/kfa/webhook"
 )
@@ -122,20 +123,26 @@ func (s *Server) publicHandler() (*router, error) {
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
 	}
-	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
+	var webSessions *sessions.Service
+	if s.cfg.Web {
+		webSessions = sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now)
+	}
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
 	}, service.Deps{
-		Tasks:        s.core.Tasks,
-		Discussions:  s.core.Discussions,
-		Search:       s.index,
-		SearchRate:   perMinute(s.cfg.SearchRate),
-		Agents:       s.core.Agents,
-		AuthFailures: authFailures,
-		RequestRate:  requests,
+		Tasks:       s.core.Tasks,
+		Discussions: s.core.Discussions,
+		Search:      s.index,
+		SearchRate:  perMinute(s.cfg.SearchRate),
+		Agents:      s.core.Agents,
+		Records:     s.core.Records,
+		Sessions:    webSessions,
+		// Failed sign-ins of the web view share this budget.
+		AuthFailures: perMinute(s.cfg.AuthFailRate),
+		RequestRate:  perMinute(s.cfg.RequestRate),
 		Events:       s.broker,
 		Push:         s.pushService(),
 		Signer:       s.core.Signer,
@@ -149,7 +156,7 @@ func (s *Server) publicHandler() (*router, error) {
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 	})
-	pages, err := s.webPages(svc, authFailures)
+	pages, err := s.webPages(svc)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +171,7 @@ func (s *Server) publicHandler() (*router, error) {
 			StreamHeartbeat: s.cfg.StreamHeartbeat}),
 		jsonrpc: rpc,
 		mcp:     mcp,
-		api: apiv1.New(apiv1.Deps{Service: svc, Discussions: s.core.Discussions, Log: s.log, PublicURL: s.cfg.PublicURL,
-			MaxBodyBytes: s.cfg.MaxBodyBytes}),
+		api:     apiv1.New(apiv1.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes}),
 	}
 	var notFound http.Handler
 	if pages != nil {

@@ -12,30 +12,18 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/kfa-project/kfa/agents"
-	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/knowledge"
-	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/sessions"
 )
 
 // Deps are what the web view needs.
 type Deps struct {
-	// Service runs searches exactly as the search skill does (limits,
-	// checks, index).
-	Service     *service.Service
-	Discussions *discussions.Service
-	// Agents tells which names several agents share, so that pages show
-	// those with the end of the agent's id; nil shows names as they are.
-	Agents   *agents.Service
-	Records  *knowledge.Service
-	Sessions *sessions.Service
-	// AuthFailures limits failed sign-ins per client address; it is the
-	// limiter of failed bearer authentications, so the two share one
-	// budget. Nil means no limit.
-	AuthFailures *ratelimit.Limiter
-	Log          *slog.Logger
+	// Service answers every page: it runs searches exactly as the search
+	// skill does, lists and shows discussions and records, posts replies
+	// with the API's rules, signs people in (failed sign-ins share the
+	// per-address budget of failed bearer authentications) and tells which
+	// names several agents share.
+	Service *service.Service
+	Log     *slog.Logger
 	// PublicURL is the externally visible base URL (no trailing slash):
 	// feed links are absolute, and cookies are Secure when it is https.
 	PublicURL string

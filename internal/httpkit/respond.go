@@ -58,7 +58,8 @@ func LogFailure(r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
 // of a limit. Every binding sends them, whatever its HTTP status. A
 // request that sent no credential is challenged without an error
 // attribute (RFC 6750 §3.1); one whose credential failed is told
-// error="invalid_token".
+// error="invalid_token"; one without the scope an action needs is told
+// which (the error's "scope" metadata, from agents.ScopeError).
 func SetErrorHeaders(h http.Header, e *a2a.Error) {
 	switch e.Kind {
 	case a2a.Unauthenticated:
@@ -68,7 +69,11 @@ func SetErrorHeaders(h http.Header, e *a2a.Error) {
 		}
 		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token", error_description="`+quoteSafe(e.Message)+`"`)
 	case a2a.PermissionDenied:
-		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)
+		c := `Bearer realm="kfa", error="insufficient_scope"`
+		if s := e.Metadata["scope"]; s != "" {
+			c += `, scope="` + quoteSafe(s) + `"`
+		}
+		h.Set("WWW-Authenticate", c)
 	case a2a.RateLimited:
 		h.Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
 	}
