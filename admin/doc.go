@@ -5,6 +5,10 @@
 // handler to itself over an in-memory pipe (PipeListener), so every command
 // runs the same code either way.
 //
-// Like the public binding, it translates HTTP to the domain services and
-// never opens the store itself.
+// Like the public surfaces, it translates HTTP to the service layer
+// (service.Operator, for agents, tasks, discussions, inboxes and records)
+// and never opens the store itself; what only the operator does (stats,
+// check, backup, the index, the push outbox and signing keys) goes
+// through interfaces of its own (Store, Indexer, PushOps) that the server
+// implements.
 package admin
