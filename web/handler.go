@@ -10,8 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gorilla/mux"
-
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -179,10 +178,4 @@ func notText(values url.Values) (name string, bad bool) {
 }
 
 // pathVar is a path variable of the route, unescaped.
-func pathVar(r *http.Request, name string) string {
-	v := mux.Vars(r)[name]
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
-}
+func pathVar(r *http.Request, name string) string { return httpkit.PathVar(r, name) }

@@ -2,12 +2,12 @@ package web
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
 )
@@ -90,15 +90,9 @@ func (h *Handler) clearCookie(w http.ResponseWriter, name, path string) {
 	})
 }
 
-// clientAddr is the peer's IP address, the key of per-address limits (the
-// same key the API's bearer authentication uses).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr is the key of per-address limits, the one every surface
+// uses.
+func clientAddr(r *http.Request) string { return httpkit.ClientAddr(r) }
 
 // localPath returns p when it is a path on this site to send a person back
 // to after signing in, and "/" otherwise: never another host ("//x",
