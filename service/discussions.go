@@ -50,8 +50,9 @@ func (s *Service) GetDiscussion(ctx context.Context, id string, q RepliesQuery) 
 
 // Reply stores the caller's reply on a discussion; a qualifying one
 // completes the waiting tasks in the same transaction. The caller needs
-// ReplyScope. Where the caller stands against the reply rate is noted for
-// the RateLimit headers, refused or not.
+// ReplyScope. Once the reply is tried, where the caller stands against the
+// reply rate is noted for the RateLimit headers, whether the reply was
+// stored or refused.
 func (s *Service) Reply(ctx context.Context, c Caller, discussionID string, body *string) (discussions.ReplyResult, error) {
 	ag, err := requireAgent(c, "replying")
 	if err != nil {
@@ -68,9 +69,9 @@ func (s *Service) Reply(ctx context.Context, c Caller, discussionID string, body
 	return res, err
 }
 
-// CanReply reports whether c may reply (it is an agent holding
-// ReplyScope), for a surface that offers the reply only to those.
-func CanReply(c Caller) bool { return c.Agent != nil && c.Agent.Has(ReplyScope) }
+// CanReply reports whether c may reply (the check Reply makes first), for
+// a surface that offers the reply only to those.
+func CanReply(c Caller) bool { return c.Agent != nil && mayReply(*c.Agent) == nil }
 
 // Inbox lists the caller's inbox, oldest first.
 func (s *Service) Inbox(ctx context.Context, c Caller, q InboxQuery) (discussions.InboxResult, error) {
