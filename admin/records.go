@@ -5,7 +5,6 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"strconv"
 
 	"github.com/gorilla/mux"
 
@@ -60,13 +59,10 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var opts knowledge.ImportOptions
-	if v := r.URL.Query().Get("strict"); v != "" {
-		strict, err := strconv.ParseBool(v)
-		if err != nil {
-			h.fail(w, r, a2a.BadParam("strict", "must be true or false, not %q", v))
-			return
-		}
-		opts.Strict = strict
+	var err error
+	if opts.Strict, err = httpkit.QueryBool(r.URL.Query(), "strict"); err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	sum, err := h.deps.Operator.ImportRecords(r.Context(), r.Body, opts)
 	if err != nil {
