@@ -6,9 +6,9 @@
 // runs the same code either way.
 //
 // Like the public surfaces, it translates HTTP to the service layer
-// (service.Operator, for agents, tasks, discussions, inboxes and records)
-// and never opens the store itself; what only the operator does (stats,
-// check, backup, the index, the push outbox and signing keys) goes
-// through interfaces of its own (Store, Indexer, PushOps) that the server
-// implements.
+// (service.Operator: agents, tasks, discussions, inboxes, records, the
+// push outbox and the signing keys) and never opens the store itself;
+// what is the database's or the index's alone (stats, check, backup, the
+// index's sync and rebuild) goes through interfaces of its own (Store,
+// Indexer) that the server implements.
 package admin

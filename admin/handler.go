@@ -18,7 +18,8 @@ import (
 // Deps are what the admin API drives.
 type Deps struct {
 	// Operator is the admin API's way to the domain: agents, tasks,
-	// discussions, inboxes and records, with their rules.
+	// discussions, inboxes, records, the push outbox and the signing keys,
+	// with their rules.
 	Operator *service.Operator
 	Log      *slog.Logger
 	// Version and DataDir identify the process in /admin/v1/ping.
@@ -38,8 +39,6 @@ type Deps struct {
 	// MCP, when set, serves the MCP tools at /admin/v1/mcp for kfa mcp
 	// (stdio) while the server holds the database.
 	MCP http.Handler
-	// Push serves the push outbox and the signing keys.
-	Push PushOps
 }
 
 // Handler serves the admin API.

@@ -120,14 +120,14 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 		Operator: c.Operator(), Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 		Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
-		Push: pushOps{db: c.Store, signer: c.Signer},
 	})
 }
 
 // Operator is the service layer's operator over the core's services:
 // how the admin API reaches the domain.
 func (c *Core) Operator() *service.Operator {
-	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Records: c.Records})
+	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions,
+		Records: c.Records, Outbox: c.Store, Signer: c.Signer})
 }
 
 // adminStore is the admin API's view of the store.

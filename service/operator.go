@@ -11,6 +11,8 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -20,11 +22,18 @@ type OperatorDeps struct {
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
 	Records     *knowledge.Service
+	// Outbox and Signer are the push outbox and the signing keys
+	// (operator_push.go); without them those operations answer
+	// Unavailable.
+	Outbox push.OutboxStore
+	Signer *signing.Signer
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
 }
 
 // Operator is what the admin API asks of the domain on the operator's
 // behalf: agents, every agent's tasks and inboxes, discussions, replies
-// posted as an agent, and the records. It applies the rules the agents'
+// posted as an agent, the records, the push outbox and the signing keys. It applies the rules the agents'
 // own surfaces do (a reply as an agent is that agent's reply, checked by
 // the same function), and names what it did not find. It is safe for
 // concurrent use; kfa serve and the CLI without a server build one each.
