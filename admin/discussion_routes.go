@@ -10,15 +10,6 @@ import (
 	"github.com/kfa-project/kfa/service"
 )
 
-// discussionRoutes are the operator's views of discussions and inboxes,
-// and the reply an operator posts on behalf of an agent.
-func (h *Handler) discussionRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/discussions", h.listDiscussions).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/discussions/{id}", h.getDiscussion).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/discussions/{id}/replies", h.replyAs).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/agents/{id}/inbox", h.inbox).Methods(http.MethodGet)
-}
-
 // listDiscussions lists discussions, newest first. Query: status (open or
 // answered), pageSize (1-100), pageToken.
 func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {

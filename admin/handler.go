@@ -54,19 +54,7 @@ const maxBody = 1 << 20
 func NewHandler(deps Deps) *Handler {
 	h := &Handler{deps: deps, router: mux.NewRouter()}
 	r := h.router
-	r.HandleFunc("/admin/v1/ping", h.ping).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/agents", h.listAgents).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
-	h.taskRoutes(r)
-	h.discussionRoutes(r)
-	h.opsRoutes(r)
-	h.recordRoutes(r)
-	h.pushRoutes(r)
-	if deps.MCP != nil {
-		r.Handle("/admin/v1/mcp", deps.MCP)
-	}
+	h.routes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.NotFound, "no admin route for %s %s (is the CLI newer than the server?)", r.Method, r.URL.Path))
 	})

@@ -9,14 +9,6 @@ import (
 	"github.com/kfa-project/kfa/internal/httpkit"
 )
 
-// pushRoutes are the outbox and the signing keys.
-func (h *Handler) pushRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/push/deliveries", h.listDeliveries).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/push/deliveries/{id}/retry", h.retryDelivery).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/push/keys", h.listKeys).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/push/keys/rotate", h.rotateKey).Methods(http.MethodPost)
-}
-
 // listDeliveries lists deliveries, newest first. Query: state (pending,
 // delivered, failed), taskId, pageSize (1-100, default 50), pageToken.
 func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) {

@@ -24,17 +24,6 @@ type Indexer interface {
 	Rebuild(ctx context.Context) (knowledge.IndexStatus, error)
 }
 
-// recordRoutes registers the records API.
-func (h *Handler) recordRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/records", h.listRecords).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records:import", h.importRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records:reindex", h.reindexRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records:export", h.exportRecords).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records:delete", h.deleteRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records/{id}", h.getRecord).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records/{id}:delete", h.deleteRecord).Methods(http.MethodPost)
-}
-
 // importType reports whether an import accepts the media type mt.
 func importType(mt string) bool {
 	switch mt {

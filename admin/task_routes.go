@@ -11,14 +11,6 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// taskRoutes are the operator's views of every agent's tasks, and the
-// operator cancel.
-func (h *Handler) taskRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/tasks", h.listTasks).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/tasks/{id}", h.getTask).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/tasks/{id}/cancel", h.cancelTask).Methods(http.MethodPost)
-}
-
 // listTasks lists tasks of every owner, newest status timestamp first.
 // Query: owner, state (a TASK_STATE_* name), contextId, since (RFC 3339,
 // inclusive), pageSize (1-100), pageToken.
