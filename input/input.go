@@ -82,3 +82,17 @@ func ID(field, v string, max int) error {
 	}
 	return nil
 }
+
+// PageSize is the size of the page a client asked for: def when it named
+// none (asked is nil), otherwise asked, which must be between 1 and max.
+// Every listing checks its page size here, so pageSize means the same on
+// every surface (0 is refused, not read as "the default").
+func PageSize(asked *int, def, max int) (int, error) {
+	if asked == nil {
+		return def, nil
+	}
+	if *asked < 1 || *asked > max {
+		return 0, &Error{"pageSize", fmt.Sprintf("must be between 1 and %d", max)}
+	}
+	return *asked, nil
+}

@@ -74,3 +74,30 @@ func TestID(t *testing.T) {
 		}
 	}
 }
+
+func TestPageSize(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		asked *int
+		want  int
+		ok    bool
+	}{
+		{"absent: the default", nil, 20, true},
+		{"one", new(1), 1, true},
+		{"the maximum", new(100), 100, true},
+		{"zero is not the default", new(0), 0, false},
+		{"negative", new(-1), 0, false},
+		{"over the maximum", new(101), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PageSize(tc.asked, 20, 100)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("PageSize = %d, %v; want %d, ok %v", got, err, tc.want, tc.ok)
+			}
+			var e *Error
+			if err != nil && (!errors.As(err, &e) || e.Field != "pageSize" || !strings.Contains(e.Msg, "between 1 and 100")) {
+				t.Fatalf("the error does not say the range: %#v", err)
+			}
+		})
+	}
+}

@@ -14,7 +14,7 @@ import (
 // against the caller's address.
 func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error) {
 	c := service.Caller{Addr: callerOf(ctx).Addr}
-	res, err := t.d.Search.Search(ctx, c, knowledge.Query{
+	res, err := t.d.Service.Search(ctx, c, knowledge.Query{
 		Text: in.Query, Limit: in.Limit, Kind: in.Kind, Product: in.Product, Environment: in.Environment,
 	})
 	if err != nil {

@@ -8,18 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/metrics"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
-	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -74,34 +72,7 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 }
 
 // pgAdminStore is the admin API's day-2 operations on PostgreSQL.
-type pgAdminStore struct {
-	db  *postgres.DB
-	url string // the database's, for its size
-}
-
-// pgSizeTimeout bounds the size query of kfa stats.
-const pgSizeTimeout = 5 * time.Second
-
-// size is the database's size as pg_database_size counts it (tables,
-// indexes, TOAST), read on a connection of its own: the store's counters
-// do not hold it. 0 when it cannot be read (the counts still answer).
-func (a pgAdminStore) size(ctx context.Context) int64 {
-	if a.url == "" {
-		return 0
-	}
-	ctx, cancel := context.WithTimeout(ctx, pgSizeTimeout)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, a.url)
-	if err != nil {
-		return 0
-	}
-	defer conn.Close(context.Background())
-	var n int64
-	if err := conn.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
-		return 0
-	}
-	return n
-}
+type pgAdminStore struct{ db *postgres.DB }
 
 func (a pgAdminStore) Stats() (api.Stats, error) {
 	ctx := context.Background()
@@ -111,7 +82,7 @@ func (a pgAdminStore) Stats() (api.Stats, error) {
 	}
 	out := api.Stats{
 		Database: api.DatabaseStats{Path: "postgresql", Backend: api.BackendPostgres, SchemaVersion: st.SchemaVersion,
-			SizeBytes: a.size(ctx)},
+			SizeBytes: st.SizeBytes},
 		Tasks:       api.TaskStats{Total: st.Tasks, ByState: map[string]int{}},
 		Discussions: api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
 		Agents:      st.Agents,
@@ -156,11 +127,11 @@ func (a pgAdminStore) Backup(io.Writer, func(int64)) (int64, error) { return 0, 
 // pgCounts gives the metrics the PostgreSQL store's counters.
 type pgCounts struct{ db *postgres.DB }
 
-func (c pgCounts) Counts() (store.Counts, error) {
+func (c pgCounts) Counts() (metrics.Counts, error) {
 	st, err := c.db.Stats(context.Background())
 	if err != nil {
-		return store.Counts{}, err
+		return metrics.Counts{}, err
 	}
-	return store.Counts{Tasks: st.Tasks, TasksByState: st.TasksByState, Discussions: st.Discussions,
+	return metrics.Counts{Tasks: st.Tasks, TasksByState: st.TasksByState, Discussions: st.Discussions,
 		Open: st.Open, Answered: st.Answered, Agents: st.Agents}, nil
 }

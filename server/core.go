@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
@@ -46,9 +47,6 @@ type Core struct {
 	Push *push.Service
 	// Signer keeps the signing keys (push notifications sign with them).
 	Signer *signing.Signer
-	// storeURL is the PostgreSQL database's URL ("" on bbolt), for the
-	// statistics the store does not keep (its size).
-	storeURL string
 }
 
 // CoreOptions tune OpenCore.
@@ -110,21 +108,26 @@ func OpenCore(o CoreOptions) (*Core, error) {
 			secret, o.Now),
 		Discussions: discussions.NewService(backend,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
-		Records:  knowledge.NewService(backend, o.Now),
-		Push:     push.NewService(backend, o.PushPolicy, secret, o.Now),
-		Signer:   signing.New(backend, o.SigningKeyGrace, o.Now),
-		storeURL: o.Store,
+		Records: knowledge.NewService(backend, o.Now),
+		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
+		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
 	}, nil
 }
 
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.adminStore(), Log: log,
+		Operator: c.Operator(), Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
-		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
-		Push: pushOps{db: c.Store, signer: c.Signer},
+		Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
 	})
+}
+
+// Operator is the service layer's operator over the core's services:
+// how the admin API reaches the domain.
+func (c *Core) Operator() *service.Operator {
+	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions,
+		Records: c.Records, Outbox: c.Store, Signer: c.Signer})
 }
 
 // adminStore is the admin API's view of the store.
@@ -133,7 +136,7 @@ func (c *Core) adminStore() admin.Store {
 		return adminStore{c.DB}
 	}
 	if pg, ok := c.Store.(*postgres.DB); ok {
-		return pgAdminStore{db: pg, url: c.storeURL}
+		return pgAdminStore{db: pg}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
@@ -126,9 +125,5 @@ func authorize(c Caller, sk *skill) error {
 	if err != nil {
 		return err
 	}
-	if !ag.Has(sk.scope) {
-		return a2a.Errorf(a2a.PermissionDenied, "%s needs the %s scope; this agent has %s",
-			sk.card.ID, sk.scope, strings.Join(ag.ScopeStrings(), ","))
-	}
-	return nil
+	return ag.Permit(sk.scope, sk.card.ID)
 }

@@ -1,26 +1,19 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/tasks"
 )
 
 // homeListLen is how many open and answered questions the home page lists.
 const homeListLen = 5
-
-// homeWaitScan is how many of the newest waiting tasks the home page reads
-// to find the questions agents wait on (several may wait on one).
-const homeWaitScan = 50
 
 // homeContent is the home page's data.
 type homeContent struct {
@@ -41,22 +34,19 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	c := homeContent{}
 	var err error
-	if c.Open, err = h.deps.Discussions.List(ctx, discussions.StatusOpen, homeListLen, ""); err != nil {
+	if c.Open, err = h.deps.Service.ListDiscussions(ctx, service.DiscussionsQuery{Status: string(discussions.StatusOpen), PageSize: new(homeListLen)}); err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	c.Waited = c.Open.Discussions
-	if h.deps.Tasks != nil {
-		if c.Waited, err = h.waitedOn(ctx); err != nil {
-			h.failErr(w, r, v, err)
-			return
-		}
-	}
-	if c.Answered, err = h.deps.Discussions.List(ctx, discussions.StatusAnswered, homeListLen, ""); err != nil {
+	if c.Waited, err = h.deps.Service.WaitedOn(ctx, homeListLen); err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	recs, err := h.deps.Records.List(ctx, "", 1)
+	if c.Answered, err = h.deps.Service.ListDiscussions(ctx, service.DiscussionsQuery{Status: string(discussions.StatusAnswered), PageSize: new(homeListLen)}); err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	recs, err := h.deps.Service.ListRecords(ctx, "", new(1))
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
@@ -68,35 +58,6 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 }
 
 // waitedOn returns the open questions agents wait on, newest first: those
-// of the newest WORKING tasks, at most homeListLen.
-func (h *Handler) waitedOn(ctx context.Context) ([]discussions.Discussion, error) {
-	page, err := h.deps.Tasks.List(ctx, "", tasks.ListParams{State: a2a.TaskStateWorking, PageSize: homeWaitScan})
-	if err != nil {
-		return nil, err
-	}
-	out := []discussions.Discussion{}
-	seen := map[string]bool{}
-	for _, t := range page.Tasks {
-		if seen[t.DiscussionID] {
-			continue
-		}
-		seen[t.DiscussionID] = true
-		d, _, err := h.deps.Discussions.Get(ctx, t.DiscussionID, 1, "")
-		if errors.Is(err, discussions.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if d.Status != discussions.StatusOpen {
-			continue // answered since the page of tasks was read
-		}
-		if out = append(out, d); len(out) == homeListLen {
-			break
-		}
-	}
-	return out, nil
-}
 
 // searchForm is what the search box shows.
 type searchForm struct {
@@ -197,16 +158,12 @@ type listContent struct {
 func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
 	q := r.URL.Query()
-	status, err := discussions.ParseStatusFilter(q.Get("status"))
+	res, err := h.deps.Service.ListDiscussions(r.Context(), service.DiscussionsQuery{Status: q.Get("status"), PageToken: q.Get("pageToken")})
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	res, err := h.deps.Discussions.List(r.Context(), status, discussions.DefaultPageSize, q.Get("pageToken"))
-	if err != nil {
-		h.failErr(w, r, v, err)
-		return
-	}
+	status := discussions.Status(q.Get("status")) // the service took it
 	c := listContent{Status: status, List: res, Names: h.names(r.Context(), authors(res.Discussions)...)}
 	if res.NextPageToken != "" {
 		nq := url.Values{"pageToken": {res.NextPageToken}}
@@ -234,7 +191,7 @@ type recordContent struct {
 // record shows one knowledge record with its source link.
 func (h *Handler) record(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
-	rec, err := h.deps.Records.Get(r.Context(), pathVar(r, "id"))
+	rec, err := h.deps.Service.Record(r.Context(), pathVar(r, "id"))
 	if err != nil {
 		if errors.Is(err, knowledge.ErrNotFound) || isInputErr(err) {
 			h.notFound(w, r, v, "There is no knowledge record with this id. It may have been removed.")

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/testbin"
 	"github.com/kfa-project/kfa/knowledge"
@@ -146,13 +146,13 @@ func crashLines(from, to int) string {
 
 // committed lists the records of a data directory with no server
 // running (the CLI opens the file itself).
-func committed(t *testing.T, bin, data string) []admin.Record {
+func committed(t *testing.T, bin, data string) []api.Record {
 	t.Helper()
 	out, err := exec.Command(bin, "records", "list", "--limit", "0", "--json", "--data", data).Output()
 	if err != nil {
 		t.Fatalf("records list: %v", err)
 	}
-	var recs []admin.Record
+	var recs []api.Record
 	if err := json.Unmarshal(out, &recs); err != nil {
 		t.Fatal(err)
 	}

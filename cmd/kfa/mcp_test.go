@@ -161,7 +161,7 @@ func checkStdio(t *testing.T, bin, dir string, alice api.Agent, disc string) {
 	if err != nil {
 		t.Fatalf("records list: %v", err)
 	}
-	var recs []admin.Record
+	var recs []api.Record
 	if err := json.Unmarshal(out, &recs); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/knowledge"
 )
@@ -256,7 +256,7 @@ func recordsList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	var recs []admin.Record
+	var recs []api.Record
 	total, next := 0, after
 	for {
 		size := knowledge.MaxPageSize
@@ -276,7 +276,7 @@ func recordsList(ctx context.Context, e env, args []string) error {
 	}
 	if d.json {
 		if recs == nil {
-			recs = []admin.Record{}
+			recs = []api.Record{}
 		}
 		return printJSON(e.stdout, recs)
 	}

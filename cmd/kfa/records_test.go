@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 )
 
 // cli runs kfa in process with the given stdin; it returns stdout, stderr
@@ -80,7 +80,7 @@ func TestRecordsImportCommand(t *testing.T) {
 	}
 
 	out, _, code = cli(t, "", "records", "list", "--json", "--limit", "0", "--data", data)
-	var list []admin.Record
+	var list []api.Record
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 4 {
 		t.Fatalf("list: code %d, out %q", code, out)
 	}

@@ -20,8 +20,10 @@ func TestSetErrorHeaders(t *testing.T) {
 		{"unauthenticated", a2a.Errorf(a2a.Unauthenticated, `bad "token"\n`), "WWW-Authenticate",
 			`Bearer realm="kfa", error="invalid_token", error_description="bad 'token''n"`},
 		{"no credential", a2a.MissingCredential("send a token"), "WWW-Authenticate", `Bearer realm="kfa"`},
-		{"scope", a2a.Errorf(a2a.PermissionDenied, "no"), "WWW-Authenticate",
+		{"scope", a2a.Errorf(a2a.PermissionDenied, "no").With("scope", "post"), "WWW-Authenticate",
 			`Bearer realm="kfa", error="insufficient_scope", scope="post"`},
+		{"scope unknown", a2a.Errorf(a2a.PermissionDenied, "no"), "WWW-Authenticate",
+			`Bearer realm="kfa", error="insufficient_scope"`},
 		{"rate limited", &a2a.Error{Kind: a2a.RateLimited, RetryAfter: 1500 * time.Millisecond}, "Retry-After", "2"},
 		{"other", a2a.Errorf(a2a.NotFound, "x"), "WWW-Authenticate", ""},
 	} {
