@@ -213,10 +213,10 @@ func TestOAuthRefusals(t *testing.T) {
 		reason string
 	}{
 		{"expired", p.Token(t, "stale", "read"), 401, "the token expired at"},
-		{"wrong audience", p.Token(t, "elsewhere", "read"), 401, `the token's audience (aud ['https://other.example.com']) is not this server`},
+		{"wrong audience", p.Token(t, "elsewhere", "read"), 401, `the token's audience (aud ["https://other.example.com"]) is not this server`},
 		{"wrong issuer", stranger.Token(t, "svc", "read"), 401, "is not configured on this server"},
-		{"alg none", p.Forge(t, good, "none", nil), 401, `the token is not signed (alg 'none')`},
-		{"HS256 signed with the public key", p.Forge(t, good, "HS256", nil), 401, `signed with a shared secret (alg 'HS256')`},
+		{"alg none", p.Forge(t, good, "none", nil), 401, `the token is not signed (alg "none")`},
+		{"HS256 signed with the public key", p.Forge(t, good, "HS256", nil), 401, `signed with a shared secret (alg "HS256")`},
 		{"no scope of kfa's", p.Token(t, "bare", "openid"), 403, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,8 +225,11 @@ func TestOAuthRefusals(t *testing.T) {
 			if res.StatusCode != tc.status || !strings.HasSuffix(c, ", "+resourceMetadata) {
 				t.Fatalf("%d %q %s", res.StatusCode, c, body)
 			}
-			if tc.status == 401 && (!strings.Contains(c, `error="invalid_token", error_description="`+tc.reason) ||
-				!strings.Contains(string(body), strings.ReplaceAll(tc.reason, "'", `\"`))) {
+			// The challenge's quoted-string holds no quote: the reason's
+			// quotes are apostrophes there; the JSON body escapes them.
+			if tc.status == 401 && (!strings.HasPrefix(c, `Bearer realm="kfa", error="invalid_token", error_description="`) ||
+				!strings.Contains(c, strings.ReplaceAll(tc.reason, `"`, "'")) ||
+				!strings.Contains(string(body), strings.ReplaceAll(tc.reason, `"`, `\"`))) {
 				t.Fatalf("the refusal does not say %q:\n%s\n%s", tc.reason, c, body)
 			}
 			if tc.status == 403 && !strings.Contains(c, `error="insufficient_scope", scope="read"`) {
@@ -447,4 +450,3 @@ func TestOAuthMCP(t *testing.T) {
 		}
 	}
 }
-

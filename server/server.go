@@ -8,20 +8,25 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/apiv1"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
-	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
+	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/web"
 	"github.com/kfa-project/kfa/webhook"
 )
 
@@ -48,6 +53,15 @@ type Server struct {
 	creds   *agents.CredCache
 
 	worker *webhook.Worker // nil with push notifications off
+
+	// oauth verifies the OAuth providers' access tokens (oauth.go); nil
+	// without --oauth-issuer. oauthServices are the services whose card
+	// and documents name the providers.
+	oauth         *oauth.Verifier
+	oauthServices []*service.Service
+	oauthMu       sync.Mutex
+	oauthStop     context.CancelFunc
+	oauthDone     chan struct{}
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -80,6 +94,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.newLive()
+	if s.oauth, err = s.newOAuth(); err != nil {
+		_ = core.Close()
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	if err := s.openSearch(); err != nil {
 		_ = core.Close()
 		return nil, err
@@ -115,63 +133,79 @@ func perMinute(n int) *ratelimit.Limiter {
 	return ratelimit.New(ratelimit.Config{Events: n, Per: time.Minute})
 }
 
-func (s *Server) publicHandler() (http.Handler, error) {
+func (s *Server) publicHandler() (*router, error) {
 	var mcpURL string
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
 	}
-	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
+	var webSessions *sessions.Service
+	if s.cfg.Web {
+		webSessions = sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now)
+	}
+	tokens, policy := s.oauthDeps()
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
+		OAuth:             s.oauthState(),
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
-		RequestRate: requests,
-		Events:      s.broker,
-		Push:        s.pushService(),
-		Signer:      s.core.Signer,
+		Agents:      s.core.Agents,
+		Records:     s.core.Records,
+		Sessions:    webSessions,
+		// Failed sign-ins of the web view share this budget.
+		AuthFailures: perMinute(s.cfg.AuthFailRate),
+		RequestRate:  perMinute(s.cfg.RequestRate),
+		Events:       s.broker,
+		Push:         s.pushService(),
+		Signer:       s.core.Signer,
+		AccessTokens: tokens,
+		OAuth:        policy,
 	})
 	if err != nil {
 		return nil, err
 	}
-	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
+	s.oauthServices = append(s.oauthServices, svc)
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            auth,
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 	})
-	pages, err := s.webPages(svc, authFailures)
+	pages, err := s.webPages(svc)
 	if err != nil {
 		return nil, err
 	}
-	mcp, err := s.mcpHandlers(svc, auth)
+	mcp, err := s.mcpHandlers(svc)
 	if err != nil {
 		return nil, err
 	}
-	return httpjson.New(httpjson.Deps{
-		Service:         svc,
-		Agents:          s.core.Agents,
-		Discussions:     s.core.Discussions,
-		Log:             s.log,
-		PublicURL:       s.cfg.PublicURL,
-		MaxBodyBytes:    s.cfg.MaxBodyBytes,
-		CardMaxAge:      s.cfg.CardMaxAge,
-		AuthFailures:    authFailures,
-		RequestRate:     requests,
-		Ready:           s.readyCheck,
-		StreamHeartbeat: s.cfg.StreamHeartbeat,
-		JSONRPC:         rpc,
-		Pages:           pages,
-		MCP:             mcp,
-		JWKS:            s.core.Signer.JWKS,
-	}), nil
+	sf := surfaces{
+		discovery: discovery.New(discovery.Deps{Service: svc, Log: s.log, CardMaxAge: s.cfg.CardMaxAge, JWKS: s.core.Signer.JWKS}),
+		health:    health{ready: s.readyCheck, log: s.log},
+		a2a: httpjson.New(httpjson.Deps{Service: svc, Log: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes,
+			StreamHeartbeat: s.cfg.StreamHeartbeat}),
+		jsonrpc: rpc,
+		mcp:     mcp,
+		api:     apiv1.New(apiv1.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes}),
+	}
+	var notFound http.Handler
+	if pages != nil {
+		p := pages.Pages()
+		sf.web, notFound = &p, pages.NotFound()
+	}
+	if s.cfg.MetricsAddr == "" {
+		sf.metrics = s.obs.m.Handler()
+	}
+	rt := newRouter(routes(sf), s.log, notFound, web.WantsHTML)
+	if s.oauth != nil {
+		rt.resourceMetadata = svc.ResourceMetadataURL
+	}
+	return rt, nil
 }
 
 func (s *Server) readyCheck() error {
@@ -245,6 +279,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	if s.worker != nil {
 		s.worker.Start(context.Background())
 	}
+	s.startOAuth(context.Background())
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
@@ -315,6 +350,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.obs.shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopOAuth()
 	if s.trimmer != nil {
 		s.trimmer.Stop()
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 )
 
 // OAuth is what the server tells clients about the OAuth providers whose
@@ -111,4 +112,42 @@ func quoted(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, " or ")
+}
+
+// ResourceMetadataPath is where the protected resource metadata (RFC 9728
+// §3) is served: the server's at this path, the MCP endpoint's at this
+// path + "/mcp".
+const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// ProtectedResource is the protected resource metadata (RFC 9728) of the
+// server (mcp false) or of its MCP endpoint; ok is false when no OAuth
+// provider is configured (the document does not exist then).
+func (s *Service) ProtectedResource(mcp bool) (m api.ResourceMetadata, ok bool) {
+	o := s.cfg.OAuth
+	if o == nil {
+		return m, false
+	}
+	issuers := make([]string, len(o.Issuers))
+	for i, is := range o.Issuers {
+		issuers[i] = is.Issuer
+	}
+	resource := s.cfg.PublicURL
+	if mcp {
+		resource += "/mcp"
+	}
+	return api.NewResourceMetadata(resource, issuers, "kfa", s.cfg.PublicURL+"/llms.txt"), true
+}
+
+// ResourceMetadataURL is the URL of the metadata that a Bearer challenge
+// to a request for path points at (RFC 9728 §5.1): the MCP endpoint's for
+// /mcp, the server's for every other path; "" when no OAuth provider is
+// configured.
+func (s *Service) ResourceMetadataURL(path string) string {
+	if s.cfg.OAuth == nil {
+		return ""
+	}
+	if path == "/mcp" || strings.HasPrefix(path, "/mcp/") {
+		return s.cfg.OAuth.MCPResourceMetadataURL
+	}
+	return s.cfg.OAuth.ResourceMetadataURL
 }

@@ -66,7 +66,7 @@ func testIdentities(t *testing.T, open Opener) {
 		t.Fatalf("a linked identity's token: %+v %v", got, err)
 	}
 	// Her kfa token keeps working: the link kept her credentials.
-	page, err := e.ag.List(ctx, 0, "")
+	page, err := e.ag.List(ctx, nil, "")
 	if err != nil || page.Total != 4 {
 		t.Fatalf("agents: %+v %v", page, err)
 	}
@@ -136,7 +136,7 @@ func testConcurrentProvision(t *testing.T, pair PairOpener) {
 			t.Fatalf("caller %d got agent %s, caller 0 %s: one identity made two agents", i, id, got[0])
 		}
 	}
-	page, err := p.envs[1].ag.List(ctx, 0, "")
+	page, err := p.envs[1].ag.List(ctx, nil, "")
 	if err != nil || page.Total != 1 {
 		t.Fatalf("agents: %d (%v), want 1", page.Total, err)
 	}
