@@ -30,6 +30,7 @@ type surfaces struct {
 	mcp       http.Handler // --mcp
 	api       *apiv1.Handler
 	web       *web.Pages   // --web
+	signIn    bool         // --oauth-web-client-id: people sign in with a provider
 	metrics   http.Handler // unless --metrics-addr serves them elsewhere
 }
 
@@ -117,6 +118,10 @@ func routes(s surfaces) []route {
 		page("/records/{id}", p.Record)
 		page("/login", p.LoginPage)
 		add("/login", p.Login, post)
+		if s.signIn {
+			page("/login/provider", p.ProviderSignIn)
+			page("/login/callback", p.ProviderCallback)
+		}
 		page("/logout", p.LogoutPage)
 		add("/logout", p.Logout, post)
 		page("/static/{name}", p.Static)

@@ -143,6 +143,7 @@ func (s *Server) publicHandler() (*router, error) {
 		webSessions = sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now)
 	}
 	tokens, policy := s.oauthDeps()
+	webSignIn := s.newWebSignIn()
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
@@ -165,6 +166,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Signer:       s.core.Signer,
 		AccessTokens: tokens,
 		OAuth:        policy,
+		WebSignIn:    webSignIn,
 	})
 	if err != nil {
 		return nil, err
@@ -197,6 +199,7 @@ func (s *Server) publicHandler() (*router, error) {
 	if pages != nil {
 		p := pages.Pages()
 		sf.web, notFound = &p, pages.NotFound()
+		sf.signIn = webSignIn != nil
 	}
 	if s.cfg.MetricsAddr == "" {
 		sf.metrics = s.obs.m.Handler()

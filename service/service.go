@@ -86,7 +86,10 @@ type Deps struct {
 	AccessTokens AccessTokens
 	// OAuth is what an access token's identity may do at its first visit.
 	OAuth OAuthPolicy
-	Now   func() time.Time
+	// WebSignIn, when set, lets people sign in to the web view with a
+	// provider (oauth_signin.go).
+	WebSignIn WebSignIn
+	Now       func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
