@@ -430,8 +430,9 @@ func TestOAuthFirstTokensAtOnce(t *testing.T) {
 	}
 }
 
-// TestOAuthMCP: whoami over /mcp names a token's agent; a bad token is a
-// 401 whose challenge points at the MCP endpoint's resource metadata.
+// TestOAuthMCP: whoami over /mcp names a token's agent; without a token
+// it points at the MCP endpoint's resource metadata, and a bad token is a
+// 401 whose challenge does.
 func TestOAuthMCP(t *testing.T) {
 	p := oauthProvider(t, oidctest.Options{})
 	h := startOAuth(t, p, nil)
@@ -440,6 +441,12 @@ func TestOAuthMCP(t *testing.T) {
 	mcpOut(t, mcpCall(t, cs, mcpserver.ToolWhoami, map[string]any{}), &who)
 	if !who.Authenticated || who.Name != "reader" || strings.Join(who.Scopes, ",") != "read" {
 		t.Fatalf("whoami: %+v", who)
+	}
+	// Anonymous: whoami points at the metadata, to find the provider.
+	var anon mcpserver.WhoamiOutput
+	mcpOut(t, mcpCall(t, mcpSession(t, h, ""), mcpserver.ToolWhoami, map[string]any{}), &anon)
+	if anon.Authenticated || anon.ResourceMetadata != publicURL+"/.well-known/oauth-protected-resource/mcp" {
+		t.Fatalf("anonymous whoami: %+v", anon)
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
 	for _, tok := range []string{p.Token(t, "stale", "read"), "kfa_nope"} {
