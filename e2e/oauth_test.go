@@ -404,6 +404,24 @@ func revokedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
 func TestOAuthFirstTokensAtOnce(t *testing.T) {
 	p := oauthProvider(t, oidctest.Options{})
 	h := startOAuth(t, p, nil)
+	firstTokensAtOnce(t, p, h, h)
+}
+
+// TestPostgresOAuthFirstTokensTwoProcesses: the first tokens of one
+// identity, sent at once to two processes over one database, make one
+// agent.
+func TestPostgresOAuthFirstTokensTwoProcesses(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	url := pgtest.URL(t)
+	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	firstTokensAtOnce(t, p, a, b)
+}
+
+// firstTokensAtOnce sends an identity's first tokens at once, half to a,
+// half to b, and checks they are one agent.
+func firstTokensAtOnce(t *testing.T, p *oidctest.Provider, a, b *harness) {
+	t.Helper()
 	tokens := make([]string, 8)
 	for i := range tokens {
 		tokens[i] = p.Token(t, "svc", "read")
@@ -411,6 +429,10 @@ func TestOAuthFirstTokensAtOnce(t *testing.T) {
 	ids := make([]string, len(tokens))
 	var wg sync.WaitGroup
 	for i, tok := range tokens {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -425,7 +447,7 @@ func TestOAuthFirstTokensAtOnce(t *testing.T) {
 			t.Fatalf("token %d is agent %q, token 0 %q", i, id, ids[0])
 		}
 	}
-	if n, _ := h.admin.Agents(context.Background(), 0, ""); n.TotalSize != 1 {
+	if n, _ := b.admin.Agents(context.Background(), 0, ""); n.TotalSize != 1 {
 		t.Fatalf("agents: %+v", n)
 	}
 }

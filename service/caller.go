@@ -58,6 +58,10 @@ func (s *Service) Authenticate(ctx context.Context, cred Credential, required bo
 	c := Caller{Addr: cred.Addr}
 	if !cred.Sent {
 		if required {
+			if s.deps.AccessTokens != nil {
+				return c, a2a.MissingCredential("missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...), " +
+					"or Authorization: Bearer with an access token of this server's OAuth provider (see the challenge's resource_metadata)")
+			}
 			return c, a2a.MissingCredential("missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...)")
 		}
 		return c, nil
