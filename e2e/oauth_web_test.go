@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"context"
+	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -105,5 +109,103 @@ func TestOAuthWebSignIn(t *testing.T) {
 	}
 	if res, _ := h.raw("GET", "/login/callback?state=x&code=y", nil, ""); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a callback of no sign-in: %d", res.StatusCode)
+	}
+}
+
+// providerBrowser is a cookie-keeping HTTP client that reaches kfa at its
+// public URL (kfa.test, dialled to the listener) and the provider where it
+// is, and stops at kfa's answers to show them.
+func providerBrowser(t *testing.T, h *harness) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == "kfa.test:80" {
+			addr = h.srv.Addr()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Jar: jar, Transport: tr, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+		if r.URL.Host == "kfa.test" && r.URL.Path != "/login/callback" {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+}
+
+// signInThrough runs a sign-in at the provider as username and returns
+// kfa's last answer (the callback's, or the page it leads to).
+func signInThrough(t *testing.T, c *http.Client, p *oidctest.Provider, username string) (*http.Response, string) {
+	t.Helper()
+	res, err := c.Get(publicURL + "/login/provider?" + url.Values{"issuer": {p.Issuer}, "next": {"/discussions"}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	login := res.Request.URL
+	if login.Host != p.Host() || login.Path != "/login" {
+		t.Fatalf("the sign-in went to %s (%s), not the provider's login page", login, res.Status)
+	}
+	res, err = c.PostForm("http://"+p.Host()+"/login", url.Values{"id": {login.Query().Get("id")}, "username": {username}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// TestOAuthWebSignInRefused: a sign-in through the provider is refused,
+// saying why, for an identity no agent is linked to (auto-provisioning
+// off) and for one whose agent was revoked; a person the operator linked
+// signs in as the linked agent; the provider's own refusal is shown.
+func TestOAuthWebSignInRefused(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "web-secret", RedirectURIs: []string{publicURL + "/login/callback"}})
+	p.AddPerson(oidctest.Person{Subject: "u-dave", Username: "dave"})
+	p.AddPerson(oidctest.Person{Subject: "u-erin", Username: "erin"})
+	h := startOAuth(t, p, func(c *serverConfig) {
+		c.OAuthWebClientID, c.OAuthWebClientSecret, c.OAuthAutoProvision = "kfa-web", "web-secret", false
+	})
+	before := h.digest()
+	res, body := signInThrough(t, providerBrowser(t, h), p, "dave")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "kfa agent link AGENT_ID --issuer "+p.Issuer+" --subject u-dave") {
+		t.Fatalf("an unlinked person: %d\n%s", res.StatusCode, body)
+	}
+	if h.digest() != before {
+		t.Fatal("a refused sign-in changed the store")
+	}
+
+	erin, _ := h.agent("erin-agent")
+	if _, err := h.admin.LinkAgent(bg(), erin.ID, p.Issuer, "u-erin"); err != nil {
+		t.Fatal(err)
+	}
+	c := providerBrowser(t, h)
+	res, _ = signInThrough(t, c, p, "erin")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/discussions" {
+		t.Fatalf("a linked person: %d %v", res.StatusCode, res.Header)
+	}
+	page, err := c.Get(publicURL + "/discussions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(string(b), "<strong>erin-agent</strong>") {
+		t.Fatalf("the linked person is not signed in as the linked agent:\n%s", b)
+	}
+
+	if _, err := h.admin.RevokeAgent(bg(), erin.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, body = signInThrough(t, providerBrowser(t, h), p, "erin")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "was revoked") {
+		t.Fatalf("a revoked person: %d\n%s", res.StatusCode, body)
+	}
+
+	res, raw := h.raw("GET", "/login/callback?error=access_denied&error_description=the+person+said+no", nil, "")
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "The provider did not sign you in (access_denied): the person said no") {
+		t.Fatalf("the provider's refusal: %d\n%s", res.StatusCode, raw)
 	}
 }
