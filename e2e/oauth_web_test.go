@@ -43,10 +43,11 @@ func TestOAuthWebSignIn(t *testing.T) {
 	if st := open(t, tab, publicURL+"/login?next="+url.QueryEscape(disc)); st != 200 {
 		t.Fatalf("the sign-in page: %d", st)
 	}
-	if got := text(t, tab, "#provider-signin"); got != "Sign in with "+p.Host() {
+	if got := text(t, tab, ".provider-signin"); got != "Sign in with "+p.Host() {
 		t.Fatalf("the provider's link says %q", got)
 	}
-	if st := follow(t, tab, "go to the provider", chromedp.Click(chromedp.ID("provider-signin"))); st != 200 {
+	checkContrast(t, tab, "login with a provider")
+	if st := follow(t, tab, "go to the provider", chromedp.Click(chromedp.CSS(".provider-signin"))); st != 200 {
 		t.Fatalf("the provider's login page: %d", st)
 	}
 	at := eval[string](t, tab, "location.href")
