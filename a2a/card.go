@@ -89,11 +89,45 @@ type StringList struct {
 	List []string `json:"list,omitempty"`
 }
 
-// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth and an
-// API key header.
+// SecurityScheme is the oneof of scheme kinds; kfa uses HTTP auth, an
+// API key header, and OAuth 2.0 when it accepts a provider's tokens.
 type SecurityScheme struct {
 	APIKey   *APIKeySecurityScheme   `json:"apiKeySecurityScheme,omitempty"`
 	HTTPAuth *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+	OAuth2   *OAuth2SecurityScheme   `json:"oauth2SecurityScheme,omitempty"`
+}
+
+// OAuth2SecurityScheme is an OAuth 2.0 authorization server whose access
+// tokens the agent accepts. Flows is a oneof in 1.0: one flow per scheme
+// (official SDKs refuse a scheme with two).
+type OAuth2SecurityScheme struct {
+	Description       string     `json:"description,omitempty"`
+	Flows             OAuthFlows `json:"flows"`
+	OAuth2MetadataURL string     `json:"oauth2MetadataUrl,omitempty"`
+}
+
+// OAuthFlows holds exactly one flow.
+type OAuthFlows struct {
+	AuthorizationCode *AuthorizationCodeOAuthFlow `json:"authorizationCode,omitempty"`
+	ClientCredentials *ClientCredentialsOAuthFlow `json:"clientCredentials,omitempty"`
+}
+
+// AuthorizationCodeOAuthFlow is the authorization code flow (RFC 6749
+// §4.1), with PKCE when PKCERequired.
+type AuthorizationCodeOAuthFlow struct {
+	AuthorizationURL string            `json:"authorizationUrl"`
+	TokenURL         string            `json:"tokenUrl"`
+	RefreshURL       string            `json:"refreshUrl,omitempty"`
+	Scopes           map[string]string `json:"scopes"`
+	PKCERequired     bool              `json:"pkceRequired,omitempty"`
+}
+
+// ClientCredentialsOAuthFlow is the client credentials flow (RFC 6749
+// §4.4): how an agent without a person gets a token.
+type ClientCredentialsOAuthFlow struct {
+	TokenURL   string            `json:"tokenUrl"`
+	RefreshURL string            `json:"refreshUrl,omitempty"`
+	Scopes     map[string]string `json:"scopes"`
 }
 
 // APIKeySecurityScheme is a key sent in a header, query or cookie.

@@ -36,15 +36,17 @@ type AgentCapabilities03 struct {
 	Extensions             []AgentExtension `json:"extensions,omitempty"`
 }
 
-// SecurityScheme03 is a 0.3 scheme: http (Scheme, BearerFormat) or apiKey
-// (In, Name).
+// SecurityScheme03 is a 0.3 scheme: http (Scheme, BearerFormat), apiKey
+// (In, Name) or oauth2 (Flows, OAuth2MetadataURL).
 type SecurityScheme03 struct {
-	Type         string `json:"type"`
-	Description  string `json:"description,omitempty"`
-	Scheme       string `json:"scheme,omitempty"`
-	BearerFormat string `json:"bearerFormat,omitempty"`
-	In           string `json:"in,omitempty"`
-	Name         string `json:"name,omitempty"`
+	Type              string      `json:"type"`
+	Description       string      `json:"description,omitempty"`
+	Scheme            string      `json:"scheme,omitempty"`
+	BearerFormat      string      `json:"bearerFormat,omitempty"`
+	In                string      `json:"in,omitempty"`
+	Name              string      `json:"name,omitempty"`
+	Flows             *OAuthFlows `json:"flows,omitempty"`
+	OAuth2MetadataURL string      `json:"oauth2MetadataUrl,omitempty"`
 }
 
 // AgentSkill03 is a 0.3 skill.
@@ -108,6 +110,10 @@ func (c AgentCard) ToV03() AgentCard03 {
 		case s.APIKey != nil:
 			out.SecuritySchemes[name] = SecurityScheme03{Type: "apiKey", Description: s.APIKey.Description,
 				In: s.APIKey.Location, Name: s.APIKey.Name}
+		case s.OAuth2 != nil:
+			flows := s.OAuth2.Flows
+			out.SecuritySchemes[name] = SecurityScheme03{Type: "oauth2", Description: s.OAuth2.Description,
+				Flows: &flows, OAuth2MetadataURL: s.OAuth2.OAuth2MetadataURL}
 		}
 	}
 	for _, s := range c.Skills {

@@ -145,3 +145,17 @@ func (h *Handler) revokeAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
 }
+
+func (h *Handler) linkAgent(w http.ResponseWriter, r *http.Request) {
+	var req api.LinkAgentRequest
+	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	a, err := h.deps.Operator.LinkAgent(r.Context(), mux.Vars(r)["id"], req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+}

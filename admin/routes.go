@@ -17,6 +17,7 @@ func (h *Handler) routes(r *mux.Router) {
 	r.HandleFunc("/admin/v1/agents", h.createAgent).Methods(post)
 	r.HandleFunc("/admin/v1/agents/{id}/rotate", h.rotateAgent).Methods(post)
 	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(post)
+	r.HandleFunc("/admin/v1/agents/{id}/link", h.linkAgent).Methods(post)
 	r.HandleFunc("/admin/v1/agents/{id}/inbox", h.inbox).Methods(get)
 
 	// Every agent's tasks, and the operator cancel.

@@ -40,6 +40,10 @@ type Agent struct {
 	Scopes     []Scope   `json:"scopes"`
 	CreatedAt  time.Time `json:"createdAt"`
 	DisabledAt time.Time `json:"disabledAt,omitzero"`
+	// Issuer and Subject are the OAuth identity the agent is linked to
+	// (see Identity); both empty when it has none.
+	Issuer  string `json:"issuer,omitempty"`
+	Subject string `json:"subject,omitempty"`
 }
 
 // Active reports whether the agent may authenticate.

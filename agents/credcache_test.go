@@ -103,3 +103,56 @@ func TestCredCacheKeepsNoAnswerReadBeforeADrop(t *testing.T) {
 		t.Fatal("an answer read before the drop was kept")
 	}
 }
+
+// identityStore is a Store of one agent linked to an identity, counting
+// lookups; revoked disables the agent (the link stays).
+type identityStore struct {
+	Store
+	agent   Agent
+	lookups atomic.Int64
+	revoked atomic.Bool
+}
+
+func (s *identityStore) AgentByIdentity(_ context.Context, id Identity) (Agent, error) {
+	s.lookups.Add(1)
+	if id != s.agent.Identity() {
+		return Agent{}, ErrNotLinked
+	}
+	a := s.agent
+	if s.revoked.Load() {
+		a.DisabledAt = a.CreatedAt
+	}
+	return a, nil
+}
+
+// TestCredCacheIdentities: an identity's agent is looked up once while
+// the cache is trusted, and again after a revocation from the log (made
+// by another process), which refuses it.
+func TestCredCacheIdentities(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 2, 10, 30, 0, 0, time.UTC)
+	id := Identity{Issuer: "https://idp.example.com", Subject: "svc"}
+	st := &identityStore{agent: Agent{ID: "01JD0000000000000000000001", Name: "svc", Scopes: ProvisionScopes, CreatedAt: now,
+		Issuer: id.Issuer, Subject: id.Subject}}
+	c := NewCredCache(func() bool { return true })
+	svc := NewService(st, func() time.Time { return now })
+	svc.UseCache(c)
+	for range 3 {
+		if a, err := svc.ResolveIdentity(ctx, id, "svc", true); err != nil || a.ID != st.agent.ID {
+			t.Fatalf("resolve: %+v %v", a, err)
+		}
+	}
+	if n := st.lookups.Load(); n != 1 {
+		t.Fatalf("%d lookups for three tokens, want 1", n)
+	}
+	st.revoked.Store(true)
+	if _, err := svc.ResolveIdentity(ctx, id, "svc", true); err != nil {
+		t.Fatalf("before the event reaches this process the cache answers: %v", err)
+	}
+	if err := c.Apply(ctx, []changelog.Event{{Kind: changelog.AgentRevoked, ID: st.agent.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.ResolveIdentity(ctx, id, "svc", true); err != ErrDisabled {
+		t.Fatalf("after the revocation event: %v, want ErrDisabled", err)
+	}
+}

@@ -34,6 +34,16 @@ type Store interface {
 	// Authenticate finds the credential with digest d and its agent, or
 	// returns ErrInvalidToken.
 	Authenticate(ctx context.Context, d Digest) (Agent, Credential, error)
+	// AgentByIdentity returns the agent linked to id, active or not, or
+	// ErrNotLinked.
+	AgentByIdentity(ctx context.Context, id Identity) (Agent, error)
+	// LinkAgent decides l (DecideLink) under the locks of its identity
+	// and its agent, and stores the link.
+	LinkAgent(ctx context.Context, l Link) (Agent, error)
+	// ProvisionAgent decides p (DecideProvision) under the locks of its
+	// identity and of its names, and stores the agent it creates, linked.
+	// It answers the agent the identity has, and whether it was created.
+	ProvisionAgent(ctx context.Context, p Provision) (Agent, bool, error)
 }
 
 // Service applies the agent rules over a Store.
@@ -232,4 +242,83 @@ func (s *Service) authenticate(ctx context.Context, d Digest) (Agent, Credential
 		s.cache.put(d, credEntry{agent: a, cred: c}, gen)
 	}
 	return a, c, err
+}
+
+// Link links agent id to identity ident: the identity's tokens act as
+// the agent from then on. Linking it again is no error; an identity
+// linked to another agent, or an agent linked to another identity, is a
+// *LinkConflictError.
+func (s *Service) Link(ctx context.Context, id string, ident Identity) (Agent, error) {
+	if err := ValidateIdentity(ident); err != nil {
+		return Agent{}, err
+	}
+	a, err := s.store.LinkAgent(ctx, Link{AgentID: id, Identity: ident, At: s.now().UTC().Truncate(time.Millisecond)})
+	if err != nil {
+		return Agent{}, fmt.Errorf("link agent %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// ProvisionScopes are the scopes of an agent created for an identity:
+// all of them, since each token's own scopes bound what it may do.
+var ProvisionScopes = []Scope{ScopeRead, ScopePost}
+
+// ResolveIdentity returns the agent that a verified token of identity
+// ident acts as (DecideResolve): the agent linked to it, or, with
+// autoProvision, a new agent linked to it, named from nameHint (see
+// ProvisionNames), when none is. It answers ErrNotLinked for an identity
+// without an agent (autoProvision off) and ErrDisabled for one whose
+// agent was revoked. Concurrent first tokens of one identity, on any
+// process, make one agent.
+func (s *Service) ResolveIdentity(ctx context.Context, ident Identity, nameHint string, autoProvision bool) (Agent, error) {
+	if err := ValidateIdentity(ident); err != nil {
+		return Agent{}, err
+	}
+	linked, err := s.agentByIdentity(ctx, ident)
+	if err != nil && !errors.Is(err, ErrNotLinked) {
+		return Agent{}, fmt.Errorf("agent of %s: %w", ident, err)
+	}
+	var found *Agent
+	if err == nil {
+		found = &linked
+	}
+	a, create, err := DecideResolve(found, autoProvision)
+	if err != nil || !create {
+		return a, err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	a, _, err = s.store.ProvisionAgent(ctx, Provision{
+		Identity: ident,
+		Agent:    Agent{ID: ulid.Make().String(), Scopes: ProvisionScopes, CreatedAt: now},
+		Names:    ProvisionNames(nameHint, ident),
+	})
+	if err != nil {
+		return Agent{}, fmt.Errorf("create the agent of %s: %w", ident, err)
+	}
+	return a, nil
+}
+
+// identityDigest is the credential cache's key for an identity: no
+// token's digest, since a token's preimage never holds a zero byte.
+func identityDigest(id Identity) Digest {
+	return DigestOf("kfa oauth identity\x00" + id.Issuer + "\x00" + id.Subject)
+}
+
+// agentByIdentity looks the identity's agent up in the credential cache,
+// then in the store. A revocation drops it from the cache like the
+// agent's tokens.
+func (s *Service) agentByIdentity(ctx context.Context, id Identity) (Agent, error) {
+	if s.cache == nil {
+		return s.store.AgentByIdentity(ctx, id)
+	}
+	d := identityDigest(id)
+	e, gen, ok := s.cache.get(d)
+	if ok {
+		return e.agent, nil
+	}
+	a, err := s.store.AgentByIdentity(ctx, id)
+	if err == nil {
+		s.cache.put(d, credEntry{agent: a}, gen)
+	}
+	return a, err
 }

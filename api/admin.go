@@ -30,6 +30,13 @@ type RotateAgentRequest struct {
 	GraceSeconds int64 `json:"graceSeconds"`
 }
 
+// LinkAgentRequest is the body of POST /admin/v1/agents/{id}/link: the
+// OAuth identity whose access tokens act as the agent from then on.
+type LinkAgentRequest struct {
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
+}
+
 // Record is a record as the admin API shows it.
 type Record struct {
 	ID          string   `json:"id"`

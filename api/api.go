@@ -109,6 +109,11 @@ type Agent struct {
 	CreatedAt  string   `json:"createdAt,omitempty"`
 	DisabledAt string   `json:"disabledAt,omitempty"`
 	Token      string   `json:"token,omitempty"`
+	// Issuer and Subject are the OAuth identity the agent is linked to,
+	// when it has one: the iss and sub of the access tokens that act as
+	// it.
+	Issuer  string `json:"issuer,omitempty"`
+	Subject string `json:"subject,omitempty"`
 }
 
 // AgentList is a page of agents, oldest first.
@@ -162,7 +167,8 @@ func FromInboxEntry(e discussions.InboxEntry) InboxEntry {
 
 // FromAgent converts an agent (without a token).
 func FromAgent(a agents.Agent) Agent {
-	return Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt)}
+	return Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt),
+		Issuer: a.Issuer, Subject: a.Subject}
 }
 
 // FromDiscussionList converts a page of discussions; base is the public

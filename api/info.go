@@ -18,6 +18,21 @@ type Info struct {
 	MCP string `json:"mcp,omitempty"`
 	// JWKS is the URL of the public keys that verify kfa's signatures.
 	JWKS string `json:"jwks,omitempty"`
+	// OAuth, when the server accepts OAuth access tokens, says from whom
+	// and where to start.
+	OAuth *InfoOAuth `json:"oauth,omitempty"`
+}
+
+// InfoOAuth is what a client needs to bring an OAuth access token.
+type InfoOAuth struct {
+	// ResourceMetadata is the protected resource metadata (RFC 9728) of
+	// the A2A and API endpoints; MCPResourceMetadata that of /mcp.
+	ResourceMetadata    string `json:"resourceMetadata"`
+	MCPResourceMetadata string `json:"mcpResourceMetadata,omitempty"`
+	// Issuers are the providers whose tokens are accepted.
+	Issuers []string `json:"issuers"`
+	// Scopes are the scopes a token may grant: read, post.
+	Scopes []string `json:"scopes"`
 }
 
 // InfoInterface is one A2A endpoint.

@@ -46,6 +46,10 @@ const (
 	AgentRotated Kind = "agent.rotated"
 	// AgentRevoked: agent ID was disabled and its credentials deleted.
 	AgentRevoked Kind = "agent.revoked"
+	// AgentLinked: agent ID was linked to the OAuth identity of issuer
+	// Ref and subject Note (by the operator, or when its first token
+	// created it).
+	AgentLinked Kind = "agent.linked"
 )
 
 // NoteQualifying is the Note of a DiscussionReplied event whose reply

@@ -44,6 +44,15 @@ func (c *Client) RevokeAgent(ctx context.Context, id string) (api.Agent, error) 
 	return out, err
 }
 
+// LinkAgent links an agent to the OAuth identity (issuer, subject): that
+// identity's access tokens act as the agent from then on.
+func (c *Client) LinkAgent(ctx context.Context, id, issuer, subject string) (api.Agent, error) {
+	var out api.Agent
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/link",
+		body: api.LinkAgentRequest{Issuer: issuer, Subject: subject}}, &out)
+	return out, err
+}
+
 // Agents lists one page of agents, oldest first (pageSize 0: the
 // server's default).
 func (c *Client) Agents(ctx context.Context, pageSize int, pageToken string) (api.AgentList, error) {

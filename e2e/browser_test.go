@@ -45,11 +45,12 @@ func chromium(t *testing.T) string {
 
 // newTab starts a headless Chromium with a fresh profile and returns a tab.
 // The flags keep it from reaching out to the network on its own (this
-// machine's network is closed, and a test must not depend on one).
-func newTab(t *testing.T) context.Context {
+// machine's network is closed, and a test must not depend on one); extra
+// adds a test's own (a host mapping, say).
+func newTab(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	bin := chromium(t)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -66,7 +67,8 @@ func newTab(t *testing.T) context.Context {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
-	)
+	}, extra...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	// A guard against a wedged browser, not a timing assertion: the steps
 	// wait on page events, and ten minutes is far beyond any of them.
 	ctx, cancelTimeout := context.WithTimeout(alloc, 10*time.Minute)

@@ -35,8 +35,15 @@ func TestJSSDK(t *testing.T) {
 	node, dir := jsSDK(t)
 	h := start(t, func(c *server.Config) { c.AskRate = 0 })
 	alice, _ := h.agent("alice")
-	script := filepath.Join(dir, "client-"+strconv.Itoa(os.Getpid())+".mjs")
-	src, err := os.ReadFile(filepath.Join("testdata", "jssdk", "client.mjs"))
+	runJS(t, node, dir, "client.mjs", "KFA_URL="+h.url, "KFA_PUBLIC_URL="+h.cfg.PublicURL, "KFA_TOKEN="+alice.Token)
+}
+
+// runJS runs testdata/jssdk/NAME with the SDK installed in dir and env
+// added to the environment, and fails the test when it fails.
+func runJS(t *testing.T, node []string, dir, name string, env ...string) {
+	t.Helper()
+	script := filepath.Join(dir, strings.TrimSuffix(name, ".mjs")+"-"+strconv.Itoa(os.Getpid())+".mjs")
+	src, err := os.ReadFile(filepath.Join("testdata", "jssdk", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +55,9 @@ func TestJSSDK(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node[0], append(node[1:], script)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KFA_URL="+h.url, "KFA_PUBLIC_URL="+h.cfg.PublicURL, "KFA_TOKEN="+alice.Token)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
-	t.Logf("@a2a-js/sdk against kfa:\n%s", out)
+	t.Logf("@a2a-js/sdk (%s) against kfa:\n%s", name, out)
 	if err != nil {
 		t.Fatalf("the JS SDK client failed: %v", err)
 	}

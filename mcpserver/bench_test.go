@@ -18,6 +18,8 @@ import (
 // index. It holds nothing else.
 type fixedService struct{}
 
+func (fixedService) ResourceMetadataURL(string) string { return "" }
+
 func (fixedService) Record(context.Context, string) (knowledge.Record, error) {
 	return knowledge.Record{}, knowledge.ErrNotFound
 }

@@ -27,6 +27,9 @@ type Service interface {
 	GetDiscussion(ctx context.Context, id string, q service.RepliesQuery) (discussions.Discussion, discussions.Replies, error)
 	// Authenticate resolves Token for whoami.
 	Authenticate(ctx context.Context, cred service.Credential, required bool) (service.Caller, error)
+	// ResourceMetadataURL is the protected resource metadata an anonymous
+	// whoami points at ("" without an OAuth provider).
+	ResourceMetadataURL(path string) string
 }
 
 // Deps are what the tools read.

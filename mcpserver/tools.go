@@ -123,4 +123,9 @@ type WhoamiOutput struct {
 	AgentID       string   `json:"agentId,omitempty"`
 	Name          string   `json:"name,omitempty"`
 	Scopes        []string `json:"scopes,omitempty"`
+	// ResourceMetadata, for an anonymous caller of a server that accepts
+	// an OAuth provider's tokens, is the MCP endpoint's protected resource
+	// metadata (RFC 9728): where a client that wants an identity finds
+	// the provider.
+	ResourceMetadata string `json:"resourceMetadata,omitempty"`
 }

@@ -21,7 +21,7 @@ func (t *tools) whoami(ctx context.Context, _ WhoamiInput) (WhoamiOutput, error)
 		return whoamiOf(*a), nil
 	}
 	if t.d.Token == "" {
-		return WhoamiOutput{Authenticated: false}, nil
+		return WhoamiOutput{Authenticated: false, ResourceMetadata: t.d.Service.ResourceMetadataURL("/mcp")}, nil
 	}
 	c, err := t.d.Service.Authenticate(ctx, service.Credential{Token: t.d.Token, Sent: true}, true)
 	if e, ok := a2a.AsError(err); ok && e.Kind == a2a.Unauthenticated {

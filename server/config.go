@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/webhook"
@@ -125,6 +126,37 @@ type Config struct {
 	// SigningKeyGrace is how long a rotated-out signing key stays in
 	// /.well-known/jwks.json; default 7 days.
 	SigningKeyGrace time.Duration
+
+	// OAuthIssuers, when set, make kfa an OAuth 2.1 resource server for
+	// these providers (see docs/oauth.md): their JWT access tokens are
+	// accepted beside kfa's own tokens. Each is the issuer URL exactly as
+	// the provider names itself; https, or http on a loopback host.
+	OAuthIssuers []string
+	// OAuthAudiences replace the resource identifiers an access token's
+	// aud must hold; default: PublicURL and PublicURL + "/mcp".
+	OAuthAudiences []string
+	// OAuthAutoProvision creates the agent of an identity (iss, sub) at its
+	// first valid token; default true. Off, only identities an operator
+	// linked (kfa agent link) are let in.
+	OAuthAutoProvision bool
+	// OAuthWebClientID, when set, adds "Sign in with <provider>" to the web
+	// view: the OAuth client registered at each issuer with the redirect
+	// URI PublicURL + "/login/callback".
+	OAuthWebClientID string
+	// OAuthWebClientSecret is that client's secret. kfa serve reads it
+	// from --oauth-web-client-secret-file or KFA_OAUTH_WEB_CLIENT_SECRET,
+	// never from a flag value (which any user of the machine can read in
+	// the process list). Empty: a public client (PKCE only).
+	OAuthWebClientSecret string
+}
+
+// OAuthAudienceList is the resource identifiers an access token's aud
+// must hold: OAuthAudiences, or the public URL and its MCP endpoint.
+func (c *Config) OAuthAudienceList() []string {
+	if len(c.OAuthAudiences) > 0 {
+		return c.OAuthAudiences
+	}
+	return []string{c.PublicURL, c.PublicURL + "/mcp"}
 }
 
 // DefaultConfig returns the defaults.
@@ -167,6 +199,7 @@ func DefaultConfig() Config {
 		PushTimeout:        10 * time.Second,
 		PushConcurrency:    8,
 		SigningKeyGrace:    signing.DefaultGrace,
+		OAuthAutoProvision: true,
 	}
 }
 
@@ -265,6 +298,36 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchDelay > 100*time.Millisecond {
 		return fmt.Errorf("batch-delay: %s is too long (at most 100ms; every write waits up to this long)", c.BatchDelay)
+	}
+	return c.validateOAuth()
+}
+
+// validateOAuth checks the OAuth settings.
+func (c *Config) validateOAuth() error {
+	seen := map[string]bool{}
+	for _, is := range c.OAuthIssuers {
+		if err := oauth.ValidateIssuer(is); err != nil {
+			return fmt.Errorf("oauth-issuer: %w", err)
+		}
+		if seen[is] {
+			return fmt.Errorf("oauth-issuer: %s is given twice", is)
+		}
+		seen[is] = true
+	}
+	for _, a := range c.OAuthAudiences {
+		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, " \t,") {
+			return fmt.Errorf("oauth-audience: %q is not a resource identifier", a)
+		}
+	}
+	switch {
+	case len(c.OAuthIssuers) == 0 && len(c.OAuthAudiences) > 0:
+		return errors.New("oauth-audience: needs --oauth-issuer")
+	case len(c.OAuthIssuers) == 0 && c.OAuthWebClientID != "":
+		return errors.New("oauth-web-client-id: needs --oauth-issuer")
+	case c.OAuthWebClientID == "" && c.OAuthWebClientSecret != "":
+		return errors.New("oauth-web-client-secret: a secret without --oauth-web-client-id")
+	case c.OAuthWebClientID != "" && !c.Web:
+		return errors.New("oauth-web-client-id: the web view is off (--web=false), so no one can sign in with it")
 	}
 	return nil
 }

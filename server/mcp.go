@@ -33,9 +33,11 @@ func (s *Server) mcpHandlers(svc *service.Service) (http.Handler, error) {
 			MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		})
 	}
+	// kfa mcp takes the same tokens as /mcp, OAuth access tokens too.
+	tokens, policy := s.oauthDeps()
 	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
 		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index, Agents: s.core.Agents,
-			Records: s.core.Records})
+			Records: s.core.Records, AccessTokens: tokens, OAuth: policy})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
 )
@@ -31,6 +32,10 @@ type router struct {
 	// templates are the routes' path templates for metrics labels
 	// (RouteTemplate), computed once.
 	templates map[*mux.Route]string
+	// resourceMetadata, when set, is the URL of the protected resource
+	// metadata (RFC 9728) a Bearer challenge to a request for a path
+	// points at; "" adds nothing (no OAuth provider configured).
+	resourceMetadata func(path string) string
 }
 
 // newRouter registers rs in order (gorilla/mux tries routes in order, so
@@ -60,6 +65,9 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, ctx := q.ID, r.Context()
 	w.Header().Set("X-Request-Id", id)
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK, quota: q.Quota}
+	if rt.resourceMetadata != nil {
+		rec.metadataURL = rt.resourceMetadata(r.URL.Path)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -156,12 +164,21 @@ type recorder struct {
 	bytes  int64
 	wrote  bool
 	quota  *ratelimit.Report
+	// metadataURL, when set, is added to a Bearer challenge as its
+	// resource_metadata parameter: every surface's 401 and 403 (A2A,
+	// JSON-RPC, /api/v1, MCP) point OAuth clients at the provider here,
+	// in one place.
+	metadataURL string
 }
 
 // start is called before the first byte of the response.
 func (r *recorder) start() {
+	h := r.ResponseWriter.Header()
 	if q, ok := r.quota.Quota(); ok {
-		httpkit.SetRateLimitHeaders(r.ResponseWriter.Header(), q)
+		httpkit.SetRateLimitHeaders(h, q)
+	}
+	if c := h.Get("WWW-Authenticate"); c != "" && r.metadataURL != "" {
+		h.Set("WWW-Authenticate", oauth.WithResourceMetadata(c, r.metadataURL))
 	}
 }
 

@@ -30,6 +30,7 @@ type surfaces struct {
 	mcp       http.Handler // --mcp
 	api       *apiv1.Handler
 	web       *web.Pages   // --web
+	signIn    bool         // --oauth-web-client-id: people sign in with a provider
 	metrics   http.Handler // unless --metrics-addr serves them elsewhere
 }
 
@@ -58,6 +59,12 @@ func routes(s surfaces) []route {
 	add("/readyz", fn(s.health.readyz), get, head)
 	if d.HasJWKS() {
 		add("/.well-known/jwks.json", fn(d.JWKS), get, head)
+	}
+	if d.HasOAuth() {
+		add(service.ResourceMetadataPath, fn(d.ProtectedResource), get, head)
+		add(service.ResourceMetadataPath, fn(httpkit.Preflight), opts)
+		add(service.ResourceMetadataPath+"/mcp", fn(d.ProtectedResourceMCP), get, head)
+		add(service.ResourceMetadataPath+"/mcp", fn(httpkit.Preflight), opts)
 	}
 
 	// The A2A HTTP+JSON binding, v1.0: every answer private, A2A-Version
@@ -111,6 +118,10 @@ func routes(s surfaces) []route {
 		page("/records/{id}", p.Record)
 		page("/login", p.LoginPage)
 		add("/login", p.Login, post)
+		if s.signIn {
+			page("/login/provider", p.ProviderSignIn)
+			page("/login/callback", p.ProviderCallback)
+		}
 		page("/logout", p.LogoutPage)
 		add("/logout", p.Logout, post)
 		page("/static/{name}", p.Static)

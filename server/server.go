@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
+	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
@@ -51,6 +53,15 @@ type Server struct {
 	creds   *agents.CredCache
 
 	worker *webhook.Worker // nil with push notifications off
+
+	// oauth verifies the OAuth providers' access tokens (oauth.go); nil
+	// without --oauth-issuer. oauthServices are the services whose card
+	// and documents name the providers.
+	oauth         *oauth.Verifier
+	oauthServices []*service.Service
+	oauthMu       sync.Mutex
+	oauthStop     context.CancelFunc
+	oauthDone     chan struct{}
 }
 
 // New validates cfg, opens the store and builds the handlers. Nothing
@@ -83,6 +94,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.newLive()
+	if s.oauth, err = s.newOAuth(); err != nil {
+		_ = core.Close()
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	if err := s.openSearch(); err != nil {
 		_ = core.Close()
 		return nil, err
@@ -127,11 +142,14 @@ func (s *Server) publicHandler() (*router, error) {
 	if s.cfg.Web {
 		webSessions = sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now)
 	}
+	tokens, policy := s.oauthDeps()
+	webSignIn := s.newWebSignIn()
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
+		OAuth:             s.oauthState(),
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
@@ -146,10 +164,14 @@ func (s *Server) publicHandler() (*router, error) {
 		Events:       s.broker,
 		Push:         s.pushService(),
 		Signer:       s.core.Signer,
+		AccessTokens: tokens,
+		OAuth:        policy,
+		WebSignIn:    webSignIn,
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.oauthServices = append(s.oauthServices, svc)
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
 		Log:             s.log,
@@ -177,11 +199,16 @@ func (s *Server) publicHandler() (*router, error) {
 	if pages != nil {
 		p := pages.Pages()
 		sf.web, notFound = &p, pages.NotFound()
+		sf.signIn = webSignIn != nil
 	}
 	if s.cfg.MetricsAddr == "" {
 		sf.metrics = s.obs.m.Handler()
 	}
-	return newRouter(routes(sf), s.log, notFound, web.WantsHTML), nil
+	rt := newRouter(routes(sf), s.log, notFound, web.WantsHTML)
+	if s.oauth != nil {
+		rt.resourceMetadata = svc.ResourceMetadataURL
+	}
+	return rt, nil
 }
 
 func (s *Server) readyCheck() error {
@@ -255,6 +282,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	if s.worker != nil {
 		s.worker.Start(context.Background())
 	}
+	s.startOAuth(context.Background())
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
@@ -325,6 +353,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.obs.shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopOAuth()
 	if s.trimmer != nil {
 		s.trimmer.Stop()
 	}

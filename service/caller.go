@@ -58,6 +58,10 @@ func (s *Service) Authenticate(ctx context.Context, cred Credential, required bo
 	c := Caller{Addr: cred.Addr}
 	if !cred.Sent {
 		if required {
+			if s.deps.AccessTokens != nil {
+				return c, a2a.MissingCredential("missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...), " +
+					"or Authorization: Bearer with an access token of this server's OAuth provider (see the challenge's resource_metadata)")
+			}
 			return c, a2a.MissingCredential("missing bearer token: send Authorization: Bearer kfa_... (or X-API-Key: kfa_...)")
 		}
 		return c, nil
@@ -74,11 +78,19 @@ func (s *Service) Authenticate(ctx context.Context, cred Credential, required bo
 	err := cred.Err
 	if err == nil {
 		var a agents.Agent
-		if a, err = s.deps.Agents.Authenticate(ctx, cred.Token); err == nil {
+		a, err = s.deps.Agents.Authenticate(ctx, cred.Token)
+		if errors.Is(err, agents.ErrInvalidToken) {
+			a, err = s.authenticateAccessToken(ctx, cred.Token)
+		}
+		if err == nil {
 			c.Agent = &a
 			return c, s.countRequest(ctx, a.ID)
 		}
-		if !errors.Is(err, agents.ErrInvalidToken) {
+		if e, ok := a2a.AsError(err); ok {
+			return c, e
+		}
+		var r *TokenRefusal
+		if !errors.Is(err, agents.ErrInvalidToken) && !errors.As(err, &r) {
 			return c, fmt.Errorf("authenticate: %w", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 )
 
 // Card is the agent card with its encoding and entity tag, made once.
@@ -90,8 +91,16 @@ func buildCard(cfg Config, skills []*skill, now time.Time) (Card, error) {
 		DefaultInputModes:  []string{"application/json", "text/plain"},
 		DefaultOutputModes: []string{"application/json", "text/plain"},
 	}
+	schemes, names := oauthSchemes(cfg.OAuth)
+	for n, sc := range schemes {
+		card.SecuritySchemes[n] = sc
+	}
 	for _, s := range skills {
-		card.Skills = append(card.Skills, s.card)
+		sk := s.card
+		if s.scope != "" {
+			sk.Description += oauthAskNote(names)
+		}
+		card.Skills = append(card.Skills, sk)
 	}
 	if cfg.MCPURL != "" {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, mcpExtension(cfg.MCPURL))
@@ -102,25 +111,39 @@ func buildCard(cfg Config, skills []*skill, now time.Time) (Card, error) {
 // credentialRequirements are what a skill that needs an agent token asks
 // for: the token as a bearer, or in X-API-Key (the post scope is named in
 // the skill's description: scope lists of non-OAuth schemes are for roles,
-// which 0.3's OpenAPI-style requirements leave empty).
-func credentialRequirements() []a2a.SecurityRequirement {
-	return []a2a.SecurityRequirement{
+// which 0.3's OpenAPI-style requirements leave empty), or an access token
+// of one of the card's OAuth schemes with scope.
+func credentialRequirements(c a2a.AgentCard, scope string) []a2a.SecurityRequirement {
+	reqs := []a2a.SecurityRequirement{
 		{Schemes: map[string]a2a.StringList{BearerScheme: {}}},
 		{Schemes: map[string]a2a.StringList{APIKeyScheme: {}}},
 	}
+	var names []string
+	for n, sc := range c.SecuritySchemes {
+		if sc.OAuth2 != nil {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		reqs = append(reqs, a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{n: {List: []string{scope}}}})
+	}
+	return reqs
 }
 
 // card03 is c in the 0.3 shape with its security requirements: the card's
-// are a token in either header, or nothing (the empty requirement: search
-// is anonymous), and a skill that needs a scope needs a token. An SDK's
-// credential interceptor reads them (a2a-go's AuthInterceptor, which reads
-// the card's requirements only, sends the credential it holds).
+// are a token in either header, or an OAuth access token with the read
+// scope, or nothing (the empty requirement: search is anonymous), and a
+// skill that needs a scope needs a token (an OAuth one with that scope).
+// An SDK's credential interceptor reads them (a2a-go's AuthInterceptor,
+// which reads the card's requirements only, sends the credential it
+// holds).
 func (s *Service) card03(c a2a.AgentCard) a2a.AgentCard03 {
-	c.SecurityRequirements = append(credentialRequirements(), a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{}})
+	c.SecurityRequirements = append(credentialRequirements(c, string(agents.ScopeRead)), a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{}})
 	c.Skills = slices.Clone(c.Skills)
 	for i, sk := range c.Skills {
 		if r := s.skills.byID[sk.ID]; r != nil && r.scope != "" {
-			c.Skills[i].SecurityRequirements = credentialRequirements()
+			c.Skills[i].SecurityRequirements = credentialRequirements(c, string(r.scope))
 		}
 	}
 	return c.ToV03()

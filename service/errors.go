@@ -57,6 +57,10 @@ func toA2A(err error, prefix string) *a2a.Error {
 	if errors.As(err, &dup) {
 		return a2a.BadParam("name", "%s", dup.Error())
 	}
+	var lc *agents.LinkConflictError
+	if errors.As(err, &lc) {
+		return a2a.Errorf(a2a.UnsupportedOperation, "%s", lc.Error())
+	}
 	var rl *ratelimit.Exceeded
 	if errors.As(err, &rl) {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}
@@ -78,7 +82,9 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.Errorf(a2a.NotFound, "record not found")
 	case errors.Is(err, agents.ErrDisabled):
 		return a2a.Errorf(a2a.UnsupportedOperation, "agent is disabled")
-	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope):
+	case errors.Is(err, agents.ErrNotLinked):
+		return a2a.Errorf(a2a.Unauthenticated, "%s", err.Error())
+	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope), errors.Is(err, agents.ErrInvalidIdentity):
 		return a2a.Errorf(a2a.InvalidParams, "%s", err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return a2a.Errorf(a2a.Unavailable, "request canceled or timed out")

@@ -84,7 +84,7 @@ func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, er
 	if err := json.Unmarshal(b, &params); err != nil {
 		return a2a.AgentCard{}, err
 	}
-	card := s.card.Card
+	card := s.Card().Card
 	card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{
 		URI:         CallerExtensionURI,
 		Description: "Who this card was made for (authenticated false: an anonymous caller), and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit).",

@@ -37,32 +37,38 @@ type guideData struct {
 	Skills                             []guideSkill
 	Ask                                bool
 	Limits                             []string
+	// OAuth is set when providers' tokens are accepted; OAuthSchemes
+	// are the card's schemes for those reached.
+	OAuth        *OAuth
+	OAuthSchemes []string
 }
 
-// LLMsTxt is /llms.txt, made once in New.
-func (s *Service) LLMsTxt() []byte { return s.guides.llms }
+// LLMsTxt is /llms.txt, made with the card.
+func (s *Service) LLMsTxt() []byte { return s.pub.Load().guides.llms }
 
-// AgentsMD is /agents.md, made once in New.
-func (s *Service) AgentsMD() []byte { return s.guides.agents }
+// AgentsMD is /agents.md, made with the card.
+func (s *Service) AgentsMD() []byte { return s.pub.Load().guides.agents }
 
-// Card03 is the card in the A2A 0.3 shape, made once in New.
-func (s *Service) Card03() []byte { return s.guides.card03 }
+// Card03 is the card in the A2A 0.3 shape, made with the card.
+func (s *Service) Card03() []byte { return s.pub.Load().guides.card03 }
 
 type guides struct {
 	llms, agents, card03 []byte
 }
 
 // buildGuides makes the discovery documents from what runs: the enabled
-// skills, the card and the limits.
-func (s *Service) buildGuides() error {
-	base := s.cfg.PublicURL
+// skills, the card, the limits and the OAuth providers.
+func (s *Service) buildGuides(cfg Config, card a2a.AgentCard) (guides, error) {
+	var out guides
+	base := cfg.PublicURL
 	d := guideData{
-		Name: s.card.Card.Name, Description: s.card.Card.Description, Version: s.card.Card.Version,
+		Name: card.Name, Description: card.Description, Version: card.Version,
 		CardURL: base + "/.well-known/agent-card.json", Card03URL: base + Card03Path, InfoURL: base + "/a2a/info",
-		JWKSURL: base + JWKSPath, MCPURL: s.cfg.MCPURL, A2AURL: base + "/a2a/v1", DocsURL: s.cfg.DocumentationURL,
+		JWKSURL: base + JWKSPath, MCPURL: cfg.MCPURL, A2AURL: base + "/a2a/v1", DocsURL: cfg.DocumentationURL,
 		DiscussionsURL: base + "/api/v1/discussions", LLMsURL: base + LLMsPath, AgentsURL: base + AgentsPath,
-		Interfaces: s.card.Card.SupportedInterfaces,
+		Interfaces: card.SupportedInterfaces, OAuth: cfg.OAuth,
 	}
+	_, d.OAuthSchemes = oauthSchemes(cfg.OAuth)
 	for _, sk := range s.skills.enabled() {
 		d.Skills = append(d.Skills, guideSkill{ID: sk.card.ID, Summary: sk.summary})
 		d.Ask = d.Ask || sk.card.ID == SkillAsk
@@ -71,20 +77,20 @@ func (s *Service) buildGuides() error {
 	for _, g := range []struct {
 		llms bool
 		dst  *[]byte
-	}{{true, &s.guides.llms}, {false, &s.guides.agents}} {
+	}{{true, &out.llms}, {false, &out.agents}} {
 		d.LLMs = g.llms
 		var b bytes.Buffer
 		if err := guideTmpl.Execute(&b, d); err != nil {
-			return fmt.Errorf("service: discovery guide: %w", err)
+			return out, fmt.Errorf("service: discovery guide: %w", err)
 		}
 		*g.dst = b.Bytes()
 	}
-	card03, err := jsonClipped(s.card03(s.card.Card))
+	card03, err := jsonClipped(s.card03(card))
 	if err != nil {
-		return fmt.Errorf("service: 0.3 card: %w", err)
+		return out, fmt.Errorf("service: 0.3 card: %w", err)
 	}
-	s.guides.card03 = card03
-	return nil
+	out.card03 = card03
+	return out, nil
 }
 
 // limitLines describes each limit that is on, one line each.

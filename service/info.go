@@ -9,7 +9,7 @@ import (
 
 // Info returns the JSON of GET /a2a/info, made once in New: what this
 // server speaks and where, with no store read.
-func (s *Service) Info() []byte { return s.info }
+func (s *Service) Info() []byte { return s.pub.Load().info }
 
 // buildInfo makes the connectivity check from the card, so the two name
 // the same endpoints.
@@ -24,6 +24,13 @@ func buildInfo(cfg Config, card a2a.AgentCard, signed bool) ([]byte, error) {
 	}
 	if signed {
 		in.JWKS = cfg.PublicURL + JWKSPath
+	}
+	if o := cfg.OAuth; o != nil {
+		in.OAuth = &api.InfoOAuth{ResourceMetadata: o.ResourceMetadataURL, MCPResourceMetadata: o.MCPResourceMetadataURL,
+			Scopes: []string{"read", "post"}}
+		for _, is := range o.Issuers {
+			in.OAuth.Issuers = append(in.OAuth.Issuers, is.Issuer)
+		}
 	}
 	for _, i := range card.SupportedInterfaces {
 		in.Interfaces = append(in.Interfaces, api.InfoInterface{URL: i.URL, ProtocolBinding: i.ProtocolBinding, ProtocolVersion: i.ProtocolVersion})

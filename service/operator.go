@@ -84,6 +84,12 @@ func (o *Operator) RevokeAgent(ctx context.Context, id string) (agents.Agent, er
 	return o.d.Agents.Revoke(ctx, id)
 }
 
+// LinkAgent makes the OAuth identity (issuer, subject) act as the agent:
+// from then on that pair's access tokens are the agent's.
+func (o *Operator) LinkAgent(ctx context.Context, id string, req api.LinkAgentRequest) (agents.Agent, error) {
+	return o.d.Agents.Link(ctx, id, agents.Identity{Issuer: req.Issuer, Subject: req.Subject})
+}
+
 // TasksQuery lists every agent's tasks, as the operator wrote it.
 type TasksQuery struct {
 	Owner     string // an agent id; "" for every owner

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -37,6 +39,9 @@ type Config struct {
 	// PushNotifications is true when push notification configs work
 	// (Deps.Push is set); the card says so.
 	PushNotifications bool
+	// OAuth, when set, says which OAuth providers' tokens the server
+	// accepts; SetOAuth updates it as they are reached.
+	OAuth *OAuth
 }
 
 // Searcher answers knowledge searches.
@@ -76,7 +81,15 @@ type Deps struct {
 	Push *push.Service
 	// Signer, when set, signs the agent card (SignedCard).
 	Signer CardSigner
-	Now    func() time.Time
+	// AccessTokens, when set, verifies the OAuth access tokens of the
+	// configured providers: Authenticate takes them beside kfa tokens.
+	AccessTokens AccessTokens
+	// OAuth is what an access token's identity may do at its first visit.
+	OAuth OAuthPolicy
+	// WebSignIn, when set, lets people sign in to the web view with a
+	// provider (oauth_signin.go).
+	WebSignIn WebSignIn
+	Now       func() time.Time
 }
 
 // Service is the A2A agent. It is safe for concurrent use.
@@ -84,6 +97,17 @@ type Service struct {
 	cfg    Config
 	deps   Deps
 	skills skills
+	// pub is the card and the documents made from it; pubMu serializes
+	// their remaking (SetOAuth).
+	pub   atomic.Pointer[published]
+	pubMu sync.Mutex
+}
+
+// published is what the service shows as it is: the card and the
+// documents made from it. It is remade only when what the card says
+// changes (an OAuth provider is reached), and swapped whole, so that a
+// reader never sees a card and documents of two different moments.
+type published struct {
 	card   Card // unsigned
 	signed signedCards
 	info   []byte
@@ -98,24 +122,43 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	cfg.Streaming = deps.Events != nil
 	cfg.PushNotifications = deps.Push != nil
-	sk := newSkills(registry(cfg.ContributorWrites))
-	card, err := buildCard(cfg, sk.enabled(), deps.Now())
-	if err != nil {
-		return nil, fmt.Errorf("service: build agent card: %w", err)
-	}
-	info, err := buildInfo(cfg, card.Card, deps.Signer != nil)
-	if err != nil {
-		return nil, fmt.Errorf("service: build info: %w", err)
-	}
-	s := &Service{cfg: cfg, deps: deps, skills: sk, card: card, info: info}
-	if err := s.buildGuides(); err != nil {
+	s := &Service{cfg: cfg, deps: deps, skills: newSkills(registry(cfg.ContributorWrites))}
+	if err := s.publish(cfg.OAuth); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// publish makes the card and its documents for oauth and shows them.
+func (s *Service) publish(oauth *OAuth) error {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	cfg := s.cfg
+	cfg.OAuth = oauth
+	card, err := buildCard(cfg, s.skills.enabled(), s.deps.Now())
+	if err != nil {
+		return fmt.Errorf("service: build agent card: %w", err)
+	}
+	info, err := buildInfo(cfg, card.Card, s.deps.Signer != nil)
+	if err != nil {
+		return fmt.Errorf("service: build info: %w", err)
+	}
+	g, err := s.buildGuides(cfg, card.Card)
+	if err != nil {
+		return err
+	}
+	s.pub.Store(&published{card: card, info: info, guides: g})
+	return nil
+}
+
+// SetOAuth remakes the card and its documents for what the server now
+// knows of its OAuth providers (the server calls it when one is reached).
+// Their entity tags change with them, so clients that cache the card
+// read it again.
+func (s *Service) SetOAuth(o OAuth) error { return s.publish(&o) }
+
 // Card returns the agent card, its JSON and its entity tag.
-func (s *Service) Card() Card { return s.card }
+func (s *Service) Card() Card { return s.pub.Load().card }
 
 // QuotaSearch names the search rate in a ratelimit.Quota.
 const QuotaSearch = "search"

@@ -24,9 +24,9 @@ type CardSigner interface {
 }
 
 // signedCards holds the signed card of the current key: a request serves
-// it as is, and only a new key (a rotation) makes a new signature. The
-// card itself never changes while the process runs, so the key is all
-// the cache depends on.
+// it as is, and only a new key (a rotation) makes a new signature. A
+// card that changes (SetOAuth) comes with a new, empty cache, so the key
+// is all the cache depends on.
 type signedCards struct {
 	mu      sync.Mutex // one signer at a time
 	current atomic.Pointer[signedCard]
@@ -48,22 +48,24 @@ func cardPayload(c Card) ([]byte, error) {
 // the tag and the signature change together). Without a signer it is
 // Card.
 func (s *Service) SignedCard(ctx context.Context) (Card, error) {
+	pub := s.pub.Load()
 	if s.deps.Signer == nil {
-		return s.card, nil
+		return pub.card, nil
 	}
 	kid, err := s.deps.Signer.CurrentKeyID(ctx)
 	if err != nil {
 		return Card{}, fmt.Errorf("sign agent card: %w", err)
 	}
-	if c := s.signed.current.Load(); c != nil && c.kid == kid {
+	signed := &pub.signed
+	if c := signed.current.Load(); c != nil && c.kid == kid {
 		return c.card, nil
 	}
-	s.signed.mu.Lock()
-	defer s.signed.mu.Unlock()
-	if c := s.signed.current.Load(); c != nil && c.kid == kid {
+	signed.mu.Lock()
+	defer signed.mu.Unlock()
+	if c := signed.current.Load(); c != nil && c.kid == kid {
 		return c.card, nil
 	}
-	payload, err := cardPayload(s.card)
+	payload, err := cardPayload(pub.card)
 	if err != nil {
 		return Card{}, fmt.Errorf("sign agent card: %w", err)
 	}
@@ -71,13 +73,13 @@ func (s *Service) SignedCard(ctx context.Context) (Card, error) {
 	if err != nil {
 		return Card{}, fmt.Errorf("sign agent card: %w", err)
 	}
-	card := s.card.Card
+	card := pub.card.Card
 	card.Signatures = []a2a.AgentCardSignature{{Protected: d.Protected, Signature: d.Signature}}
 	out, err := encodeCard(card, s.deps.Now())
 	if err != nil {
 		return Card{}, fmt.Errorf("sign agent card: %w", err)
 	}
-	s.signed.current.Store(&signedCard{kid: d.KeyID, card: out})
+	signed.current.Store(&signedCard{kid: d.KeyID, card: out})
 	return out, nil
 }
 

@@ -67,6 +67,23 @@ func (s *Service) Start(ctx context.Context, token string) (Started, error) {
 	return Started{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil
 }
 
+// StartAgent signs in as agent a, whose identity a provider has just
+// vouched for (the web's OAuth sign-in). The session holds no token: it
+// lives until it expires, the person signs out, or the agent is revoked.
+// A revoked agent is agents.ErrDisabled.
+func (s *Service) StartAgent(ctx context.Context, a agents.Agent) (Started, error) {
+	if !a.Active() {
+		return Started{}, agents.ErrDisabled
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	id := newID()
+	sess := Session{Digest: DigestOf(id), AgentID: a.ID, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	if err := s.store.CreateSession(ctx, sess); err != nil {
+		return Started{}, fmt.Errorf("sign in: store session: %w", err)
+	}
+	return Started{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil
+}
+
 // Active is a resumed session with its agent as it is now.
 type Active struct {
 	ID        string
@@ -92,6 +109,9 @@ func (s *Service) Resume(ctx context.Context, id string) (Active, error) {
 	if !now.Before(sess.ExpiresAt) {
 		return Active{}, ErrNotFound
 	}
+	if sess.Credential == (agents.Digest{}) {
+		return s.resumeAgent(ctx, id, sess)
+	}
 	a, c, err := s.auth.Authenticate(ctx, sess.Credential)
 	if err != nil {
 		if errors.Is(err, agents.ErrInvalidToken) {
@@ -102,6 +122,22 @@ func (s *Service) Resume(ctx context.Context, id string) (Active, error) {
 	// A rotated credential is kept only with an expiry (its grace period):
 	// the session must end at the rotation, not when the grace runs out.
 	if a.ID != sess.AgentID || !a.Active() || !c.ExpiresAt.IsZero() {
+		return Active{}, ErrEnded
+	}
+	return Active{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil
+}
+
+// resumeAgent resumes a session that holds no token (StartAgent): its
+// agent must still be active.
+func (s *Service) resumeAgent(ctx context.Context, id string, sess Session) (Active, error) {
+	a, err := s.auth.GetAgent(ctx, sess.AgentID)
+	if err != nil {
+		if errors.Is(err, agents.ErrNotFound) {
+			return Active{}, ErrEnded
+		}
+		return Active{}, fmt.Errorf("resume session: %w", err)
+	}
+	if !a.Active() {
 		return Active{}, ErrEnded
 	}
 	return Active{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil

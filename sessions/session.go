@@ -41,7 +41,9 @@ type Digest [sha256.Size]byte
 type Session struct {
 	Digest  Digest
 	AgentID string
-	// Credential is the digest of the token the person signed in with.
+	// Credential is the digest of the token the person signed in with;
+	// zero for a sign-in through an OAuth provider (StartAgent), which
+	// lives while its agent is active.
 	Credential agents.Digest
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
@@ -60,10 +62,11 @@ type Store interface {
 	DeleteSession(ctx context.Context, d Digest) error
 }
 
-// Authenticator finds a credential and its agent by token digest; the
-// agents store is one.
+// Authenticator finds a credential and its agent by token digest, and an
+// agent by id; the agents store is one.
 type Authenticator interface {
 	Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, agents.Credential, error)
+	GetAgent(ctx context.Context, id string) (agents.Agent, error)
 }
 
 // idBytes is the entropy of a session id: 256 bits.

@@ -9,6 +9,7 @@ var (
 	bucketAgents     = []byte("agents")      // agent id -> agentRecord
 	bucketCreds      = []byte("creds")       // sha256(token) -> credRecord
 	bucketAgentNames = []byte("agent_names") // agents.NameKey(name) | 0 | agent id (since schema 8)
+	// bucketAgentIdentities (identities.go): issuer | 0 | subject -> agent id (since schema 11)
 
 	bucketTasks       = []byte("tasks")           // task id (16) -> taskRecord
 	bucketTaskMsgIDs  = []byte("task_msgids")     // owner (16) | messageId -> task id (16)

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kfa-project/kfa/agents"
 )
 
 // Agents and credentials: every agent's credential digests exist, and
@@ -24,6 +26,9 @@ func (c *checker) checkAgents() error {
 		}
 		if tx.Bucket(bucketAgentNames).Get(agentNameKey(r.Name, r.ID)) == nil {
 			c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent is missing from agent_names, so a duplicate of its name would be allowed")
+		}
+		if r.Linked() && identityAgent(tx, r.Identity()) != r.ID {
+			c.rep.addf(VAgent, bucketAgents, k, string(k), "", "agent is linked to %s, which agent_identities does not map to it, so its tokens would make another agent", r.Identity())
 		}
 		creds := tx.Bucket(bucketCreds)
 		for _, d := range r.Creds {
@@ -46,6 +51,21 @@ func (c *checker) checkAgents() error {
 		r, err := getAgent(tx, id)
 		if err != nil || !bytes.Equal(agentNameKey(r.Name, r.ID), k) {
 			c.rep.addf(VAgent, bucketAgentNames, k, id, "", "agent_names lists agent %s under a name it does not have", id)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = c.walk(bucketAgentIdentities, func(tx *bolt.Tx, k, v []byte) {
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			c.rep.addf(VDecode, bucketAgentIdentities, k, string(k), "", "entry is not issuer | 0 | subject")
+			return
+		}
+		id := agents.Identity{Issuer: string(k[:i]), Subject: string(k[i+1:])}
+		r, err := getAgent(tx, string(v))
+		if err != nil || r.Identity() != id {
+			c.rep.addf(VAgent, bucketAgentIdentities, k, string(v), "", "agent_identities maps %s to agent %s, which is not linked to it", id, v)
 		}
 	})
 	if err != nil {

@@ -137,6 +137,19 @@ func (w *world) mutate(t *testing.T, fn func(tx *bolt.Tx) error) {
 	}
 }
 
+// link makes an agent linked to an OAuth identity and returns the
+// identity.
+func (w *world) link(t *testing.T) agents.Identity {
+	t.Helper()
+	id := agents.Identity{Issuer: "https://idp.example.com", Subject: "svc"}
+	_, _, err := w.db.ProvisionAgent(context.Background(), agents.Provision{Identity: id, Names: []string{"svc"},
+		Agent: agents.Agent{ID: "01JD0000000000000000000099", Scopes: agents.ProvisionScopes, CreatedAt: time.Now().UTC()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func (w *world) check(t *testing.T) CheckReport {
 	t.Helper()
 	rep, err := w.db.Check(context.Background())
@@ -255,6 +268,16 @@ func TestCheckFindsCorruption(t *testing.T) {
 				return tx.Bucket(bucketInboxUnacked).Delete(k)
 			}
 		}, []Violation{{Kind: VInbox, Bucket: "idx_inbox_new", Detail: "missing from the unacked index"}}},
+		{"identity entry deleted", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			id := w.link(t)
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketAgentIdentities).Delete(identityKey(id)) }
+		}, []Violation{{Kind: VAgent, Bucket: "agents", Detail: "which agent_identities does not map to it"}}},
+		{"identity entry pointing at another agent", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			id := w.link(t)
+			return func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketAgentIdentities).Put(identityKey(id), []byte(w.carol.ID))
+			}
+		}, []Violation{{Kind: VAgent, Bucket: "agent_identities", Detail: "which is not linked to it"}}},
 		{"inbox notice of a completion deleted", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			return func(tx *bolt.Tx) error {
 				c := tx.Bucket(bucketInbox).Cursor()

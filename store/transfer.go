@@ -192,6 +192,11 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		if err := putAgent(tx, agentRecord{Agent: a, Creds: creds[a.ID]}); err != nil {
 			return err
 		}
+		if a.Linked() {
+			if err := tx.Bucket(bucketAgentIdentities).Put(identityKey(a.Identity()), []byte(a.ID)); err != nil {
+				return err
+			}
+		}
 	}
 	if err := counter(tx.Bucket(bucketCounts), keyAgentCount, int64(len(d.Agents))); err != nil {
 		return err

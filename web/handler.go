@@ -83,7 +83,10 @@ type Pages struct {
 	Reply                                                  http.Handler // form
 	LoginPage, LogoutPage                                  http.Handler
 	Login, Logout                                          http.Handler // forms
-	Static                                                 http.Handler
+	// ProviderSignIn and ProviderCallback are the sign-in through an
+	// OAuth provider (oauth_login.go).
+	ProviderSignIn, ProviderCallback http.Handler
+	Static                           http.Handler
 }
 
 // Pages returns the handlers of the web view's routes.
@@ -96,6 +99,7 @@ func (h *Handler) Pages() Pages {
 		Reply:     form(h.reply),
 		LoginPage: page(h.loginPage), LogoutPage: page(h.logoutPage),
 		Login: form(h.login), Logout: form(h.logout),
+		ProviderSignIn: page(h.providerSignIn), ProviderCallback: page(h.providerCallback),
 		Static: page(h.static),
 	}
 }

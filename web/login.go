@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -18,6 +19,14 @@ type loginContent struct {
 	Next  string
 	Error string
 	TTL   string
+	// Providers are offered as "Sign in with <provider>" links.
+	Providers []providerLink
+}
+
+// providerLink is one "Sign in with <provider>" link.
+type providerLink struct {
+	Name string
+	Href string
 }
 
 // signInNonce returns the nonce of the sign-in cookie, setting a new
@@ -40,6 +49,10 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) renderLogin(w http.ResponseWriter, r *http.Request, v visitor, status int, next, msg string) {
 	c := loginContent{Next: next, Error: msg, TTL: days(h.deps.Service.SessionTTL().Hours())}
+	for _, p := range h.deps.Service.SignInProviders() {
+		c.Providers = append(c.Providers, providerLink{Name: p.Name,
+			Href: "/login/provider?" + url.Values{"issuer": {p.Issuer}, "next": {next}}.Encode()})
+	}
 	if v.Agent == nil {
 		c.Token = sessions.FormToken(h.signInNonce(w, r), sessions.PurposeSignIn)
 	}
@@ -133,9 +146,24 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.clearCookie(w, sessionCookie, "/")
+		// Signed in through a provider that offers RP-initiated logout:
+		// kfa's session has ended, and the page links to the provider's
+		// so the person can end that one too.
+		if u := h.deps.Service.ProviderLogoutURL(*v.Agent, h.deps.PublicURL+"/"); u != "" {
+			h.render(w, r, visitor{personal: true}, page{name: "logout", status: http.StatusOK, title: "Signed out", section: "login",
+				content: logoutContent{ProviderLogout: u, Provider: v.Agent.Issuer}})
+			return
+		}
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// logoutContent is the signed-out page's data: the provider's own
+// logout, when it offers one.
+type logoutContent struct {
+	ProviderLogout string
+	Provider       string
 }
 
 // days writes a whole number of hours as days when it is one.

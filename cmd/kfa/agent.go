@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ func runAgent(ctx context.Context, e env, args []string) error {
 		{"rotate", "issue a new token for an agent; old tokens stop working", agentRotate},
 		{"revoke", "disable an agent and delete its tokens", agentRevoke},
 		{"list", "list agents", agentList},
+		{"link", "let an OAuth identity's access tokens act as an agent", agentLink},
 	}, args)
 }
 
@@ -140,6 +142,45 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
+func agentLink(ctx context.Context, e env, args []string) error {
+	var d dataFlags
+	var issuer, subject string
+	fs := newFlagSet("agent link", "kfa agent link ID --issuer URL --subject SUB [--json]",
+		"Link the agent to an OAuth identity: access tokens whose iss is URL and whose sub is SUB\n"+
+			"act as the agent from then on (kfa serve --oauth-issuer URL). With\n"+
+			"--oauth-auto-provision=false, only linked identities are let in. A link never moves:\n"+
+			"an identity is one agent, an agent has one identity. Revoking the agent refuses the\n"+
+			"identity's tokens.", e,
+		"kfa agent link 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --issuer https://idp.example.com/realms/kfa --subject 2f0c1d3e-...")
+	d.bind(fs)
+	fs.StringVar(&issuer, "issuer", "", "the issuer `URL`, exactly as the tokens' iss claim says it")
+	fs.StringVar(&subject, "subject", "", "the subject (`SUB`), exactly as the tokens' sub claim says it")
+	pos, err := parseArgs(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 1, "an agent ID"); err != nil {
+		return err
+	}
+	if issuer == "" || subject == "" {
+		return usagef("--issuer and --subject are required")
+	}
+	c, done, err := connect(ctx, d, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	a, err := c.LinkAgent(ctx, pos[0], issuer, subject)
+	if err != nil {
+		return notFound(err, "agent", pos[0])
+	}
+	if d.json {
+		return printJSON(e.stdout, a)
+	}
+	fmt.Fprintf(e.stdout, "Linked agent %s (%s) to subject %s at %s.\n", a.ID, oneLine(a.Name), oneLine(a.Subject), oneLine(a.Issuer))
+	return nil
+}
+
 func agentList(ctx context.Context, e env, args []string) error {
 	var (
 		d     dataFlags
@@ -181,14 +222,23 @@ func agentList(ctx context.Context, e env, args []string) error {
 		return printJSON(e.stdout, api.AgentList{Agents: list, NextPageToken: next, TotalSize: total})
 	}
 	now := time.Now()
-	t := newTable(e.stdout, "ID", "NAME", "SCOPES", "CREATED", "STATUS")
+	cols := []string{"ID", "NAME", "SCOPES", "CREATED", "STATUS"}
+	linked := slices.ContainsFunc(list, func(a api.Agent) bool { return a.Issuer != "" })
+	if linked {
+		cols = append(cols, "ISSUER", "SUBJECT")
+	}
+	t := newTable(e.stdout, cols...)
 	for _, a := range list {
 		status := "active"
 		if a.DisabledAt != "" {
 			status = "revoked"
 		}
 		created, _ := a2a.ParseTime(a.CreatedAt)
-		t.row(a.ID, a.Name, strings.Join(a.Scopes, ","), relTime(created, now), status)
+		row := []string{a.ID, a.Name, strings.Join(a.Scopes, ","), relTime(created, now), status}
+		if linked {
+			row = append(row, a.Issuer, a.Subject)
+		}
+		t.row(row...)
 	}
 	if err := t.flush(); err != nil {
 		return err

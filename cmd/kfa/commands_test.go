@@ -202,7 +202,7 @@ func TestReplyRules(t *testing.T) {
 // how kfa is called exit 2 with a pointer to the help.
 func TestHelpAndUsage(t *testing.T) {
 	cmds := [][]string{
-		{"serve"}, {"agent", "create"}, {"agent", "rotate"}, {"agent", "revoke"}, {"agent", "list"},
+		{"serve"}, {"agent", "create"}, {"agent", "rotate"}, {"agent", "revoke"}, {"agent", "list"}, {"agent", "link"},
 		{"tasks", "list"}, {"tasks", "show"}, {"tasks", "cancel"}, {"discussions", "list"}, {"discussions", "show"},
 		{"inbox"}, {"reply"}, {"stats"}, {"check"}, {"backup"}, {"restore"}, {"completion"}, {"mcp"},
 	}

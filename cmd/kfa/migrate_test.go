@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgtest"
@@ -26,7 +27,7 @@ import (
 // addEveryKind stops nothing: it opens the stopped data directory's file
 // and adds what the fixture's requests did not make (records and their
 // feed, a push config and the delivery a cancel queues, a signing key, a
-// web session).
+// web session, an agent linked to an OAuth identity).
 func addEveryKind(t *testing.T, f *fixture) {
 	t.Helper()
 	mustCLI(t, "", "records", "import", "../../samples/records.jsonl", "--data", f.dir)
@@ -57,6 +58,11 @@ func addEveryKind(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	if _, err := db.EnsureSigningKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	id := agents.Identity{Issuer: "https://idp.example.com", Subject: "svc-build"}
+	if _, _, err := db.ProvisionAgent(ctx, agents.Provision{Identity: id, Names: agents.ProvisionNames("build-bot", id),
+		Agent: agents.Agent{ID: "01JD0000000000000000000099", Scopes: agents.ProvisionScopes, CreatedAt: now}}); err != nil {
 		t.Fatal(err)
 	}
 	sess := sessions.Session{AgentID: f.alice.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -213,6 +219,7 @@ func TestCheckPostgres(t *testing.T) {
 		{"session of no agent", "UPDATE web_sessions SET doc = convert_to(jsonb_set(convert_from(doc, 'UTF8')::jsonb, '{agentId}', '\"01AAAAAAAAAAAAAAAAAAAAAAAA\"')::text, 'UTF8')",
 			"session", "web_sessions", "session of agent 01AAAAAAAAAAAAAAAAAAAAAAAA, which does not exist"},
 		{"outbox entry of no config", "DELETE FROM push_configs", "push", "push_deliveries", "points at config"},
+		{"linked agent without its identity", "DELETE FROM agent_identities", "agent", "agents", "which agent_identities does not map to it"},
 	} {
 		for _, stmt := range strings.Split(c.breaks, "; ") {
 			if stmt == "" {

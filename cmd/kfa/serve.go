@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -24,11 +25,16 @@ func runServe(ctx context.Context, e env, args []string) error {
 		"kfa serve --addr 0.0.0.0:8080 --public-url https://kfa.example.com",
 		"kfa serve --contributor-writes=false --search-rate 120")
 	serveFlags(fs, &cfg)
+	var secretFile string
+	fs.StringVar(&secretFile, "oauth-web-client-secret-file", "", "read the web client's secret from this `file` (or set "+oauthSecretEnv+"; never a flag value)")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
 		return err
 	}
 	if err := wantArgs(pos, 0, ""); err != nil {
+		return err
+	}
+	if cfg.OAuthWebClientSecret, err = oauthSecret(e, secretFile); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -145,6 +151,49 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.PushConcurrency, "push-concurrency", cfg.PushConcurrency, "push notification requests in flight at once (one at a time per destination)")
 	fs.DurationVar(&cfg.SigningKeyGrace, "signing-key-grace", cfg.SigningKeyGrace, "how long a rotated-out signing key stays in /.well-known/jwks.json")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve the Go profiler (net/http/pprof) on this `address`, e.g. 127.0.0.1:6060; off when empty")
+	fs.Func("oauth-issuer", "accept the JWT access tokens of this OAuth/OpenID provider (issuer `URL`, exactly as it names itself; repeat the flag, or separate with commas, for several)", func(v string) error {
+		for _, is := range strings.Split(v, ",") {
+			if is = strings.TrimSpace(is); is != "" {
+				cfg.OAuthIssuers = append(cfg.OAuthIssuers, is)
+			}
+		}
+		return nil
+	})
+	fs.Func("oauth-audience", "the `aud` an access token must hold, instead of the public URL or the public URL + /mcp (repeat, or separate with commas, for several)", func(v string) error {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				cfg.OAuthAudiences = append(cfg.OAuthAudiences, a)
+			}
+		}
+		return nil
+	})
+	fs.BoolVar(&cfg.OAuthAutoProvision, "oauth-auto-provision", cfg.OAuthAutoProvision, "create an agent for the first valid token of a new identity (false: only identities linked with kfa agent link)")
+	fs.StringVar(&cfg.OAuthWebClientID, "oauth-web-client-id", cfg.OAuthWebClientID, "OAuth client `id` of the web view's \"Sign in with <provider>\" (its redirect URI: <public-url>/login/callback)")
+}
+
+// oauthSecretEnv holds the web client's secret; there is no flag for
+// it, since a flag's value shows in the process list.
+const oauthSecretEnv = "KFA_OAUTH_WEB_CLIENT_SECRET"
+
+// oauthSecret reads the web client's secret from --oauth-web-client-
+// secret-file or KFA_OAUTH_WEB_CLIENT_SECRET (not both).
+func oauthSecret(e env, file string) (string, error) {
+	fromEnv := e.getenv(oauthSecretEnv)
+	if file == "" {
+		return fromEnv, nil
+	}
+	if fromEnv != "" {
+		return "", usagef("--oauth-web-client-secret-file and %s are both set; set one", oauthSecretEnv)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("--oauth-web-client-secret-file: %v", err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return "", usagef("--oauth-web-client-secret-file: %s is empty", file)
+	}
+	return secret, nil
 }
 
 func newLogger(e env, format, level string) *slog.Logger {

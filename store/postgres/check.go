@@ -77,6 +77,12 @@ func invariants() []invariant {
 			WHERE coalesce(c.n, 0) <> coalesce(x.n, 0)`},
 		{VAgent, "agents", `SELECT a.id, '', 'agent has no name key, so a duplicate of its name would be allowed'
 			FROM agents a WHERE a.name_key IS NULL OR a.name_key = ''`},
+		{VAgent, "agents", `SELECT a.id, '', 'agent is linked to ' || (` + docOf("a") + `->>'subject') || ' at ' || (` + docOf("a") + `->>'issuer') || ', which agent_identities does not map to it'
+			FROM agents a WHERE ` + docOf("a") + ` ? 'issuer' AND NOT EXISTS (SELECT 1 FROM agent_identities i
+				WHERE i.agent_id = a.id AND i.issuer = ` + docOf("a") + `->>'issuer' AND i.subject = ` + docOf("a") + `->>'subject')`},
+		{VAgent, "agent_identities", `SELECT i.issuer || '|' || i.subject, '', 'identity mapped to agent ' || i.agent_id || ', which is not linked to it'
+			FROM agent_identities i WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = i.agent_id
+				AND ` + docOf("a") + `->>'issuer' = i.issuer AND ` + docOf("a") + `->>'subject' = i.subject)`},
 		{VAgent, "credentials", `SELECT encode(c.digest, 'hex'), '', 'credential of agent ' || c.agent_id || ', which does not exist'
 			FROM credentials c WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = c.agent_id)`},
 		{VAgent, "rate_windows", `SELECT w.kind || '|' || w.agent_id, '', 'rate window of agent ' || w.agent_id || ', which does not exist'

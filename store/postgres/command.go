@@ -50,6 +50,10 @@ const (
 	CmdCreateAgent   = "agent-create"
 	CmdRotateAgent   = "agent-rotate"
 	CmdRevokeAgent   = "agent-revoke"
+	// CmdLinkAgent and CmdProvisionAgent link an agent to an OAuth
+	// identity, and create the agent of a new identity.
+	CmdLinkAgent      = "agent-link"
+	CmdProvisionAgent = "agent-provision"
 
 	// TripsRead and TripsWrite count the transactions that are not
 	// commands: reads (one snapshot each), and the writes not yet made

@@ -23,7 +23,7 @@ import (
 
 // dataTables are the tables that hold kfa data (not the schema's own
 // rows): a database with a row in any of them is not empty.
-var dataTables = []string{"agents", "credentials", "tasks", "discussions", "replies", "inbox", "rate_windows",
+var dataTables = []string{"agents", "agent_identities", "credentials", "tasks", "discussions", "replies", "inbox", "rate_windows",
 	"records", "change_log", "push_configs", "push_deliveries", "signing_keys", "web_sessions"}
 
 // Empty reports why the database is not empty ("" when it is): the
@@ -84,6 +84,12 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		}
 	}
 	acc := deltas{}
+	var linked []agents.Agent
+	for _, a := range d.Agents {
+		if a.Linked() {
+			linked = append(linked, a)
+		}
+	}
 	steps := []struct {
 		table string
 		cols  []string
@@ -93,6 +99,10 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		{"agents", []string{"id", "doc", "name_key"}, len(d.Agents), func(i int) ([]any, error) {
 			v, err := json.Marshal(d.Agents[i])
 			return []any{d.Agents[i].ID, v, agents.NameKey(d.Agents[i].Name)}, err
+		}},
+		{"agent_identities", []string{"issuer", "subject", "agent_id"}, len(linked), func(i int) ([]any, error) {
+			a := linked[i]
+			return []any{a.Issuer, a.Subject, a.ID}, nil
 		}},
 		{"credentials", []string{"digest", "agent_id", "doc"}, len(d.Credentials), func(i int) ([]any, error) {
 			c := d.Credentials[i]

@@ -191,3 +191,49 @@ func testSessionsPurge(t *testing.T, open Opener) {
 	}
 	mustNotResume(t, ss, young.ID, sessions.ErrNotFound, "resume a deleted session")
 }
+
+// testSessionsOAuth: a sign-in through an OAuth provider holds no token:
+// it resumes while its agent is active, whatever happens to the agent's
+// kfa tokens, ends when the agent is revoked, and expires like any other.
+func testSessionsOAuth(t *testing.T, open Opener) {
+	e := newEnv(t, open, tasks.Limits{})
+	ctx := context.Background()
+	ss := e.sessions()
+	id := agents.Identity{Issuer: "https://idp.example.com", Subject: "alice@example.com"}
+	alice, err := e.ag.ResolveIdentity(ctx, id, "alice", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ss.StartAgent(ctx, alice)
+	if err != nil || st.Agent.ID != alice.ID {
+		t.Fatalf("start: %+v %v", st, err)
+	}
+	mustResume(t, ss, st.ID, alice.ID)
+	e.clock.Advance(sessionTTL - time.Millisecond)
+	mustResume(t, ss, st.ID, alice.ID)
+	e.clock.Advance(time.Millisecond)
+	mustNotResume(t, ss, st.ID, sessions.ErrNotFound, "an expired provider session")
+
+	// Carol's kfa token rotates; her provider session does not care. It
+	// ends when she is revoked.
+	carol := e.withToken(t, "carol")
+	if _, err := e.ag.Link(ctx, carol.Agent.ID, agents.Identity{Issuer: id.Issuer, Subject: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ss.StartAgent(ctx, carol.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ag.Rotate(ctx, carol.Agent.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustResume(t, ss, cs.ID, carol.Agent.ID)
+	revoked, err := e.ag.Revoke(ctx, carol.Agent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotResume(t, ss, cs.ID, sessions.ErrEnded, "the session of a revoked agent")
+	if _, err := ss.StartAgent(ctx, revoked); !isErr(err, agents.ErrDisabled) {
+		t.Fatalf("a revoked agent signs in: %v", err)
+	}
+}

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Agents", testAgents},
 		{"RotateGrace", testRotateGrace},
+		{"Identities", testIdentities},
 		{"Ask", testAsk},
 		{"AskJoin", testAskJoin},
 		{"MaxOpen", testMaxOpen},
@@ -67,6 +68,7 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"SessionsEnd", testSessionsEnd},
 		{"SessionsPurge", testSessionsPurge},
+		{"SessionsOAuth", testSessionsOAuth},
 		{"AskRateIsStored", testAskRateIsStored},
 		{"ReplyLimits", testReplyLimits},
 		{"Usage", testUsage},

@@ -1,0 +1,287 @@
+package agents
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kfa-project/kfa/changelog"
+)
+
+// Identity is who an OAuth access token speaks for: its issuer and its
+// subject (the token's iss and sub). One identity is one agent, always
+// the same, so the tasks of a client or a person stay theirs across
+// tokens. The pair is compared exactly: byte for byte, no case folding.
+type Identity struct {
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
+}
+
+// String is the identity as people read it: "SUBJECT at ISSUER".
+func (id Identity) String() string { return fmt.Sprintf("%q at %s", id.Subject, id.Issuer) }
+
+// Bounds of an identity, in bytes. OpenID Connect bounds a subject to
+// 255 ASCII characters; providers that use other characters stay well
+// inside 1024 bytes.
+const (
+	MaxIssuerLen  = 1024
+	MaxSubjectLen = 1024
+)
+
+// Sentinel errors of identities. Callers match them with errors.Is.
+var (
+	ErrInvalidIdentity = errors.New("invalid identity")
+	// ErrNotLinked refuses an identity no agent is linked to, where
+	// agents are not created for new identities.
+	ErrNotLinked = errors.New("no agent is linked to this identity")
+	// ErrLinkConflict refuses a link that would give an identity two
+	// agents, or an agent two identities (a *LinkConflictError).
+	ErrLinkConflict = errors.New("link conflict")
+)
+
+// LinkConflictError refuses a link: the identity belongs to another
+// agent, or the agent to another identity. Links never move, so that a
+// token can never start acting as another agent.
+type LinkConflictError struct {
+	Identity Identity
+	AgentID  string // the agent the link was asked for
+	// Other is the agent the identity is linked to, when that is the
+	// conflict; otherwise Has is the identity the agent is linked to.
+	Other string
+	Has   Identity
+}
+
+func (e *LinkConflictError) Error() string {
+	if e.Other != "" {
+		return fmt.Sprintf("the identity %s is linked to agent %s already; an identity is one agent", e.Identity, e.Other)
+	}
+	return fmt.Sprintf("agent %s is linked to the identity %s already; an agent has one identity", e.AgentID, e.Has)
+}
+
+// Is makes errors.Is(err, ErrLinkConflict) hold.
+func (e *LinkConflictError) Is(target error) bool { return target == ErrLinkConflict }
+
+// ValidateIdentity checks an identity: an absolute http(s) issuer URL
+// without query or fragment, and a subject of printable characters,
+// each within its bound.
+func ValidateIdentity(id Identity) error {
+	switch {
+	case id.Issuer == "":
+		return fmt.Errorf("%w: the issuer is empty", ErrInvalidIdentity)
+	case len(id.Issuer) > MaxIssuerLen:
+		return fmt.Errorf("%w: the issuer is %d bytes, at most %d", ErrInvalidIdentity, len(id.Issuer), MaxIssuerLen)
+	case id.Subject == "":
+		return fmt.Errorf("%w: the subject is empty", ErrInvalidIdentity)
+	case len(id.Subject) > MaxSubjectLen:
+		return fmt.Errorf("%w: the subject is %d bytes, at most %d", ErrInvalidIdentity, len(id.Subject), MaxSubjectLen)
+	case !utf8.ValidString(id.Subject) || !utf8.ValidString(id.Issuer):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidIdentity)
+	}
+	u, err := url.Parse(id.Issuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%w: the issuer %q is not an absolute http(s) URL without query or fragment", ErrInvalidIdentity, id.Issuer)
+	}
+	for _, r := range id.Subject {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("%w: the subject contains the non-printable character %U", ErrInvalidIdentity, r)
+		}
+	}
+	return nil
+}
+
+// Linked reports whether the agent is linked to an identity.
+func (a Agent) Linked() bool { return a.Issuer != "" }
+
+// Identity is the identity the agent is linked to (zero when none).
+func (a Agent) Identity() Identity { return Identity{Issuer: a.Issuer, Subject: a.Subject} }
+
+// Link is the command that links agent AgentID to Identity at At: from
+// then on the identity's tokens act as the agent.
+type Link struct {
+	AgentID  string
+	Identity Identity
+	At       time.Time
+}
+
+// LinkState is what a link decides on: the agent (nil when no agent has
+// the id) and the agent the identity is linked to ("" when none).
+type LinkState struct {
+	Agent  *Agent
+	Linked string
+}
+
+// LinkOutcome is what a link writes.
+type LinkOutcome struct {
+	Agent Agent
+	// Changed is false for a link that exists already: nothing to write.
+	Changed bool
+	Events  []changelog.Event
+}
+
+// DecideLink decides l. An unknown agent is ErrNotFound, a revoked one
+// ErrDisabled; an identity linked to another agent, or an agent linked to
+// another identity, a *LinkConflictError; the same link again changes
+// nothing.
+func DecideLink(st LinkState, l Link) (LinkOutcome, error) {
+	if err := ValidateIdentity(l.Identity); err != nil {
+		return LinkOutcome{}, err
+	}
+	switch {
+	case st.Agent == nil:
+		return LinkOutcome{}, ErrNotFound
+	case !st.Agent.Active():
+		return LinkOutcome{}, ErrDisabled
+	case st.Linked != "" && st.Linked != st.Agent.ID:
+		return LinkOutcome{}, &LinkConflictError{Identity: l.Identity, AgentID: st.Agent.ID, Other: st.Linked}
+	case st.Agent.Linked() && st.Agent.Identity() != l.Identity:
+		return LinkOutcome{}, &LinkConflictError{Identity: l.Identity, AgentID: st.Agent.ID, Has: st.Agent.Identity()}
+	case st.Linked == st.Agent.ID:
+		return LinkOutcome{Agent: *st.Agent}, nil
+	}
+	a := *st.Agent
+	a.Issuer, a.Subject = l.Identity.Issuer, l.Identity.Subject
+	return LinkOutcome{Agent: a, Changed: true, Events: []changelog.Event{linkedEvent(a, l.At)}}, nil
+}
+
+// linkedEvent is the log's record of a link.
+func linkedEvent(a Agent, at time.Time) changelog.Event {
+	return changelog.Event{Kind: changelog.AgentLinked, ID: a.ID, Ref: a.Issuer, Note: a.Subject, At: at}
+}
+
+// DecideResolve decides what a verified token of an identity acts as,
+// from the agent linked to it (nil when none): that agent while it is
+// active (a revoked one is ErrDisabled: revoking refuses the identity's
+// tokens for good); with none linked, a new agent when autoProvision is
+// on (create), ErrNotLinked otherwise.
+func DecideResolve(linked *Agent, autoProvision bool) (a Agent, create bool, err error) {
+	switch {
+	case linked != nil && !linked.Active():
+		return Agent{}, false, ErrDisabled
+	case linked != nil:
+		return *linked, false, nil
+	case autoProvision:
+		return Agent{}, true, nil
+	}
+	return Agent{}, false, ErrNotLinked
+}
+
+// Provision is the command that creates the agent of an identity that
+// has none, on its first valid token. Agent holds what is made before
+// the transaction (the id, the scopes, the creation time); the decision
+// names it and links it.
+type Provision struct {
+	Identity Identity
+	Agent    Agent
+	// Names are the names to give the agent, preferred first
+	// (ProvisionNames): the first that no agent has, or the last one.
+	Names []string
+}
+
+// ProvisionState is what a provisioning decides on: the agent linked to
+// the identity by now (nil when none; a concurrent first token may have
+// made it), and, for each of the command's Names, whether an agent has
+// it.
+type ProvisionState struct {
+	Linked    *Agent
+	NameTaken []bool
+}
+
+// ProvisionOutcome is what a provisioning writes.
+type ProvisionOutcome struct {
+	Agent Agent
+	// Created is false when an agent was linked already: nothing to
+	// write, and Agent is that agent.
+	Created bool
+	Events  []changelog.Event
+}
+
+// DecideProvision decides p: the agent linked by now, if any (refused as
+// ErrDisabled when revoked), or a new agent under the first of p.Names
+// no agent has (the last name, shared, when every one is taken: a page
+// that shows a shared name tells its agents apart), linked to the
+// identity.
+func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
+	if err := ValidateIdentity(p.Identity); err != nil {
+		return ProvisionOutcome{}, err
+	}
+	if st.Linked != nil {
+		if !st.Linked.Active() {
+			return ProvisionOutcome{}, ErrDisabled
+		}
+		return ProvisionOutcome{Agent: *st.Linked}, nil
+	}
+	if len(p.Names) == 0 || len(st.NameTaken) != len(p.Names) {
+		return ProvisionOutcome{}, fmt.Errorf("%w: no name to give the agent", ErrInvalidName)
+	}
+	a := p.Agent
+	a.Name = p.Names[len(p.Names)-1]
+	for i, n := range p.Names {
+		if !st.NameTaken[i] {
+			a.Name = n
+			break
+		}
+	}
+	if err := ValidateName(a.Name); err != nil {
+		return ProvisionOutcome{}, err
+	}
+	a.Issuer, a.Subject = p.Identity.Issuer, p.Identity.Subject
+	return ProvisionOutcome{Agent: a, Created: true, Events: []changelog.Event{
+		{Kind: changelog.AgentCreated, ID: a.ID, At: a.CreatedAt},
+		linkedEvent(a, a.CreatedAt),
+	}}, nil
+}
+
+// ProvisionNames are the names a new agent of identity id may take,
+// preferred first: the token's name hint (its preferred_username,
+// client_id or, failing both, the subject) made a valid name, then that
+// name qualified by the issuer's host, "name (host)", which another
+// issuer's agent of the same name does not have.
+func ProvisionNames(hint string, id Identity) []string {
+	base := cleanName(hint)
+	if base == "" {
+		base = cleanName(id.Subject)
+	}
+	if base == "" {
+		sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
+		base = "oauth-" + hex.EncodeToString(sum[:4])
+	}
+	host := id.Issuer
+	if u, err := url.Parse(id.Issuer); err == nil && u.Host != "" {
+		host = u.Hostname()
+	}
+	suffix := " (" + truncateRunes(cleanName(host), MaxNameLen/2) + ")"
+	qualified := truncateRunes(base, MaxNameLen-utf8.RuneCountInString(suffix)) + suffix
+	if NameKey(qualified) == NameKey(base) {
+		return []string{base}
+	}
+	return []string{base, qualified}
+}
+
+// cleanName makes s a valid agent name: printable characters only, runs
+// of spaces as one, at most MaxNameLen characters ("" when nothing is
+// left).
+func cleanName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "") {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return truncateRunes(strings.Join(strings.Fields(b.String()), " "), MaxNameLen)
+}
+
+// truncateRunes cuts s to at most n characters, without trailing space.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n]))
+}

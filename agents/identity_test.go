@@ -1,0 +1,195 @@
+package agents
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/kfa-project/kfa/changelog"
+)
+
+var idp = Identity{Issuer: "https://idp.example.com/realms/kfa", Subject: "c0ffee"}
+
+func TestValidateIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   Identity
+		ok   bool
+	}{
+		{"https", idp, true},
+		{"loopback http", Identity{Issuer: "http://127.0.0.1:9000", Subject: "s"}, true},
+		{"no issuer", Identity{Subject: "s"}, false},
+		{"no subject", Identity{Issuer: idp.Issuer}, false},
+		{"relative issuer", Identity{Issuer: "idp.example.com", Subject: "s"}, false},
+		{"issuer with query", Identity{Issuer: "https://idp.example.com/?a=b", Subject: "s"}, false},
+		{"issuer with user", Identity{Issuer: "https://u:p@idp.example.com", Subject: "s"}, false},
+		{"other scheme", Identity{Issuer: "ftp://idp.example.com", Subject: "s"}, false},
+		{"control character", Identity{Issuer: idp.Issuer, Subject: "a\x00b"}, false},
+		{"long subject", Identity{Issuer: idp.Issuer, Subject: strings.Repeat("s", MaxSubjectLen+1)}, false},
+		{"bad UTF-8", Identity{Issuer: idp.Issuer, Subject: "\xff"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateIdentity(tc.id)
+			if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrInvalidIdentity) {
+				t.Fatalf("ValidateIdentity(%+v) = %v, want ok=%v", tc.id, err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestDecideLink(t *testing.T) {
+	alice := &Agent{ID: "A1", Name: "alice", CreatedAt: t0}
+	linked := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, Issuer: idp.Issuer, Subject: idp.Subject}
+	other := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, Issuer: idp.Issuer, Subject: "someone-else"}
+	revoked := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, DisabledAt: t0}
+	l := Link{AgentID: "A1", Identity: idp, At: t0}
+	for _, tc := range []struct {
+		name    string
+		st      LinkState
+		l       Link
+		want    error
+		changed bool
+	}{
+		{"new link", LinkState{Agent: alice}, l, nil, true},
+		{"the same link again", LinkState{Agent: linked, Linked: "A1"}, l, nil, false},
+		{"unknown agent", LinkState{}, l, ErrNotFound, false},
+		{"revoked agent", LinkState{Agent: revoked}, l, ErrDisabled, false},
+		{"identity of another agent", LinkState{Agent: alice, Linked: "A2"}, l, ErrLinkConflict, false},
+		{"agent of another identity", LinkState{Agent: other}, l, ErrLinkConflict, false},
+		{"invalid identity", LinkState{Agent: alice}, Link{AgentID: "A1", Identity: Identity{Issuer: "x"}}, ErrInvalidIdentity, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := DecideLink(tc.st, tc.l)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if err != nil {
+				return
+			}
+			if out.Changed != tc.changed || out.Agent.Identity() != idp {
+				t.Fatalf("outcome %+v", out)
+			}
+			if tc.changed != (len(out.Events) == 1) {
+				t.Fatalf("events %+v", out.Events)
+			}
+			if tc.changed {
+				e := out.Events[0]
+				if e.Kind != changelog.AgentLinked || e.ID != "A1" || e.Ref != idp.Issuer || e.Note != idp.Subject || !e.At.Equal(t0) {
+					t.Fatalf("event %+v", e)
+				}
+			}
+		})
+	}
+	var conflict *LinkConflictError
+	if _, err := DecideLink(LinkState{Agent: alice, Linked: "A2"}, l); !errors.As(err, &conflict) || conflict.Other != "A2" ||
+		!strings.Contains(err.Error(), "linked to agent A2") {
+		t.Fatalf("conflict: %v", err)
+	}
+}
+
+func TestDecideResolve(t *testing.T) {
+	alice := &Agent{ID: "A1", Name: "alice"}
+	revoked := &Agent{ID: "A1", Name: "alice", DisabledAt: t0}
+	for _, tc := range []struct {
+		name   string
+		linked *Agent
+		auto   bool
+		want   error
+		id     string
+		create bool
+	}{
+		{"linked", alice, false, nil, "A1", false},
+		{"linked, auto", alice, true, nil, "A1", false},
+		{"revoked stays refused", revoked, true, ErrDisabled, "", false},
+		{"new identity, auto", nil, true, nil, "", true},
+		{"new identity, links only", nil, false, ErrNotLinked, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, create, err := DecideResolve(tc.linked, tc.auto)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || a.ID != tc.id || create != tc.create {
+				t.Fatalf("= %+v, %v, %v; want %s, %v, %v", a, create, err, tc.id, tc.create, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideProvision(t *testing.T) {
+	fresh := Agent{ID: "A9", Scopes: ProvisionScopes, CreatedAt: t0}
+	p := Provision{Identity: idp, Agent: fresh, Names: []string{"build-bot", "build-bot (idp.example.com)"}}
+	existing := &Agent{ID: "A1", Name: "build-bot", Issuer: idp.Issuer, Subject: idp.Subject}
+	for _, tc := range []struct {
+		name    string
+		st      ProvisionState
+		want    error
+		id      string
+		named   string
+		created bool
+	}{
+		{"first token", ProvisionState{NameTaken: []bool{false, false}}, nil, "A9", "build-bot", true},
+		{"name taken", ProvisionState{NameTaken: []bool{true, false}}, nil, "A9", "build-bot (idp.example.com)", true},
+		{"every name taken: the last, shared", ProvisionState{NameTaken: []bool{true, true}}, nil, "A9", "build-bot (idp.example.com)", true},
+		{"a concurrent first token made it", ProvisionState{Linked: existing, NameTaken: []bool{true, false}}, nil, "A1", "build-bot", false},
+		{"revoked meanwhile", ProvisionState{Linked: &Agent{ID: "A1", DisabledAt: t0}}, ErrDisabled, "", "", false},
+		{"names not loaded", ProvisionState{}, ErrInvalidName, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := DecideProvision(tc.st, p)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if err != nil {
+				return
+			}
+			if out.Agent.ID != tc.id || out.Agent.Name != tc.named || out.Created != tc.created || out.Agent.Identity() != idp {
+				t.Fatalf("outcome %+v", out)
+			}
+			if !tc.created {
+				if len(out.Events) != 0 {
+					t.Fatalf("events without a creation: %+v", out.Events)
+				}
+				return
+			}
+			if len(out.Events) != 2 || out.Events[0].Kind != changelog.AgentCreated || out.Events[1].Kind != changelog.AgentLinked ||
+				out.Events[1].Ref != idp.Issuer || out.Events[1].Note != idp.Subject {
+				t.Fatalf("events %+v", out.Events)
+			}
+		})
+	}
+}
+
+func TestProvisionNames(t *testing.T) {
+	long := strings.Repeat("n", 80)
+	for _, tc := range []struct {
+		name string
+		hint string
+		id   Identity
+		want []string
+	}{
+		{"a username", "alice", idp, []string{"alice", "alice (idp.example.com)"}},
+		{"spaces and controls", "  build\tbot\x00 ", idp, []string{"build bot", "build bot (idp.example.com)"}},
+		{"no hint: the subject", "", idp, []string{"c0ffee", "c0ffee (idp.example.com)"}},
+		{"nothing printable: a hash", "\x01", Identity{Issuer: idp.Issuer, Subject: "\x02"},
+			[]string{"oauth-" + hashPrefix(Identity{Issuer: idp.Issuer, Subject: "\x02"}), "oauth-" + hashPrefix(Identity{Issuer: idp.Issuer, Subject: "\x02"}) + " (idp.example.com)"}},
+		{"long hint", long, idp, []string{long[:MaxNameLen], long[:MaxNameLen-len(" (idp.example.com)")] + " (idp.example.com)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ProvisionNames(tc.hint, tc.id)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("ProvisionNames(%q) = %q, want %q", tc.hint, got, tc.want)
+			}
+			for _, n := range got {
+				if err := ValidateName(n); err != nil || utf8.RuneCountInString(n) > MaxNameLen {
+					t.Fatalf("%q: %v", n, err)
+				}
+			}
+		})
+	}
+}
+
+func hashPrefix(id Identity) string {
+	sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
+	return hex.EncodeToString(sum[:4])
+}

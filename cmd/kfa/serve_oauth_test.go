@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeOAuthSecret: the web client's secret comes from a file or the
+// environment, never from a flag value; kfa serve refuses an ambiguous or
+// missing source before it starts anything.
+func TestServeOAuthSecret(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(vars map[string]string, args ...string) result {
+		var out, errb bytes.Buffer
+		e := env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }}
+		code := runEnv(context.Background(), e, append([]string{"serve", "--data", filepath.Join(dir, "data")}, args...))
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	base := []string{"--oauth-issuer", "https://idp.example.com", "--oauth-web-client-id", "kfa-web"}
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"no flag takes the secret", nil, append(base, "--oauth-web-client-secret", "s3cret"), "unknown flag --oauth-web-client-secret"},
+		{"file and environment", map[string]string{oauthSecretEnv: "x"}, append(base, "--oauth-web-client-secret-file", secret),
+			"--oauth-web-client-secret-file and KFA_OAUTH_WEB_CLIENT_SECRET are both set"},
+		{"missing file", nil, append(base, "--oauth-web-client-secret-file", filepath.Join(dir, "nope")), "--oauth-web-client-secret-file: open"},
+		{"empty file", nil, append(base, "--oauth-web-client-secret-file", empty), "is empty"},
+		{"a secret without a client", map[string]string{oauthSecretEnv: "x"}, []string{"--oauth-issuer", "https://idp.example.com"},
+			"a secret without --oauth-web-client-id"},
+		{"plain http issuer", map[string]string{"KFA_OAUTH_ISSUER": "http://idp.example.com"}, nil, "is plain http on a host that is not loopback"},
+	} {
+		r := run(tc.vars, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%s: want exit 2 and %q: %s", tc.name, tc.want, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
+		t.Fatalf("a refused start made the data directory: %v", err)
+	}
+}

@@ -1,0 +1,107 @@
+package oidctest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res.StatusCode
+}
+
+// TestProvider: the provider issues JWT access tokens with the claims
+// its clients are configured with, signed by a key its JWKS lists, and
+// serves the discovery documents asked for.
+func TestProvider(t *testing.T) {
+	for _, alg := range []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA, jose.PS256} {
+		t.Run(string(alg), func(t *testing.T) {
+			p := Start(t, Options{Alg: alg, Path: "/realms/kfa", Metadata: MetadataBoth})
+			p.AddClient(Client{ID: "svc", Secret: "s3cret", Scopes: []string{"read", "post"}, Audience: []string{"https://kfa.test"},
+				Username: "build-bot"})
+			tok := p.Token(t, "svc", "read", "post", "admin")
+			c := Claims(t, tok)
+			if c["iss"] != p.Issuer || c["sub"] != "svc" || c["scope"] != "read post" || c["preferred_username"] != "build-bot" ||
+				c["client_id"] != "svc" {
+				t.Fatalf("claims %v", c)
+			}
+			if aud, _ := c["aud"].([]any); len(aud) != 1 || aud[0] != "https://kfa.test" {
+				t.Fatalf("aud %v", c["aud"])
+			}
+			exp, _ := c["exp"].(float64)
+			if d := time.Until(time.Unix(int64(exp), 0)); d < 4*time.Minute || d > 6*time.Minute {
+				t.Fatalf("exp in %s", d)
+			}
+			parsed, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var jwks jose.JSONWebKeySet
+			if code := getJSON(t, p.JWKSURL(), &jwks); code != 200 {
+				t.Fatalf("jwks: %d", code)
+			}
+			keys := jwks.Key(parsed.Signatures[0].Header.KeyID)
+			if len(keys) != 1 {
+				t.Fatalf("kid %s not in %+v", parsed.Signatures[0].Header.KeyID, jwks)
+			}
+			if _, err := parsed.Verify(keys[0]); err != nil {
+				t.Fatal(err)
+			}
+			var meta map[string]any
+			for _, u := range []string{p.Issuer + "/.well-known/openid-configuration", "http://" + p.Host() + "/.well-known/oauth-authorization-server/realms/kfa"} {
+				if code := getJSON(t, u, &meta); code != 200 || meta["issuer"] != p.Issuer || meta["jwks_uri"] != p.JWKSURL() ||
+					meta["token_endpoint"] != p.TokenURL() {
+					t.Fatalf("%s: %d %v", u, code, meta)
+				}
+			}
+			old := parsed.Signatures[0].Header.KeyID
+			kid := p.RotateKey(t)
+			next, err := jose.ParseSigned(p.Token(t, "svc", "read"), []jose.SignatureAlgorithm{alg})
+			if err != nil || next.Signatures[0].Header.KeyID != kid || kid == old {
+				t.Fatalf("after a rotation: %v, kid %s, want %s", err, next.Signatures[0].Header.KeyID, kid)
+			}
+			p.SetReachable(false)
+			if _, err := http.Get(p.JWKSURL()); err == nil {
+				t.Fatal("an unreachable provider answered")
+			}
+			p.SetReachable(true)
+			forged := p.Forge(t, tok, "none", func(c map[string]any) { c["sub"] = "admin" })
+			if !strings.HasSuffix(forged, ".") || Claims(t, forged)["sub"] != "admin" {
+				t.Fatalf("forged %q", forged)
+			}
+		})
+	}
+	t.Run("metadata modes", func(t *testing.T) {
+		oidcOnly := Start(t, Options{})
+		rfcOnly := Start(t, Options{Metadata: MetadataRFC8414})
+		var m map[string]any
+		for _, tc := range []struct {
+			url  string
+			want int
+		}{
+			{oidcOnly.Issuer + "/.well-known/openid-configuration", 200},
+			{oidcOnly.Issuer + "/.well-known/oauth-authorization-server", 404},
+			{rfcOnly.Issuer + "/.well-known/openid-configuration", 404},
+			{rfcOnly.Issuer + "/.well-known/oauth-authorization-server", 200},
+		} {
+			if code := getJSON(t, tc.url, &m); code != tc.want {
+				t.Errorf("%s: %d, want %d", tc.url, code, tc.want)
+			}
+		}
+	})
+}
