@@ -24,6 +24,10 @@ import (
 // each setup on fresh storage, their rounds alternating so that a drifting
 // machine hits them alike.
 
+// storeEnv names the PostgreSQL server to compare with when --store is
+// not given (make bench passes no flags of its own).
+const storeEnv = "KFA_BENCH_POSTGRES"
+
 // StoreBench is the store comparison of one run.
 type StoreBench struct {
 	// Server describes the PostgreSQL server and the settings that matter
@@ -36,6 +40,9 @@ type StoreBench struct {
 	// TripsError says why they were not measured.
 	Trips      Trips  `json:"trips"`
 	TripsError string `json:"tripsError,omitempty"`
+	// Follow is how soon search on one of the two processes finds a write
+	// made through the other.
+	Follow FollowDelay `json:"follow"`
 }
 
 // StoreRun is the load phases against one setup.
@@ -185,6 +192,16 @@ func (b *bench) measureStores(ctx context.Context) (StoreBench, error) {
 	for _, t := range targets {
 		sb.Runs = append(sb.Runs, t.run)
 	}
+	two := targets[len(targets)-1]
+	for _, p := range two.procs {
+		settle(ctx, p) // the followers have caught up with the load
+	}
+	reps := 50
+	if b.quick {
+		reps = 25
+	}
+	b.logf("stores: %d times an ask, two replies and a record import through one process, searched on the other", reps)
+	sb.Follow = b.followDelay(ctx, two, reps)
 	return sb, nil
 }
 
