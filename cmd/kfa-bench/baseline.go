@@ -93,9 +93,16 @@ func buildBaseline(ctx context.Context, commit, dir string) (bin, skipped string
 	return bin, "", nil
 }
 
-// gitArchive writes the tree of commit into dir.
+// gitArchive writes the tree of commit into dir: all of it, from
+// wherever in the work tree it is run (git archive on its own takes the
+// current subdirectory only).
 func gitArchive(ctx context.Context, commit, dir string) error {
+	top, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return fmt.Errorf("git rev-parse --show-toplevel: %w", err)
+	}
 	cmd := exec.CommandContext(ctx, "git", "archive", "--format=tar", commit)
+	cmd.Dir = strings.TrimSpace(string(top))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

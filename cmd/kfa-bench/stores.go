@@ -243,8 +243,8 @@ func (b *bench) measureTargets(ctx context.Context, targets []*storeTarget) {
 	}
 	each := func(name string, workers int, fn func(t *storeTarget) op) []*phase {
 		var ps []*phase
-		for _, t := range targets {
-			ps = append(ps, &phase{name: name, workers: workers, fn: fn(t)})
+		for i, t := range targets {
+			ps = append(ps, &phase{name: name, workers: workers, fn: fn(t), profile: b.profiler(t.procs[0], fmt.Sprintf("stores-%d-%s", i, name))})
 		}
 		return ps
 	}
