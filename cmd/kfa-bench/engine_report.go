@@ -24,7 +24,7 @@ const (
 
 // noStore says why the PostgreSQL targets were not measured, and how to
 // measure them.
-const noStore = "not measured: no PostgreSQL URL; run with --store URL or " + storeEnv + "=URL " +
+const noStore = "not measured: no PostgreSQL URL; run with --store URL, " + storeEnv + "=URL or " + testStoreEnv + "=URL " +
 	"(a throwaway server: " + storeEnv + "=$(.ci/postgres.sh start DIR) make bench)"
 
 // judgeEngine adds issue 24's targets to r.Targets.

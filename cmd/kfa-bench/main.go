@@ -123,7 +123,10 @@ func runMain(ctx context.Context, args []string) int {
 		return 2
 	}
 	if b.store == "" {
-		b.store = os.Getenv(storeEnv)
+		var from string
+		if b.store, from = storeFromEnv(os.Getenv); from != "" && b.verbose {
+			fmt.Fprintf(os.Stderr, "kfa-bench: PostgreSQL phases on the server %s names\n", from)
+		}
 	}
 	if b.store != "" {
 		if err := checkStoreURL(b.store); err != nil {

@@ -25,8 +25,25 @@ import (
 // machine hits them alike.
 
 // storeEnv names the PostgreSQL server to compare with when --store is
-// not given (make bench passes no flags of its own).
-const storeEnv = "KFA_BENCH_POSTGRES"
+// not given (make bench passes no flags of its own); testStoreEnv, the
+// test suite's server, stands in when storeEnv is unset, so that a
+// machine set up for the PostgreSQL tests measures the PostgreSQL
+// targets too.
+const (
+	storeEnv     = "KFA_BENCH_POSTGRES"
+	testStoreEnv = "KFA_TEST_POSTGRES"
+)
+
+// storeFromEnv is the PostgreSQL URL the environment names, and the
+// variable it came from ("" for none).
+func storeFromEnv(getenv func(string) string) (url, from string) {
+	for _, k := range []string{storeEnv, testStoreEnv} {
+		if v := getenv(k); v != "" {
+			return v, k
+		}
+	}
+	return "", ""
+}
 
 // StoreBench is the store comparison of one run.
 type StoreBench struct {
