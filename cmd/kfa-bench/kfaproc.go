@@ -87,6 +87,7 @@ func (b *bench) startKFABin(ctx context.Context, bin, dataDir string, extra ...s
 	// the data directory's disk.
 	log := &ring{max: 64 << 10}
 	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = childAttr()
 	// The reply limits by environment, which a kfa without them (measured
 	// with --kfa) ignores.
 	cmd.Env = append(os.Environ(), "KFA_REPLY_RATE=0", "KFA_MAX_REPLIES=0")
