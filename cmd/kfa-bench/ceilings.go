@@ -167,6 +167,7 @@ func startCeiling(kind, dataDir string, batchDelay time.Duration) (*child, error
 		return nil, err
 	}
 	cmd := exec.Command(self, ceilingCmd, "-kind", kind, "-data", dataDir, "-batch-delay", batchDelay.String())
+	cmd.SysProcAttr = childAttr()
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

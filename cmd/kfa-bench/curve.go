@@ -31,11 +31,11 @@ func (b *bench) costCurve(ctx context.Context, p *kfaProc, agents []agent, tasks
 	for _, n := range curveClients {
 		b.logf("curve: asks and GetTask at %d clients", n)
 		pt := CurvePoint{Clients: n}
-		pt.Asks = load(ctx, n, b.warm, 2*b.round, 0, func(ctx context.Context, w *worker, i int) error {
+		pt.Asks = load(ctx, n, b.warm, 2*b.round, unbounded, func(ctx context.Context, w *worker, i int) error {
 			return do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: agents[w.id%len(agents)].token,
 				body: askBody(w.id, i, "", "curve"), a2a: true})
 		})
-		pt.GetTask = load(ctx, n, b.warm, 2*b.round, 0, func(ctx context.Context, w *worker, _ int) error {
+		pt.GetTask = load(ctx, n, b.warm, 2*b.round, unbounded, func(ctx context.Context, w *worker, _ int) error {
 			t := tasks[w.rng.IntN(len(tasks))]
 			return do(ctx, hc, w, call{method: http.MethodGet, url: p.url + "/a2a/v1/tasks/" + t.task, token: agents[t.owner].token, a2a: true})
 		})

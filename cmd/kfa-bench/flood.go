@@ -92,7 +92,7 @@ func runAlongside(ctx context.Context, p *phase, warm, round time.Duration) func
 	}
 	done := make(chan run, 1)
 	go func() {
-		done <- loadRunPaced(ctx, p.alongside.workers, warm, round, 0, p.alongside.pace, p.alongside.fn)
+		done <- loadRunPaced(ctx, p.alongside.workers, warm, round, unbounded, p.alongside.pace, p.alongside.fn)
 	}()
 	return func() { p.alongside.total.add(<-done) }
 }

@@ -20,6 +20,7 @@ import (
 // kfaProc is a running `kfa serve` subprocess.
 type kfaProc struct {
 	cmd       *exec.Cmd
+	bin       string // the kfa binary it runs
 	url       string
 	pprofAddr string
 	dataDir   string
@@ -56,6 +57,12 @@ func freeAddr() (string, error) {
 // and waits for /readyz to answer 200. The time from exec to that answer is
 // the startup time.
 func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (*kfaProc, error) {
+	return b.startKFABin(ctx, b.kfaBin, dataDir, extra...)
+}
+
+// startKFABin is startKFA with the kfa binary bin (the baseline build's,
+// for one).
+func (b *bench) startKFABin(ctx context.Context, bin, dataDir string, extra ...string) (*kfaProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -79,12 +86,13 @@ func (b *bench) startKFA(ctx context.Context, dataDir string, extra ...string) (
 	// the server what it costs in production, and its writes do not share
 	// the data directory's disk.
 	log := &ring{max: 64 << 10}
-	cmd := exec.Command(b.kfaBin, args...)
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = childAttr()
 	// The reply limits by environment, which a kfa without them (measured
 	// with --kfa) ignores.
 	cmd.Env = append(os.Environ(), "KFA_REPLY_RATE=0", "KFA_MAX_REPLIES=0")
 	cmd.Stdout, cmd.Stderr = log, log
-	p := &kfaProc{cmd: cmd, url: "http://" + addr, pprofAddr: pprofAddr, dataDir: dataDir, log: log, done: make(chan struct{})}
+	p := &kfaProc{cmd: cmd, bin: bin, url: "http://" + addr, pprofAddr: pprofAddr, dataDir: dataDir, log: log, done: make(chan struct{})}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -134,7 +142,6 @@ type Memory struct {
 	VmHWMMiB float64 `json:"vmHWMMiB"` // peak RSS
 }
 
-// memory reads /proc/PID/status.
 // cpuTime is the CPU time the server has used so far (user and system),
 // from /proc (0 where there is none). Its resolution is a clock tick.
 func (p *kfaProc) cpuTime() time.Duration {
@@ -161,6 +168,7 @@ func (p *kfaProc) cpuTime() time.Duration {
 	return time.Duration(ut+st) * time.Second / ticksPerSecond
 }
 
+// memory reads /proc/PID/status.
 func (p *kfaProc) memory() (Memory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {

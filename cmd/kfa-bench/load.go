@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -95,6 +96,11 @@ func (r run) throughput(workers int) Throughput {
 	return t
 }
 
+// unbounded, as maxOps, leaves the duration as the only bound of a load.
+// It is not 0: a load of no operations (a top-up that finds nothing
+// missing) must not turn into an endless one.
+const unbounded = math.MaxInt
+
 // load runs fn on workers workers for dur (after warm, whose operations are
 // not counted) or until maxOps operations, whichever ends first.
 func load(ctx context.Context, workers int, warm, dur time.Duration, maxOps int, fn op) Throughput {
@@ -108,9 +114,6 @@ func loadRun(ctx context.Context, workers int, warm, dur time.Duration, maxOps i
 // loadRunPaced is loadRun with pace, when not nil, called before each
 // operation and not counted in its latency.
 func loadRunPaced(ctx context.Context, workers int, warm, dur time.Duration, maxOps int, pace func(context.Context), fn op) run {
-	if maxOps <= 0 {
-		maxOps = 1 << 62
-	}
 	var (
 		issued  atomic.Int64
 		errs    atomic.Int64
@@ -222,11 +225,11 @@ func (b *bench) roundsOf(ctx context.Context, round time.Duration, phases ...*ph
 					time.Sleep(b.warm)
 					p.profile(round)
 				}()
-				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
+				p.total.add(loadRun(ctx, p.workers, b.warm, round, unbounded, p.fn))
 				wg.Wait()
 				wait()
 			} else {
-				p.total.add(loadRun(ctx, p.workers, b.warm, round, 0, p.fn))
+				p.total.add(loadRun(ctx, p.workers, b.warm, round, unbounded, p.fn))
 				wait()
 			}
 			if p.cpu != nil {

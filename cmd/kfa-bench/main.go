@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -49,7 +50,11 @@ type bench struct {
 	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
 	store      string // a PostgreSQL URL: also run the load phases on it (one and two processes), "" for bbolt only
-	storePool  int    // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
+	// baseline is the commit whose kfa the CPU per ask is compared with,
+	// "" for none; baselineBin is its binary, when given or built.
+	baseline    string
+	baselineBin string
+	storePool   int // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -104,6 +109,8 @@ func runMain(ctx context.Context, args []string) int {
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.IntVar(&b.storePool, "store-pool-size", 0, "with --store: PostgreSQL connections per kfa process (kfa serve --store-pool-size; 0: kfa's default)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
+	fs.StringVar(&b.baseline, "baseline", baselineCommit, "measure the server CPU per ask against the kfa of this `commit` too, built from this clone's git history (default: main when issue 24 began); \"\" skips it")
+	fs.StringVar(&b.baselineBin, "baseline-kfa", "", "the baseline's kfa `binary`, instead of building it from --baseline")
 	fs.StringVar(&b.store, "store", "", "also run the load phases (asks, GetTask, ListTasks, search, replies) on kfa with this PostgreSQL database (`URL` postgres://...; the role makes and drops a database per setup), with one and with two processes, beside bbolt")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -114,6 +121,12 @@ func runMain(ctx context.Context, args []string) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "kfa-bench: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if b.store == "" {
+		var from string
+		if b.store, from = storeFromEnv(os.Getenv); from != "" && b.verbose {
+			fmt.Fprintf(os.Stderr, "kfa-bench: PostgreSQL phases on the server %s names\n", from)
+		}
 	}
 	if b.store != "" {
 		if err := checkStoreURL(b.store); err != nil {
@@ -176,6 +189,25 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if b.kfaBin, err = buildKFA(b.kfaBin, b.dir); err != nil {
 		return err
 	}
+	var baseline Baseline
+	if b.baseline != "" || b.baselineBin != "" {
+		baseline.Commit = b.baseline
+		if b.baselineBin != "" {
+			if b.baselineBin, err = filepath.Abs(b.baselineBin); err != nil {
+				return err
+			}
+		} else {
+			b.logf("baseline: building kfa of commit %s from the git history", b.baseline)
+			if b.baselineBin, baseline.Skipped, err = buildBaseline(ctx, b.baseline, b.dir); err != nil {
+				return err
+			}
+			if baseline.Skipped != "" {
+				b.logf("baseline: %s", baseline.Skipped)
+			}
+		}
+	} else {
+		baseline.Skipped = "--baseline \"\": not measured"
+	}
 	res := Results{
 		Quick: b.quick, Started: started, Machine: describeMachine(b.dir, b.kfaBin),
 		Settings: Settings{Readers: b.readers, Writers: b.writers, Agents: b.agents, Rounds: b.nRounds, RoundSeconds: b.round.Seconds(),
@@ -184,6 +216,12 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
 	}
+	if b.baselineBin != "" {
+		if baseline, err = b.measureBaseline(ctx, b.baselineBin); err != nil {
+			return err
+		}
+	}
+	res.Baseline = baseline
 	if b.store != "" {
 		st, err := b.measureStores(ctx)
 		if err != nil {

@@ -60,12 +60,17 @@ func TestJudge(t *testing.T) {
 		"reply completing 1,000 tasks, p99":                true,
 		"honest asks during a refusal flood vs without":    false,
 	}
-	if len(r.Targets) != len(want) {
-		t.Fatalf("%d targets: %+v", len(r.Targets), r.Targets)
-	}
+	var n int
 	for _, tg := range r.Targets {
+		if tg.Group != "" {
+			continue
+		}
+		n++
 		if met, ok := want[tg.Name]; !ok || met != tg.Met {
 			t.Errorf("%s: met=%v (%s)", tg.Name, tg.Met, tg.Got)
 		}
+	}
+	if n != len(want) {
+		t.Fatalf("%d targets of docs/performance.md: %+v", n, r.Targets)
 	}
 }

@@ -488,7 +488,7 @@ func (b *bench) importRecords(ctx context.Context, p *kfaProc) error {
 	if b.records == "" {
 		return nil
 	}
-	cmd := execCommand(ctx, b.kfaBin, "records", "import", b.records, "--data", p.dataDir)
+	cmd := execCommand(ctx, p.bin, "records", "import", b.records, "--data", p.dataDir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %s", err, truncate(string(bytes.TrimSpace(out)), 200))

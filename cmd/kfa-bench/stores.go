@@ -24,6 +24,27 @@ import (
 // each setup on fresh storage, their rounds alternating so that a drifting
 // machine hits them alike.
 
+// storeEnv names the PostgreSQL server to compare with when --store is
+// not given (make bench passes no flags of its own); testStoreEnv, the
+// test suite's server, stands in when storeEnv is unset, so that a
+// machine set up for the PostgreSQL tests measures the PostgreSQL
+// targets too.
+const (
+	storeEnv     = "KFA_BENCH_POSTGRES"
+	testStoreEnv = "KFA_TEST_POSTGRES"
+)
+
+// storeFromEnv is the PostgreSQL URL the environment names, and the
+// variable it came from ("" for none).
+func storeFromEnv(getenv func(string) string) (url, from string) {
+	for _, k := range []string{storeEnv, testStoreEnv} {
+		if v := getenv(k); v != "" {
+			return v, k
+		}
+	}
+	return "", ""
+}
+
 // StoreBench is the store comparison of one run.
 type StoreBench struct {
 	// Server describes the PostgreSQL server and the settings that matter
@@ -36,6 +57,9 @@ type StoreBench struct {
 	// TripsError says why they were not measured.
 	Trips      Trips  `json:"trips"`
 	TripsError string `json:"tripsError,omitempty"`
+	// Follow is how soon search on one of the two processes finds a write
+	// made through the other.
+	Follow FollowDelay `json:"follow"`
 }
 
 // StoreRun is the load phases against one setup.
@@ -185,6 +209,16 @@ func (b *bench) measureStores(ctx context.Context) (StoreBench, error) {
 	for _, t := range targets {
 		sb.Runs = append(sb.Runs, t.run)
 	}
+	two := targets[len(targets)-1]
+	for _, p := range two.procs {
+		settle(ctx, p) // the followers have caught up with the load
+	}
+	reps := 50
+	if b.quick {
+		reps = 25
+	}
+	b.logf("stores: %d times an ask, two replies and a record import through one process, searched on the other", reps)
+	sb.Follow = b.followDelay(ctx, two, reps)
 	return sb, nil
 }
 
@@ -226,8 +260,8 @@ func (b *bench) measureTargets(ctx context.Context, targets []*storeTarget) {
 	}
 	each := func(name string, workers int, fn func(t *storeTarget) op) []*phase {
 		var ps []*phase
-		for _, t := range targets {
-			ps = append(ps, &phase{name: name, workers: workers, fn: fn(t)})
+		for i, t := range targets {
+			ps = append(ps, &phase{name: name, workers: workers, fn: fn(t), profile: b.profiler(t.procs[0], fmt.Sprintf("stores-%d-%s", i, name))})
 		}
 		return ps
 	}

@@ -84,3 +84,26 @@ func TestStoreRows(t *testing.T) {
 		t.Error("rows without runs")
 	}
 }
+
+// TestStoreFromEnv: make bench passes no flags of its own, so the URL
+// comes from the bench's variable, else from the test suite's (the same
+// throwaway server the PostgreSQL tests use), else there is none.
+func TestStoreFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		env        map[string]string
+		want, from string
+	}{
+		{"none", nil, "", ""},
+		{"bench", map[string]string{storeEnv: "postgres://b@h/b"}, "postgres://b@h/b", storeEnv},
+		{"tests", map[string]string{testStoreEnv: "postgres://t@h/t"}, "postgres://t@h/t", testStoreEnv},
+		{"bench first", map[string]string{storeEnv: "postgres://b@h/b", testStoreEnv: "postgres://t@h/t"}, "postgres://b@h/b", storeEnv},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, from := storeFromEnv(func(k string) string { return tc.env[k] })
+			if got != tc.want || from != tc.from {
+				t.Fatalf("storeFromEnv = %q from %q, want %q from %q", got, from, tc.want, tc.from)
+			}
+		})
+	}
+}

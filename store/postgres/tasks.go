@@ -53,7 +53,7 @@ func (r *taskRow) snapshot() tasks.Snapshot {
 }
 
 // getTask reads one task row; ErrNotFound when there is none.
-func getTask(ctx context.Context, tx pgx.Tx, id string) (taskRow, error) {
+func getTask(ctx context.Context, tx rowQuerier, id string) (taskRow, error) {
 	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, tasks.ErrNotFound
@@ -250,8 +250,8 @@ func persistAsk(ctx context.Context, w execer, o *asknet.AskOutcome) error {
 // another owner's task is neither read nor decoded.
 func (s *DB) GetTask(ctx context.Context, ownerID, id string) (tasks.Task, error) {
 	var t tasks.Task
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		r, err := getOwnedTask(ctx, tx, ownerID, id)
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		r, err := getOwnedTask(ctx, q, ownerID, id)
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (s *DB) GetTask(ctx context.Context, ownerID, id string) (tasks.Task, error
 // getOwnedTask reads one task row if ownerID owns it (any owner when
 // ownerID is ""); ErrNotFound otherwise, the same for another owner's
 // task as for a missing one.
-func getOwnedTask(ctx context.Context, tx pgx.Tx, ownerID, id string) (taskRow, error) {
+func getOwnedTask(ctx context.Context, tx rowQuerier, ownerID, id string) (taskRow, error) {
 	if ownerID == "" {
 		return getTask(ctx, tx, id)
 	}
@@ -278,9 +278,9 @@ func getOwnedTask(ctx context.Context, tx pgx.Tx, ownerID, id string) (taskRow, 
 // ViewSnapshot implements tasks.Store.
 func (s *DB) ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
 	var r taskRow
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readStatement(ctx, func(q rowQuerier) error {
 		var err error
-		r, err = getOwnedTask(ctx, tx, ownerID, id)
+		r, err = getOwnedTask(ctx, q, ownerID, id)
 		return err
 	})
 	if err != nil {
