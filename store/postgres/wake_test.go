@@ -54,11 +54,23 @@ func TestLogWakesEveryProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		deadline := time.After(time.Minute) // a guard, not a measure
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("%s: process A was never woken", what)
+		}
+		// Woken: the event is readable once every transaction older than
+		// it has ended, on the whole cluster (another test's transaction
+		// can delay it), so read again until it shows, as a follower's
+		// timer would.
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for {
 			select {
 			case <-wake:
+			case <-tick.C:
 			case <-deadline:
-				t.Fatalf("%s: process A was never woken", what)
+				t.Fatalf("%s: process A was woken but never read the write", what)
 			}
 			evs, err := a.ReadLog(ctx, st.Last, 10)
 			if err != nil {
