@@ -42,6 +42,9 @@ type ReplyQuery struct {
 	DiscussionID string
 	PageSize     int
 	After        string // cursor: the id of the last reply of the previous page
+	// IncludeHidden lists hidden replies too (for moderators and the
+	// operator); readers never see them.
+	IncludeHidden bool
 }
 
 // ReplyPage is one page of replies.
@@ -98,12 +101,23 @@ type AckResult struct {
 // Store persists discussions, replies and inboxes. AddReply is one
 // transaction that also completes tasks (see the package comment).
 type Store interface {
+	// GetDiscussion returns the discussion, hidden or not (ErrNotFound
+	// for none).
 	GetDiscussion(ctx context.Context, id string) (Discussion, error)
+	// GetReply returns reply replyID of discussion discussionID, hidden or
+	// not (ErrReplyNotFound for none).
+	GetReply(ctx context.Context, discussionID, replyID string) (Reply, error)
 	// ListReplies returns one page of a discussion's replies, oldest first
 	// (ErrNotFound for a malformed discussion id; an empty page for one
-	// without replies).
+	// without replies), without the hidden ones unless q asks for them.
 	ListReplies(ctx context.Context, q ReplyQuery) (ReplyPage, error)
+	// ListDiscussions lists the discussions readers see: hidden ones are
+	// neither listed nor counted.
 	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
+	// AcceptReply decides c (DecideAccept) on the discussion, loaded
+	// under its lock, and its reply, and writes the new mark with its
+	// event. A refusal writes nothing.
+	AcceptReply(ctx context.Context, c Accept) (AcceptOutcome, error)
 	// AddReply decides r under lim (asknet.DecideReply) on the state it
 	// names, loaded under the author's lock, then the discussion's, then
 	// its WORKING tasks', and writes what the decision says in the same
@@ -175,8 +189,20 @@ type Replies struct {
 }
 
 // Get returns one discussion and one page of its replies, oldest first
-// (pageSize 0: DefaultReplyPageSize).
+// (pageSize 0: DefaultReplyPageSize), as readers see it: a hidden
+// discussion is a *NotFoundError (with Hidden set), and hidden replies
+// are left out.
 func (s *Service) Get(ctx context.Context, id string, pageSize int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, pageSize, pageToken, false)
+}
+
+// Review is Get for moderators and the operator: a hidden discussion is
+// returned, and its hidden replies are listed with the others.
+func (s *Service) Review(ctx context.Context, id string, pageSize int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, pageSize, pageToken, true)
+}
+
+func (s *Service) get(ctx context.Context, id string, pageSize int, pageToken string, review bool) (Discussion, Replies, error) {
 	if pageSize == 0 {
 		pageSize = DefaultReplyPageSize
 	}
@@ -184,7 +210,10 @@ func (s *Service) Get(ctx context.Context, id string, pageSize int, pageToken st
 		return Discussion{}, Replies{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
 	}
 	binding := "replies|" + id
-	q := ReplyQuery{DiscussionID: id, PageSize: pageSize}
+	if review {
+		binding = "replies-all|" + id // a reader's token skips hidden replies: the pages differ
+	}
+	q := ReplyQuery{DiscussionID: id, PageSize: pageSize, IncludeHidden: review}
 	if pageToken != "" {
 		cur, err := s.tokens.Decode(binding, pageToken)
 		if err != nil {
@@ -195,6 +224,9 @@ func (s *Service) Get(ctx context.Context, id string, pageSize int, pageToken st
 	d, err := s.store.GetDiscussion(ctx, id)
 	if err != nil {
 		return Discussion{}, Replies{}, fmt.Errorf("get discussion %s: %w", id, named(id, err))
+	}
+	if d.Hidden && !review {
+		return Discussion{}, Replies{}, &NotFoundError{ID: id, Hidden: true}
 	}
 	p, err := s.store.ListReplies(ctx, q)
 	if err != nil {
@@ -303,4 +335,30 @@ func (s *Service) Ack(ctx context.Context, agentID string, ids []string) (AckRes
 		return AckResult{}, fmt.Errorf("ack inbox: %w", err)
 	}
 	return res, nil
+}
+
+// AcceptResult is the discussion after an accept, and whether the accept
+// changed it.
+type AcceptResult struct {
+	Discussion Discussion
+	Changed    bool
+}
+
+// Accept marks reply replyID as the answer agent callerID, the asker of
+// discussionID, accepts (see DecideAccept for the refusals). Accepting
+// another reply moves the mark; accepting the accepted one again changes
+// nothing.
+func (s *Service) Accept(ctx context.Context, callerID, discussionID, replyID string) (AcceptResult, error) {
+	at := s.now().UTC().Truncate(time.Millisecond)
+	out, err := s.store.AcceptReply(ctx, Accept{DiscussionID: discussionID, ReplyID: replyID, CallerID: callerID, At: at})
+	var rnf *ReplyNotFoundError
+	switch {
+	case errors.As(err, &rnf):
+		return AcceptResult{}, rnf
+	case errors.Is(err, ErrNotAsker), errors.Is(err, ErrAcceptOwn):
+		return AcceptResult{}, err
+	case err != nil:
+		return AcceptResult{}, fmt.Errorf("accept reply %s on %s: %w", replyID, discussionID, named(discussionID, err))
+	}
+	return AcceptResult{Discussion: out.Discussion, Changed: out.Changed}, nil
 }

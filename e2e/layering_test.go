@@ -31,6 +31,7 @@ func TestDomainKnowsNoTransportOrStorage(t *testing.T) {
 		{"github.com/kfa-project/kfa/tasks", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/asknet", []string{"net/http", "go.etcd.io/bbolt", "github.com/jackc/pgx/v5"}},
 		{"github.com/kfa-project/kfa/discussions", []string{"net/http", "go.etcd.io/bbolt"}},
+		{"github.com/kfa-project/kfa/moderation", []string{"net/http", "go.etcd.io/bbolt", "github.com/jackc/pgx/v5"}},
 		{"github.com/kfa-project/kfa/knowledge", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/sessions", []string{"net/http", "go.etcd.io/bbolt"}},
 		{"github.com/kfa-project/kfa/service", []string{"net/http", "go.etcd.io/bbolt"}},
@@ -87,6 +88,11 @@ var storeRules = []string{
 	"(github.com/kfa-project/kfa/a2a.TaskState).Terminal",
 	"github.com/kfa-project/kfa/tasks.Announce",
 	"github.com/kfa-project/kfa/push.Deliveries",
+	"github.com/kfa-project/kfa/discussions.HideDiscussion",
+	"github.com/kfa-project/kfa/discussions.ShowDiscussion",
+	"github.com/kfa-project/kfa/discussions.HideReply",
+	"github.com/kfa-project/kfa/discussions.ShowReply",
+	"(github.com/kfa-project/kfa/moderation.Item).Queued",
 }
 
 // storePackages are the packages that persist: they load, call a
