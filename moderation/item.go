@@ -148,6 +148,27 @@ type Item struct {
 // flags, or flags hid it.
 func (it Item) Queued() bool { return it.Flags > 0 || it.Hidden == HiddenByFlags }
 
+// Waiting is since when the item waits for review: its round's first
+// flag, or when flags hid it.
+func (it Item) Waiting() time.Time {
+	if !it.FirstFlagAt.IsZero() {
+		return it.FirstFlagAt
+	}
+	return it.HiddenAt
+}
+
+// CompareQueued orders the review queue: the most open flags first, then
+// the item waiting longest, then by id.
+func CompareQueued(a, b Item) int {
+	if a.Flags != b.Flags {
+		return b.Flags - a.Flags
+	}
+	if c := a.Waiting().Compare(b.Waiting()); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
 // Flag is one agent's flag on an item. An agent flags an item once, ever.
 type Flag struct {
 	ItemID    string    `json:"itemId"`

@@ -50,6 +50,9 @@ const (
 	CmdCreateAgent   = "agent-create"
 	CmdRotateAgent   = "agent-rotate"
 	CmdRevokeAgent   = "agent-revoke"
+	CmdAccept        = "accept"
+	CmdFlag          = "flag"
+	CmdModerate      = "moderate"
 
 	// TripsRead and TripsWrite count the transactions that are not
 	// commands: reads (one snapshot each), and the writes not yet made

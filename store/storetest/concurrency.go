@@ -34,6 +34,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"OpenTaskCap", testConcurrentMaxOpen},
 		{"RepliesPerDiscussion", testConcurrentMaxReplies},
 		{"DuplicateAgentNames", testConcurrentAgentNames},
+		{"FlagsHideOnce", testConcurrentFlags},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}
