@@ -44,7 +44,7 @@ type Actor struct {
 // Entry is one action of the audit log. The log is append-only: entries
 // are never changed or removed.
 type Entry struct {
-	ID     string `json:"id"`
+	ID     string    `json:"id"`
 	At     time.Time `json:"at"`
 	Action Action    `json:"action"`
 	Actor  Actor     `json:"actor"`
