@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-2"
+const schemaVersion = "kfa-search-3"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -40,6 +40,7 @@ const (
 	fAnswer   = "answer"   // the first qualifying reply: the snippet
 	fDetails  = "details"  // the question's details (research)
 	fThread   = "thread"   // the indexed replies as JSON (research)
+	fAccepted = "accepted" // the accepted reply's id; "" for none
 )
 
 // Analysers: text is English (as bleve's "en": possessives removed, lower
@@ -80,6 +81,7 @@ type discussionDoc struct {
 	Answer      string `json:"answer"`
 	Details     string `json:"details"`
 	Thread      string `json:"thread"`
+	Accepted    string `json:"accepted"`
 }
 
 func text(store bool) *mapping.FieldMapping {
@@ -147,7 +149,7 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
 		fURL: storedOnly(), fUpdated: storedOnly(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
-		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(),
+		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}
