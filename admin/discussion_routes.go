@@ -60,7 +60,8 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 }
 
 // getDiscussion returns one discussion with one page of its replies,
-// oldest first. Query: pageSize (1-100), pageToken.
+// oldest first, hidden ones included and marked (the operator reviews
+// them). Query: pageSize (1-100), pageToken.
 func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	size, err := queryInt(q, "pageSize")
@@ -73,7 +74,7 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), mux.Vars(r)["id"], size, token)
+	d, replies, err := h.deps.Discussions.Review(r.Context(), mux.Vars(r)["id"], size, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return

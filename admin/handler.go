@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -23,6 +24,7 @@ type Deps struct {
 	Agents      *agents.Service
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
+	Moderation  *moderation.Service
 	Log         *slog.Logger
 	// Version and DataDir identify the process in /admin/v1/ping.
 	Version string
@@ -67,6 +69,7 @@ func NewHandler(deps Deps) *Handler {
 	r.HandleFunc("/admin/v1/agents/{id}/revoke", h.revokeAgent).Methods(http.MethodPost)
 	h.taskRoutes(r)
 	h.discussionRoutes(r)
+	h.moderationRoutes(r)
 	h.opsRoutes(r)
 	h.recordRoutes(r)
 	h.pushRoutes(r)

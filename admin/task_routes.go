@@ -100,7 +100,7 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		Task: api.FromTask(t, h.agentNames()(r.Context(), t.OwnerID)),
 		A2A:  t.Wire(tasks.FullView),
 	}
-	d, replies, err := h.deps.Discussions.Get(r.Context(), t.DiscussionID, 0, "")
+	d, replies, err := h.deps.Discussions.Review(r.Context(), t.DiscussionID, 0, "")
 	switch {
 	case err == nil:
 		ad := api.FromDiscussion(d, "")

@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/signing"
@@ -32,6 +33,7 @@ type Core struct {
 	Agents      *agents.Service
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
+	Moderation  *moderation.Service
 	Records     *knowledge.Service
 	// Index is the live search index the admin API syncs and rebuilds; nil
 	// when no server runs (see indexer).
@@ -65,7 +67,10 @@ type CoreOptions struct {
 	MaxOpen     int
 	ReplyRate   int // replies per minute per agent; 0 for none
 	MaxReplies  int // replies per discussion; 0 for no bound
-	Now         func() time.Time
+	// FlagHideThreshold and FlagRate are the flag policy (see Config).
+	FlagHideThreshold int
+	FlagRate          int
+	Now               func() time.Time
 	// PushPolicy is the destination policy of push configs (--push-allow).
 	PushPolicy push.Policy
 	// SigningKeyGrace is how long a rotated-out signing key stays in the
@@ -107,6 +112,8 @@ func OpenCore(o CoreOptions) (*Core, error) {
 			secret, o.Now),
 		Discussions: discussions.NewService(backend,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
+		Moderation: moderation.NewService(backend,
+			moderation.Policy{HideThreshold: o.FlagHideThreshold, Rate: ratelimit.PerMinute(o.FlagRate)}, o.Now),
 		Records: knowledge.NewService(backend, o.Now),
 		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
 		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
@@ -116,7 +123,7 @@ func OpenCore(o CoreOptions) (*Core, error) {
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Store: c.adminStore(), Log: log,
+		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Moderation: c.Moderation, Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
 		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
 		Push: pushOps{db: c.Store, signer: c.Signer},
