@@ -29,6 +29,10 @@ const (
 	fEnv     = "environment"
 	fURL     = "url"
 	fUpdated = "updated"
+	// fSource marks records ("record"): what a browse lists. fUpdatedMS
+	// is a record's updatedAt in Unix ms, what a browse sorts by.
+	fSource    = "source"
+	fUpdatedMS = "updated_ms"
 )
 
 // Fields of discussion documents only, stored and not searched.
@@ -65,6 +69,8 @@ type recordDoc struct {
 	Environment string   `json:"environment"`
 	URL         string   `json:"url"`
 	Updated     string   `json:"updated"`
+	Source      string   `json:"source"`
+	UpdatedMS   float64  `json:"updated_ms"`
 }
 
 // discussionDoc is what the index holds for a discussion.
@@ -101,6 +107,16 @@ func keyword() *mapping.FieldMapping {
 	f.IncludeTermVectors = false
 	f.IncludeInAll = false
 	f.DocValues = false
+	return f
+}
+
+// sortable is a number that is indexed for sorting only.
+func sortable() *mapping.FieldMapping {
+	f := bleve.NewNumericFieldMapping()
+	f.Index = true
+	f.Store = false
+	f.IncludeInAll = false
+	f.DocValues = true
 	return f
 }
 
@@ -147,7 +163,7 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 	for name, f := range map[string]*mapping.FieldMapping{
 		fTitle: text(true), fBody: text(true), fTags: text(false),
 		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
-		fURL: storedOnly(), fUpdated: storedOnly(),
+		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
 		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
 	} {
