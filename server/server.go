@@ -130,6 +130,7 @@ func (s *Server) publicHandler() (http.Handler, error) {
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
+		Moderation:  s.core.Moderation,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		RequestRate: requests,
