@@ -78,7 +78,7 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: public URL %q: %w", deps.PublicURL, err)
 	}
-	pages, err := parsePages()
+	pages, err := parsePages(deps.Now)
 	if err != nil {
 		return nil, err
 	}
