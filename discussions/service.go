@@ -23,11 +23,13 @@ const (
 	DefaultReplyPageSize = 50
 )
 
-// ListQuery selects discussions, newest first.
+// ListQuery selects discussions, newest first (oldest first with
+// Oldest: the open questions that have waited longest).
 type ListQuery struct {
 	Status   Status // "" for all
 	PageSize int
 	After    string // cursor: the id of the last discussion of the previous page
+	Oldest   bool
 }
 
 // Page is one page of discussions.

@@ -242,16 +242,35 @@ func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discus
 			c = tx.Bucket(bucketDiscussions).Cursor()
 			page.Total = readCounter(tx.Bucket(bucketCounts), keyDiscCount)
 		}
-		start := prefixEnd(prefix)
+		var after []byte
 		if q.After != "" {
 			id, ok := idBytes(q.After)
 			if !ok {
 				return discussions.ErrNotFound
 			}
-			start = cat(prefix, id)
+			after = cat(prefix, id)
+		}
+		// Newest first walks back from the cursor (or the prefix's end);
+		// oldest first forward from just after it (or the prefix's start).
+		first, next := func() ([]byte, []byte) {
+			if after == nil {
+				return seekBefore(c, prefixEnd(prefix))
+			}
+			return seekBefore(c, after)
+		}, c.Prev
+		if q.Oldest {
+			first, next = func() ([]byte, []byte) {
+				k, v := c.Seek(prefix)
+				if after != nil {
+					if k, v = c.Seek(after); bytes.Equal(k, after) {
+						k, v = c.Next()
+					}
+				}
+				return k, v
+			}, c.Next
 		}
 		db := tx.Bucket(bucketDiscussions)
-		for k, v := seekBefore(c, start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+		for k, v := first(); k != nil && bytes.HasPrefix(k, prefix); k, v = next() {
 			if prefix != nil {
 				v = db.Get(k[len(prefix):])
 			}

@@ -189,20 +189,29 @@ func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (disc
 			err  error
 			rows pgx.Rows
 		)
-		after := q.After
-		if after == "" {
+		after, cmp, order := q.After, "<", "DESC"
+		if q.Oldest {
+			cmp, order = ">", "ASC"
+		}
+		switch {
+		case after == "" && q.Oldest:
+			// "" is below every ULID
+		case after == "":
 			after = "\x7f" // above every ULID
-		} else if _, err := ulid.ParseStrict(after); err != nil {
-			return discussions.ErrNotFound
+		default:
+			if _, err := ulid.ParseStrict(after); err != nil {
+				return discussions.ErrNotFound
+			}
 		}
 		if page.Total, err = countDiscussions(ctx, tx, q.Status); err != nil {
 			return err
 		}
 		if q.Status != "" {
-			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id < $2 AND NOT hidden
-				ORDER BY id DESC LIMIT $3`, string(q.Status), after, q.PageSize+1)
+			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id `+cmp+` $2 AND NOT hidden
+				ORDER BY id `+order+` LIMIT $3`, string(q.Status), after, q.PageSize+1)
 		} else {
-			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id < $1 AND NOT hidden ORDER BY id DESC LIMIT $2", after, q.PageSize+1)
+			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id "+cmp+" $1 AND NOT hidden ORDER BY id "+order+" LIMIT $2",
+				after, q.PageSize+1)
 		}
 		if err != nil {
 			return err

@@ -87,6 +87,7 @@ func Run(t *testing.T, open Opener) {
 		{"HideUnhide", testHideUnhide},
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
+		{"ListOldest", testListOldest},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
