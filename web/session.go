@@ -45,6 +45,11 @@ func (v visitor) CSRF() string {
 // CanPost reports whether the signed-in agent may reply.
 func (v visitor) CanPost() bool { return v.Agent != nil && v.Agent.Has(agents.ScopePost) }
 
+// CanModerate reports whether the visitor may hide and unhide content and
+// read the review queue (the moderate scope): the pages offer those
+// forms only to them (the service checks again).
+func (v visitor) CanModerate() bool { return v.Agent != nil && v.Agent.Has(agents.ScopeModerate) }
+
 // person resolves the session cookie. A cookie whose session is gone is
 // deleted, and the page says why when the session ended by revocation or
 // rotation. A store failure is logged and the visitor treated as anonymous,
