@@ -92,7 +92,6 @@ var storeRules = []string{
 	"github.com/kfa-project/kfa/discussions.ShowDiscussion",
 	"github.com/kfa-project/kfa/discussions.HideReply",
 	"github.com/kfa-project/kfa/discussions.ShowReply",
-	"(github.com/kfa-project/kfa/moderation.Item).Queued",
 }
 
 // storePackages are the packages that persist: they load, call a

@@ -147,6 +147,7 @@ func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
 		})
 		out.Events = append(out.Events, hiddenEvent(it, changelog.NoteByFlags, c.At))
 	}
+	it.Queued = it.waits()
 	out.Item = it
 	return out, nil
 }
@@ -318,7 +319,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 		it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 		out.Result.Hidden = false
 	case ActionDismiss:
-		if !it.Queued() {
+		if !it.waits() {
 			return out, nil
 		}
 		if hidden && it.Hidden == HiddenByFlags {
@@ -337,6 +338,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 	// The action is the review: the open flags are settled.
 	it.Round++
 	it.Flags, it.Reasons, it.FirstFlagAt, it.LastFlagAt = 0, nil, time.Time{}, time.Time{}
+	it.Queued = it.waits()
 	out.Item = it
 	out.Result.Changed = true
 	return out, nil

@@ -106,7 +106,7 @@ func TestDecideFlagThreshold(t *testing.T) {
 			t.Fatalf("flag %d: %+v", i, out.Flag)
 		}
 		if it.Flags != i+1 || it.ID != "r1" || it.Kind != KindReply || it.DiscussionID != "d1" || it.AuthorID != "bob" ||
-			!it.FirstFlagAt.Equal(t0) || !it.LastFlagAt.Equal(at) || !it.Queued() {
+			!it.FirstFlagAt.Equal(t0) || !it.LastFlagAt.Equal(at) || !it.Queued {
 			t.Fatalf("item after flag %d: %+v", i, it)
 		}
 		if out.Entries[0].Action != ActionFlag || out.Entries[0].Actor.ID != who || out.Entries[0].Reason != string(reasons[i]) ||
@@ -229,7 +229,7 @@ func TestDecideModerate(t *testing.T) {
 			if (out.Content != Content{}) != tc.content {
 				t.Fatalf("content %+v, want a change: %v", out.Content, tc.content)
 			}
-			if out.Item.Hidden != tc.itemHide || out.Item.Flags != 0 || out.Item.Reasons != nil || out.Item.Queued() {
+			if out.Item.Hidden != tc.itemHide || out.Item.Flags != 0 || out.Item.Reasons != nil || out.Item.Queued {
 				t.Fatalf("item %+v: the review must settle the flags, hidden %q", out.Item, tc.itemHide)
 			}
 			round := 0

@@ -142,11 +142,14 @@ type Item struct {
 	// Hidden says who hid it; HiddenAt since when.
 	Hidden   Hidden    `json:"hidden,omitempty"`
 	HiddenAt time.Time `json:"hiddenAt,omitzero"`
+	// Queued says that the item waits for a moderator: it has open flags,
+	// or flags hid it. The decisions keep it (see waits); the stores keep
+	// the review queue's index by it.
+	Queued bool `json:"queued,omitempty"`
 }
 
-// Queued reports whether the item waits for a moderator: it has open
-// flags, or flags hid it.
-func (it Item) Queued() bool { return it.Flags > 0 || it.Hidden == HiddenByFlags }
+// waits reports whether it waits for a moderator.
+func (it Item) waits() bool { return it.Flags > 0 || it.Hidden == HiddenByFlags }
 
 // Waiting is since when the item waits for review: its round's first
 // flag, or when flags hid it.

@@ -32,8 +32,8 @@ func (c *checker) checkModeration() error {
 		if hidden != (it.Hidden != moderation.NotHidden) {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item says hidden %q, the content's hidden is %v", it.Hidden, hidden)
 		}
-		if queued := tx.Bucket(bucketModQueue).Get(k) != nil; queued != it.Queued() {
-			c.rep.addf(VModeration, bucketModQueue, k, it.ID, "", "in the queue: %v; the item waits for review: %v", queued, it.Queued())
+		if queued := tx.Bucket(bucketModQueue).Get(k) != nil; queued != it.Queued {
+			c.rep.addf(VModeration, bucketModQueue, k, it.ID, "", "in the queue: %v; the item waits for review: %v", queued, it.Queued)
 		}
 		open := 0
 		prefixed(tx.Bucket(bucketModFlags), k, func(_, fv []byte) {

@@ -111,7 +111,7 @@ func putItem(tx *bolt.Tx, it *moderation.Item) error {
 	if err := tx.Bucket(bucketModItems).Put(k, v); err != nil {
 		return err
 	}
-	if it.Queued() {
+	if it.Queued {
 		return tx.Bucket(bucketModQueue).Put(k, nil)
 	}
 	return tx.Bucket(bucketModQueue).Delete(k)

@@ -155,7 +155,7 @@ func putItem(ctx context.Context, w execer, it *moderation.Item) error {
 	}
 	_, err = w.Exec(ctx, `INSERT INTO moderation_items (id, queued, flags, waiting_ms, doc) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO UPDATE SET queued = excluded.queued, flags = excluded.flags, waiting_ms = excluded.waiting_ms,
-		doc = excluded.doc`, it.ID, it.Queued(), it.Flags, waiting, v)
+		doc = excluded.doc`, it.ID, it.Queued, it.Flags, waiting, v)
 	return err
 }
 

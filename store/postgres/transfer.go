@@ -118,7 +118,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 			if t := x.Waiting(); !t.IsZero() {
 				waiting = t.UnixMilli()
 			}
-			return []any{x.ID, x.Queued(), x.Flags, waiting, v}, err
+			return []any{x.ID, x.Queued, x.Flags, waiting, v}, err
 		}},
 		{"moderation_flags", []string{"item_id", "agent_id", "round", "doc"}, len(d.Flags), func(i int) ([]any, error) {
 			x := d.Flags[i]
