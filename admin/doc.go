@@ -5,6 +5,10 @@
 // handler to itself over an in-memory pipe (PipeListener), so every command
 // runs the same code either way.
 //
-// Like the public binding, it translates HTTP to the domain services and
-// never opens the store itself.
+// Like the public surfaces, it translates HTTP to the service layer
+// (service.Operator: agents, tasks, discussions, inboxes, records, the
+// push outbox and the signing keys) and never opens the store itself;
+// what is the database's or the index's alone (stats, check, backup, the
+// index's sync and rebuild) goes through interfaces of its own (Store,
+// Indexer) that the server implements.
 package admin

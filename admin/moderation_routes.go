@@ -5,61 +5,46 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/moderation"
 )
 
-// moderationRoutes are the operator's moderation: the review queue, hide,
-// unhide and dismiss, the audit log, and hiding everything an agent
-// wrote. Every action is the operator's in the log, under the name the
-// request gives (by).
-func (h *Handler) moderationRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/moderation/queue", h.moderationQueue).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/moderation/log", h.moderationLog).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/moderation/hide", h.moderate(moderation.ActionHide)).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/moderation/unhide", h.moderate(moderation.ActionUnhide)).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/moderation/dismiss", h.moderate(moderation.ActionDismiss)).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/agents/{id}/hide-content", h.hideAuthor).Methods(http.MethodPost)
-}
-
-// operator is the actor of the operator's actions.
-func operator(by string) moderation.Actor {
-	return moderation.Actor{Kind: moderation.ActorOperator, Name: by}
-}
+// The operator's moderation: the review queue, hide, unhide and dismiss,
+// the moderation log, and hiding everything an agent wrote. Every action
+// is the operator's in the log, under the name the request gives (by).
 
 // moderationQueue lists the items waiting for review, most flagged first.
 // Query: limit (1-500, default 50).
 func (h *Handler) moderationQueue(w http.ResponseWriter, r *http.Request) {
-	limit, err := queryInt(r.URL.Query(), "limit")
+	limit, err := httpkit.QueryInt(r.URL.Query(), "limit")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	q, n, err := h.deps.Moderation.Queue(r.Context(), limit)
+	q, total, err := h.deps.Operator.ModerationQueue(r.Context(), limit)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, api.FromQueue(q, n))
+	httpkit.WriteJSON(w, http.StatusOK, api.FromQueue(q, total))
 }
 
-// moderationLog lists the audit log, newest first. Query: pageSize
+// moderationLog lists the moderation log, newest first. Query: pageSize
 // (1-500, default 50), pageToken.
 func (h *Handler) moderationLog(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size, err := queryInt(q, "pageSize")
+	size, err := httpkit.QueryInt(q, "pageSize")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	token, err := queryOne(q, "pageToken")
+	token, err := httpkit.QueryStr(q, "pageToken")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	p, err := h.deps.Moderation.Log(r.Context(), size, token)
+	p, err := h.deps.Operator.ModerationLog(r.Context(), size, token)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -75,23 +60,7 @@ func (h *Handler) moderate(a moderation.Action) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		if req.ID == "" {
-			h.fail(w, r, a2a.BadParam("id", "is required: the discussion's or the reply's id"))
-			return
-		}
-		t := moderation.Target{Kind: moderation.Kind(req.Kind), ID: req.ID}
-		var (
-			res moderation.Result
-			err error
-		)
-		switch a {
-		case moderation.ActionHide:
-			res, err = h.deps.Moderation.Hide(r.Context(), operator(req.By), t, req.Reason)
-		case moderation.ActionUnhide:
-			res, err = h.deps.Moderation.Unhide(r.Context(), operator(req.By), t, req.Reason)
-		default:
-			res, err = h.deps.Moderation.Dismiss(r.Context(), operator(req.By), t, req.Reason)
-		}
+		res, err := h.deps.Operator.Moderate(r.Context(), a, req)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -108,12 +77,7 @@ func (h *Handler) hideAuthor(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	id := mux.Vars(r)["id"]
-	if _, err := h.deps.Agents.Get(r.Context(), id); err != nil {
-		h.fail(w, r, agentErr(id, err))
-		return
-	}
-	res, err := h.deps.Moderation.HideAuthor(r.Context(), id, operator(req.By), req.Reason)
+	res, err := h.deps.Operator.HideAgentContent(r.Context(), mux.Vars(r)["id"], req)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/gorilla/mux"
-
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/httpkit"
@@ -24,13 +22,6 @@ type Store interface {
 	// Backup writes a consistent copy of the file to w, telling size the
 	// byte count first.
 	Backup(w io.Writer, size func(int64)) (int64, error)
-}
-
-// opsRoutes are stats, check and backup.
-func (h *Handler) opsRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/stats", h.needStore(h.stats)).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/check", h.needStore(h.check)).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/backup", h.needStore(h.backup)).Methods(http.MethodGet)
 }
 
 // needStore answers 503 when the handler was built without a Store.
@@ -66,7 +57,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 // which holds a server's writes back while it runs; the CLI's own store
 // (mode direct), which no one else writes to, always gets it.
 func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
-	pages, err := queryBool(r.URL.Query(), "pages")
+	pages, err := httpkit.QueryBool(r.URL.Query(), "pages")
 	if err != nil {
 		h.fail(w, r, err)
 		return

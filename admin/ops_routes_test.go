@@ -22,7 +22,7 @@ func handler(t *testing.T, lag func(context.Context) (int64, error)) *admin.Hand
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = core.Close() })
-	return admin.NewHandler(admin.Deps{Agents: core.Agents, Tasks: core.Tasks, Discussions: core.Discussions,
+	return admin.NewHandler(admin.Deps{Operator: core.Operator(),
 		Store: server.AdminStore(core.DB), IndexLag: lag, Log: slog.New(slog.DiscardHandler), Mode: "direct"})
 }
 

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"strconv"
 
 	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/knowledge"
 )
@@ -22,54 +22,6 @@ type Indexer interface {
 	Sync(ctx context.Context) error
 	// Rebuild builds the index again from the records.
 	Rebuild(ctx context.Context) (knowledge.IndexStatus, error)
-}
-
-// recordRoutes registers the records API.
-func (h *Handler) recordRoutes(r *mux.Router) {
-	r.HandleFunc("/admin/v1/records", h.listRecords).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records:import", h.importRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records:reindex", h.reindexRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records:export", h.exportRecords).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records:delete", h.deleteRecords).Methods(http.MethodPost)
-	r.HandleFunc("/admin/v1/records/{id}", h.getRecord).Methods(http.MethodGet)
-	r.HandleFunc("/admin/v1/records/{id}:delete", h.deleteRecord).Methods(http.MethodPost)
-}
-
-// Record is a record as the admin API shows it.
-type Record struct {
-	ID          string   `json:"id"`
-	Kind        string   `json:"kind"`
-	Product     string   `json:"product,omitempty"`
-	Environment string   `json:"environment,omitempty"`
-	Title       string   `json:"title"`
-	Body        string   `json:"body,omitempty"` // only on GET /admin/v1/records/{id}
-	Tags        []string `json:"tags,omitempty"`
-	URL         string   `json:"url,omitempty"`
-	UpdatedAt   string   `json:"updatedAt"`
-}
-
-func recordOf(r knowledge.Record, withBody bool) Record {
-	out := Record{ID: r.ID, Kind: r.Kind, Product: r.Product, Environment: r.Environment, Title: r.Title,
-		Tags: r.Tags, URL: r.URL, UpdatedAt: knowledge.FormatTime(r.UpdatedAt)}
-	if withBody {
-		out.Body = r.Body
-	}
-	return out
-}
-
-// RecordList is the answer of GET /admin/v1/records: records in id order,
-// without bodies.
-type RecordList struct {
-	Records []Record `json:"records"`
-	// NextAfter is the after parameter of the next page; "" on the last.
-	NextAfter string `json:"nextAfter,omitempty"`
-	Total     int    `json:"total"`
-}
-
-// DeleteRecordResponse is the answer of POST /admin/v1/records/{id}:delete.
-type DeleteRecordResponse struct {
-	ID      string `json:"id"`
-	Deleted bool   `json:"deleted"`
 }
 
 // importType reports whether an import accepts the media type mt.
@@ -96,15 +48,12 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var opts knowledge.ImportOptions
-	if v := r.URL.Query().Get("strict"); v != "" {
-		strict, err := strconv.ParseBool(v)
-		if err != nil {
-			h.fail(w, r, a2a.BadParam("strict", "must be true or false, not %q", v))
-			return
-		}
-		opts.Strict = strict
+	var err error
+	if opts.Strict, err = httpkit.QueryBool(r.URL.Query(), "strict"); err != nil {
+		h.fail(w, r, err)
+		return
 	}
-	sum, err := h.deps.Records.Import(r.Context(), r.Body, opts)
+	sum, err := h.deps.Operator.ImportRecords(r.Context(), r.Body, opts)
 	if err != nil {
 		// The operator's own channel: the whole story, not a bare 500.
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "%v", err))
@@ -119,7 +68,7 @@ func (h *Handler) importRecords(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	if err := h.deps.Records.Delete(r.Context(), id); err != nil {
+	if err := h.deps.Operator.DeleteRecord(r.Context(), id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -127,7 +76,7 @@ func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, a2a.Errorf(a2a.Internal, "record deleted, but the search index did not catch up: %v", err))
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, DeleteRecordResponse{ID: id, Deleted: true})
+	httpkit.WriteJSON(w, http.StatusOK, api.DeleteRecordResponse{ID: id, Deleted: true})
 }
 
 func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
@@ -147,51 +96,47 @@ func (h *Handler) reindexRecords(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listRecords(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	size := 0
-	if v := q.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			h.fail(w, r, a2a.BadParam("pageSize", "must be an integer from 1 to %d", knowledge.MaxPageSize))
-			return
-		}
-		size = n
-	}
-	p, err := h.deps.Records.List(r.Context(), q.Get("after"), size)
+	size, err := httpkit.QueryInt(q, "pageSize")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	out := RecordList{Records: make([]Record, len(p.Records)), NextAfter: p.Next, Total: p.Total}
+	after, err := httpkit.QueryStr(q, "after")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p, err := h.deps.Operator.ListRecords(r.Context(), after, size)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := api.RecordList{Records: make([]api.Record, len(p.Records)), NextAfter: p.Next, Total: p.Total}
 	for i, rec := range p.Records {
-		out.Records[i] = recordOf(rec, false)
+		out.Records[i] = api.FromRecord(rec, false)
 	}
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) getRecord(w http.ResponseWriter, r *http.Request) {
-	rec, err := h.deps.Records.Get(r.Context(), mux.Vars(r)["id"])
+	rec, err := h.deps.Operator.Record(r.Context(), mux.Vars(r)["id"])
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, recordOf(rec, true))
-}
-
-// DeleteRecordsRequest is the body of POST /admin/v1/records:delete.
-type DeleteRecordsRequest struct {
-	IDs []string `json:"ids"` // at most knowledge.MaxDeleteBatch
+	httpkit.WriteJSON(w, http.StatusOK, api.FromRecord(rec, true))
 }
 
 // deleteRecords deletes a batch of records in one transaction and names
 // the ids no record has: POST /admin/v1/records:delete. The answer comes
 // once the search index has dropped them.
 func (h *Handler) deleteRecords(w http.ResponseWriter, r *http.Request) {
-	var req DeleteRecordsRequest
+	var req api.DeleteRecordsRequest
 	if err := httpkit.ReadJSON(w, r, maxBody, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.deps.Records.DeleteMany(r.Context(), req.IDs)
+	res, err := h.deps.Operator.DeleteRecords(r.Context(), req.IDs)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -212,7 +157,7 @@ func (h *Handler) exportRecords(w http.ResponseWriter, r *http.Request) {
 	o := knowledge.ExportOptions{Kind: q.Get("kind"), Product: q.Get("product"), Environment: q.Get("environment")}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	sw := &startedWriter{w: w}
-	if _, err := h.deps.Records.Export(r.Context(), sw, o); err != nil {
+	if _, err := h.deps.Operator.ExportRecords(r.Context(), sw, o); err != nil {
 		if !sw.started {
 			w.Header().Del("Content-Type")
 			h.fail(w, r, a2a.Errorf(a2a.Internal, "export: %v", err))

@@ -58,6 +58,28 @@ func (a Agent) Has(s Scope) bool {
 	return s == ScopeRead && (slices.Contains(a.Scopes, ScopePost) || slices.Contains(a.Scopes, ScopeModerate))
 }
 
+// ScopeError refuses an agent an action it holds no scope for.
+type ScopeError struct {
+	Agent Agent  // the agent refused
+	Need  Scope  // the scope the action needs
+	What  string // the action, as the refusal names it ("replying", "ask-network")
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("%s needs the %s scope; agent %s (%s) has the scopes %s",
+		e.What, e.Need, e.Agent.ID, e.Agent.Name, strings.Join(e.Agent.ScopeStrings(), ","))
+}
+
+// Permit is the scope check of every action, on every surface: nil when
+// the agent holds need, a *ScopeError naming what it was refused
+// otherwise.
+func (a Agent) Permit(need Scope, what string) error {
+	if a.Has(need) {
+		return nil
+	}
+	return &ScopeError{Agent: a, Need: need, What: what}
+}
+
 // ScopeStrings returns the scopes as strings, in canonical order.
 func (a Agent) ScopeStrings() []string {
 	out := make([]string, len(a.Scopes))

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -75,5 +76,33 @@ func TestTokens(t *testing.T) {
 	}
 	if DigestOf(a) == DigestOf(b) {
 		t.Fatal("digests collide")
+	}
+}
+
+func TestPermit(t *testing.T) {
+	reader := Agent{ID: "01JD0000000000000000000001", Name: "rita", Scopes: []Scope{ScopeRead}}
+	writer := Agent{ID: "01JD0000000000000000000002", Name: "wes", Scopes: []Scope{ScopePost}}
+	for _, tc := range []struct {
+		name string
+		a    Agent
+		need Scope
+		ok   bool
+	}{
+		{"read by a reader", reader, ScopeRead, true},
+		{"post by a reader", reader, ScopePost, false},
+		{"post by a writer", writer, ScopePost, true},
+		{"read by a writer (post implies read)", writer, ScopeRead, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.a.Permit(tc.need, "replying")
+			if (err == nil) != tc.ok {
+				t.Fatalf("Permit = %v, ok want %v", err, tc.ok)
+			}
+			var se *ScopeError
+			if err != nil && (!errors.As(err, &se) || se.Need != tc.need || se.Agent.ID != tc.a.ID ||
+				err.Error() != "replying needs the post scope; agent 01JD0000000000000000000001 (rita) has the scopes read") {
+				t.Fatalf("the refusal does not say who lacks what: %v", err)
+			}
+		})
 	}
 }

@@ -181,16 +181,14 @@ type Page struct {
 	Total  int    // every agent
 }
 
-// List returns one page of agents, oldest first (pageSize 0:
-// DefaultPageSize). The page token is the id of the last agent of the
-// previous page: agents are the operator's to see, so it needs no
+// List returns one page of agents, oldest first (DefaultPageSize of them
+// when pageSize is nil). The page token is the id of the last agent of
+// the previous page: agents are the operator's to see, so it needs no
 // signature.
-func (s *Service) List(ctx context.Context, pageSize int, pageToken string) (Page, error) {
-	if pageSize == 0 {
-		pageSize = DefaultPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return Page{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+func (s *Service) List(ctx context.Context, asked *int, pageToken string) (Page, error) {
+	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return Page{}, err
 	}
 	if pageToken != "" {
 		if _, err := ulid.ParseStrict(pageToken); err != nil {

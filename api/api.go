@@ -175,3 +175,32 @@ func FromInboxEntry(e discussions.InboxEntry) InboxEntry {
 func FromAgent(a agents.Agent) Agent {
 	return Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt)}
 }
+
+// FromDiscussionList converts a page of discussions; base is the public
+// URL their links start with ("" for none).
+func FromDiscussionList(res discussions.ListResult, base string) DiscussionList {
+	out := DiscussionList{Discussions: make([]Discussion, len(res.Discussions)), NextPageToken: res.NextPageToken, TotalSize: res.TotalSize}
+	for i, d := range res.Discussions {
+		out.Discussions[i] = FromDiscussion(d, base)
+	}
+	return out
+}
+
+// FromInbox converts a page of an inbox.
+func FromInbox(res discussions.InboxResult) InboxList {
+	out := InboxList{Entries: make([]InboxEntry, len(res.Entries)), NextPageToken: res.NextPageToken}
+	for i, e := range res.Entries {
+		out.Entries[i] = FromInboxEntry(e)
+	}
+	return out
+}
+
+// FromReplyResult is the answer of a stored reply: the reply and the
+// tasks it completed.
+func FromReplyResult(res discussions.ReplyResult) ReplyResponse {
+	ids := res.CompletedTaskIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	return ReplyResponse{Reply: FromReply(res.Reply), CompletedTasks: len(ids), CompletedIDs: ids}
+}

@@ -90,14 +90,26 @@ type Stats struct {
 	IndexLag *int64 `json:"indexLag"`
 }
 
-// DatabaseStats describe the bbolt file.
+// The stores DatabaseStats.Backend names.
+const (
+	BackendBBolt    = "bbolt"
+	BackendPostgres = "postgresql"
+)
+
+// DatabaseStats describe the database: the bbolt file, or the PostgreSQL
+// database (which has no pages: those fields are 0).
 type DatabaseStats struct {
-	Path          string `json:"path"`
+	Path string `json:"path"`
+	// Backend is BackendBBolt or BackendPostgres.
+	Backend       string `json:"backend"`
 	SchemaVersion int    `json:"schemaVersion"`
-	SizeBytes     int64  `json:"sizeBytes"`
-	PageSize      int    `json:"pageSize"`
-	FreePages     int    `json:"freePages"`
-	PendingPages  int    `json:"pendingPages"`
+	// SizeBytes is the file's size (as a backup copies it), or the
+	// PostgreSQL database's (pg_database_size; 0 when it could not be
+	// read).
+	SizeBytes    int64 `json:"sizeBytes"`
+	PageSize     int   `json:"pageSize"`
+	FreePages    int   `json:"freePages"`
+	PendingPages int   `json:"pendingPages"`
 }
 
 // TaskStats count tasks.

@@ -6,13 +6,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/api"
 )
 
 // Ping identifies the process behind the admin channel.
-func (c *Client) Ping(ctx context.Context) (admin.Ping, error) {
-	var out admin.Ping
+func (c *Client) Ping(ctx context.Context) (api.Ping, error) {
+	var out api.Ping
 	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/ping"}, &out)
 	return out, err
 }
@@ -20,11 +19,11 @@ func (c *Client) Ping(ctx context.Context) (admin.Ping, error) {
 // CreateAgent makes an agent; the answer holds its token, shown only here.
 // A name another agent has is refused.
 func (c *Client) CreateAgent(ctx context.Context, name string, scopes []string) (api.Agent, error) {
-	return c.CreateAgentWith(ctx, admin.CreateAgentRequest{Name: name, Scopes: scopes})
+	return c.CreateAgentWith(ctx, api.CreateAgentRequest{Name: name, Scopes: scopes})
 }
 
 // CreateAgentWith makes the agent req describes (see CreateAgent).
-func (c *Client) CreateAgentWith(ctx context.Context, req admin.CreateAgentRequest) (api.Agent, error) {
+func (c *Client) CreateAgentWith(ctx context.Context, req api.CreateAgentRequest) (api.Agent, error) {
 	var out api.Agent
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents", body: req}, &out)
 	return out, err
@@ -34,7 +33,7 @@ func (c *Client) CreateAgentWith(ctx context.Context, req admin.CreateAgentReque
 func (c *Client) RotateAgent(ctx context.Context, id string, grace time.Duration) (api.Agent, error) {
 	var out api.Agent
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/rotate",
-		body: admin.RotateAgentRequest{GraceSeconds: int64(grace / time.Second)}}, &out)
+		body: api.RotateAgentRequest{GraceSeconds: int64(grace / time.Second)}}, &out)
 	return out, err
 }
 

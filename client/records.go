@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -23,8 +23,8 @@ func (c *Client) ImportRecords(ctx context.Context, r io.Reader, strict bool) (k
 
 // DeleteRecord deletes a record; the search index drops it before the
 // call returns.
-func (c *Client) DeleteRecord(ctx context.Context, id string) (admin.DeleteRecordResponse, error) {
-	var out admin.DeleteRecordResponse
+func (c *Client) DeleteRecord(ctx context.Context, id string) (api.DeleteRecordResponse, error) {
+	var out api.DeleteRecordResponse
 	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records/" + url.PathEscape(id) + ":delete"}, &out)
 	return out, err
 }
@@ -40,8 +40,8 @@ func (c *Client) ReindexRecords(ctx context.Context) (knowledge.IndexStatus, err
 
 // Records lists records in id order after the id after (without bodies);
 // pageSize 0 means the server's default.
-func (c *Client) Records(ctx context.Context, after string, pageSize int) (admin.RecordList, error) {
-	var out admin.RecordList
+func (c *Client) Records(ctx context.Context, after string, pageSize int) (api.RecordList, error) {
+	var out api.RecordList
 	q := url.Values{}
 	if after != "" {
 		q.Set("after", after)
@@ -54,8 +54,8 @@ func (c *Client) Records(ctx context.Context, after string, pageSize int) (admin
 }
 
 // Record returns one record with its body.
-func (c *Client) Record(ctx context.Context, id string) (admin.Record, error) {
-	var out admin.Record
+func (c *Client) Record(ctx context.Context, id string) (api.Record, error) {
+	var out api.Record
 	_, err := c.do(ctx, request{method: http.MethodGet, path: "/admin/v1/records/" + url.PathEscape(id)}, &out)
 	return out, err
 }
@@ -79,6 +79,6 @@ func (c *Client) ExportRecords(ctx context.Context, o knowledge.ExportOptions, w
 // them before the call returns.
 func (c *Client) DeleteRecords(ctx context.Context, ids []string) (knowledge.DeleteResult, error) {
 	var out knowledge.DeleteResult
-	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records:delete", body: admin.DeleteRecordsRequest{IDs: ids}}, &out)
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/records:delete", body: api.DeleteRecordsRequest{IDs: ids}}, &out)
 	return out, err
 }

@@ -25,23 +25,16 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/internal/testbin"
 )
 
 const workers = 32
 
-// buildKFA compiles the binary under test once.
-func buildKFA(t *testing.T, dir string) string {
+// buildKFA returns the binary under test, built once for the package's
+// tests (see internal/testbin).
+func buildKFA(t *testing.T, _ string) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to build kfa for this test: %v", err)
-	}
-	bin := filepath.Join(dir, "kfa")
-	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/kfa-project/kfa/cmd/kfa")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build kfa: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.KFA(t)
 }
 
 func freeAddr(t *testing.T) string {

@@ -156,13 +156,12 @@ type ListResult struct {
 	TotalSize     int
 }
 
-// List returns public discussions, newest first.
-func (s *Service) List(ctx context.Context, status Status, pageSize int, pageToken string) (ListResult, error) {
-	if pageSize == 0 {
-		pageSize = DefaultPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return ListResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+// List returns public discussions, newest first, pageSize of them
+// (DefaultPageSize when nil).
+func (s *Service) List(ctx context.Context, status Status, asked *int, pageToken string) (ListResult, error) {
+	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return ListResult{}, err
 	}
 	binding := "discussions|" + string(status)
 	q := ListQuery{Status: status, PageSize: pageSize}
@@ -191,25 +190,23 @@ type Replies struct {
 }
 
 // Get returns one discussion and one page of its replies, oldest first
-// (pageSize 0: DefaultReplyPageSize), as readers see it: a hidden
-// discussion is a *NotFoundError (with Hidden set), and hidden replies
-// are left out.
-func (s *Service) Get(ctx context.Context, id string, pageSize int, pageToken string) (Discussion, Replies, error) {
-	return s.get(ctx, id, pageSize, pageToken, false)
+// (DefaultReplyPageSize of them when pageSize is nil), as readers see
+// it: a hidden discussion is a *NotFoundError (with Hidden set), and
+// hidden replies are left out.
+func (s *Service) Get(ctx context.Context, id string, asked *int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, asked, pageToken, false)
 }
 
 // Review is Get for moderators and the operator: a hidden discussion is
 // returned, and its hidden replies are listed with the others.
-func (s *Service) Review(ctx context.Context, id string, pageSize int, pageToken string) (Discussion, Replies, error) {
-	return s.get(ctx, id, pageSize, pageToken, true)
+func (s *Service) Review(ctx context.Context, id string, asked *int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, asked, pageToken, true)
 }
 
-func (s *Service) get(ctx context.Context, id string, pageSize int, pageToken string, review bool) (Discussion, Replies, error) {
-	if pageSize == 0 {
-		pageSize = DefaultReplyPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return Discussion{}, Replies{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+func (s *Service) get(ctx context.Context, id string, asked *int, pageToken string, review bool) (Discussion, Replies, error) {
+	pageSize, err := input.PageSize(asked, DefaultReplyPageSize, MaxPageSize)
+	if err != nil {
+		return Discussion{}, Replies{}, err
 	}
 	binding := "replies|" + id
 	if review {
@@ -290,13 +287,12 @@ type InboxResult struct {
 	NextPageToken string
 }
 
-// Inbox lists an agent's inbox, oldest first.
-func (s *Service) Inbox(ctx context.Context, agentID string, unackedOnly bool, pageSize int, pageToken string) (InboxResult, error) {
-	if pageSize == 0 {
-		pageSize = DefaultPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return InboxResult{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+// Inbox lists an agent's inbox, oldest first (DefaultPageSize entries
+// when pageSize is nil).
+func (s *Service) Inbox(ctx context.Context, agentID string, unackedOnly bool, asked *int, pageToken string) (InboxResult, error) {
+	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return InboxResult{}, err
 	}
 	binding := fmt.Sprintf("inbox|%s|%t", agentID, unackedOnly)
 	q := InboxQuery{AgentID: agentID, UnackedOnly: unackedOnly, PageSize: pageSize}

@@ -6,9 +6,16 @@ package docs
 // them after `make run`. The conventions (see examples.md):
 //
 //   - The server is at http://127.0.0.1:8080; the test replaces that URL
-//     with its own server's. The working directory is a fresh one with
-//     ./bin/kfa (also on PATH as kfa), ./samples and ./data, the server's
-//     data directory, which `make run` would have made.
+//     with its own server's. The working directory stands for the top of
+//     the clone: a fresh one with ./bin/kfa (not on PATH: the examples
+//     call it ./bin/kfa, as a reader can after `make run`), ./samples and
+//     ./data, the server's data directory, which `make run` would have
+//     made. HOME and TMPDIR are fresh directories beside it.
+//   - An example writes only into HOME, TMPDIR and ./data: a file it
+//     leaves in the working directory would be left in the reader's clone
+//     (write it under $(mktemp -d)), and where the kernel allows it
+//     (sandbox_test.go) the rest of the file system is read-only, so an
+//     example that writes elsewhere (/tmp/kfa.jar) fails.
 //   - Blocks of one page share one shell: a variable set in one block
 //     (ALICE=..., TASK=...) is there in the next. Pages do not share.
 //   - Each block runs with `set -euo pipefail`, and curl fails on an HTTP
@@ -35,6 +42,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kfa-project/kfa/internal/testbin"
 )
 
 // block is one fenced shell example.
@@ -90,6 +99,8 @@ func parseBlocks(name, text string) ([]block, error) {
 			cur = &block{file: name, line: i + 1}
 			if mk != nil {
 				switch directive := mk[1]; {
+				case strings.HasPrefix(directive, "serve-env:"):
+					// A page marker (see serveEnv), not the block's.
 				case directive == "fails":
 					cur.fails = true
 				case strings.HasPrefix(directive, "skip:") && strings.TrimSpace(strings.TrimPrefix(directive, "skip:")) != "":
@@ -108,6 +119,51 @@ func parseBlocks(name, text string) ([]block, error) {
 		return nil, fmt.Errorf("%s: a fence is not closed", name)
 	}
 	return out, nil
+}
+
+// serveEnvMarker is a page's marker that its server runs with more
+// environment, because the page tells the reader to start it so
+// (`KFA_PUSH_ALLOW=localhost,127.0.0.1 make run`): <!-- docs-test:
+// serve-env: KFA_NAME=value ... --> on a line of its own.
+var serveEnvMarker = regexp.MustCompile(`^<!--\s*docs-test:\s*serve-env:\s*(.*?)\s*-->$`)
+
+// serveEnv returns the variables of a page's serve-env markers.
+func serveEnv(text string) ([]string, error) {
+	var env []string
+	for _, l := range strings.Split(text, "\n") {
+		m := serveEnvMarker.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		for _, kv := range strings.Fields(m[1]) {
+			if k, _, ok := strings.Cut(kv, "="); !ok || !strings.HasPrefix(k, "KFA_") {
+				return nil, fmt.Errorf("serve-env: %q is not KFA_NAME=value", kv)
+			}
+			env = append(env, kv)
+		}
+	}
+	return env, nil
+}
+
+// helperCommands are the programs of this repository that examples run
+// from ./bin besides kfa, built as the page says to (go build -o bin/...).
+var helperCommands = map[string]string{
+	"pushreceiver": "github.com/kfa-project/kfa/docs/pushreceiver/cmd/pushreceiver",
+}
+
+// helpers builds the helper commands the blocks run, by name.
+func helpers(t *testing.T, blocks []block) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, pkg := range helperCommands {
+		for _, bl := range blocks {
+			if strings.Contains(bl.text, "./bin/"+name) {
+				out[name] = testbin.Command(t, pkg)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // pages are the Markdown files whose examples run, by their display name.
@@ -138,9 +194,67 @@ func TestExamplesParse(t *testing.T) {
 			t.Error(err)
 		}
 		n += len(blocks)
+		for _, bl := range blocks {
+			for _, l := range plainKFA(bl.text) {
+				t.Errorf("%s:%d: the example runs plain kfa (%q); every example runs ./bin/kfa, which a reader has after make run",
+					bl.file, bl.line+1+l.n, l.text)
+			}
+		}
 	}
 	if n < 20 {
 		t.Fatalf("only %d shell examples found; is the parser broken?", n)
+	}
+}
+
+// commandKFA is kfa in a command's place: at the start of a line, after
+// a pipe, a list operator or a command substitution, or after xargs or
+// time.
+var commandKFA = regexp.MustCompile(`(?:^|[|;&(]|\$\(|\bxargs|\btime)\s*kfa(?:\s|$)`)
+
+// line is a line of a block, numbered from 0.
+type line struct {
+	n    int
+	text string
+}
+
+// plainKFA returns the lines of a shell example that run `kfa` from PATH
+// rather than ./bin/kfa; comments are prose.
+func plainKFA(text string) []line {
+	var out []line
+	for i, l := range strings.Split(text, "\n") {
+		code := l
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		if j := strings.Index(code, " #"); j >= 0 {
+			code = code[:j]
+		}
+		if commandKFA.MatchString(code) {
+			out = append(out, line{i, strings.TrimSpace(l)})
+		}
+	}
+	return out
+}
+
+func TestPlainKFA(t *testing.T) {
+	text := "./bin/kfa agent list\nkfa stats\nA=$(kfa agent create --json)\n# kfa answers 303\n" +
+		"echo x | kfa records import -\ndocker compose exec kfa kfa version\n./bin/kfa check  # kfa; ok\n  kfa version\n"
+	var got []int
+	for _, l := range plainKFA(text) {
+		got = append(got, l.n)
+	}
+	if fmt.Sprint(got) != "[1 2 4 7]" {
+		t.Fatalf("plain kfa on lines %v, want [1 2 4 7]", got)
+	}
+}
+
+func TestServeEnv(t *testing.T) {
+	env, err := serveEnv("prose\n<!-- docs-test: serve-env: KFA_PUSH_ALLOW=localhost,127.0.0.1 KFA_WEB=false -->\n\n```sh\nx\n```\n")
+	if err != nil || fmt.Sprint(env) != "[KFA_PUSH_ALLOW=localhost,127.0.0.1 KFA_WEB=false]" {
+		t.Fatalf("serveEnv: %q %v", env, err)
+	}
+	if _, err := serveEnv("<!-- docs-test: serve-env: PATH=/tmp -->\n"); err == nil {
+		t.Fatal("a variable other than KFA_* was taken")
 	}
 }
 
@@ -188,13 +302,8 @@ func TestExamples(t *testing.T) {
 		}
 		tools[tool] = p
 	}
+	kfa := testbin.KFA(t)
 	root := t.TempDir()
-	binDir := filepath.Join(root, "bin")
-	kfa := filepath.Join(binDir, "kfa")
-	build := exec.Command("go", "build", "-o", kfa, "../cmd/kfa")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	// curl fails on HTTP errors, so an example that gets one fails here.
 	shim := filepath.Join(root, "shim")
 	if err := os.MkdirAll(shim, 0o755); err != nil {
@@ -203,10 +312,8 @@ func TestExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shim, "curl"), []byte("#!/bin/sh\nexec "+tools["curl"]+" --fail-with-body \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	samples, err := filepath.Abs(filepath.Join("..", "samples"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	samples := filepath.Join("..", "samples")
+	box := sandbox(t)
 	for name, path := range pages(t) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -227,31 +334,25 @@ func TestExamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runPage(t, kfa, shim, samples, run)
+			env, err := serveEnv(string(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runPage(t, kfa, shim, samples, box, env, helpers(t, run), run)
 		})
 	}
 }
 
 // runPage starts a server in a fresh working directory and runs the
 // blocks there in one bash.
-func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
-	work, err := os.MkdirTemp("", "kfa-docs-")
+func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []string, bins map[string]string, blocks []block) {
+	d := newPageDirs(t, kfa, samples, bins)
+	work := d.clone
+	before, err := snapshot(work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	for _, d := range []string{"bin", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(kfa, filepath.Join(work, "bin", "kfa")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(samples, filepath.Join(work, "samples")); err != nil {
-		t.Fatal(err)
-	}
-	base := startServer(t, kfa, work)
+	base := startServer(t, kfa, d, env)
 
 	var script strings.Builder
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
@@ -261,7 +362,7 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 		if bl.fails {
 			// Its own bash, so that errexit holds inside it; set -a above
 			// exported the page's variables to it.
-			f := filepath.Join(work, "tmp", fmt.Sprintf("block-%d.sh", i))
+			f := filepath.Join(d.tmp, fmt.Sprintf("block-%d.sh", i))
 			if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -274,9 +375,9 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hung example, not a slow one
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-c", script.String())
+	cmd := box.command(ctx, d.root, script.String())
 	cmd.Dir = work
-	cmd.Env = pageEnv(work, shim)
+	cmd.Env = pageEnv(d, shim)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
@@ -287,7 +388,11 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 		if testing.Verbose() {
 			t.Logf("output:\n%s", log)
 		}
-		t.Logf("%d examples ran", len(blocks))
+		t.Logf("%d examples ran%s", len(blocks), box.note())
+		if left := leftovers(t, work, before); len(left) > 0 {
+			t.Fatalf("the examples left files in the working directory, which is the reader's clone: %s; "+
+				"write them under $(mktemp -d) (or remove them in the example that made them)", strings.Join(left, ", "))
+		}
 		return
 	}
 	// Name the block that failed and show what it printed.
@@ -308,29 +413,73 @@ func runPage(t *testing.T, kfa, shim, samples string, blocks []block) {
 	if strings.Contains(tail, "::docs-test unexpected success") {
 		what = "succeeded, but is marked <!-- docs-test: fails -->"
 	}
+	if box != nil {
+		what += " (note: outside HOME, TMPDIR and the working directory the file system is read-only here;" +
+			" an example writes its files under $(mktemp -d))"
+	}
 	t.Fatalf("%s:%d: the example %s (%v):\n%s\n--- its output\n%s", bl.file, bl.line, what, err, bl.text, tail)
 }
 
+// pageDirs are the directories of one page's run: the working directory
+// (clone), HOME and TMPDIR, all under root.
+type pageDirs struct {
+	root, clone, home, tmp string
+}
+
+// newPageDirs makes a page's directories: the clone has ./bin/kfa (a link
+// to the binary under test), the helpers in bins (name to binary) in
+// ./bin too, and a copy of ./samples, so that nothing an example does can
+// reach the real clone through them.
+func newPageDirs(t *testing.T, kfa, samples string, bins map[string]string) pageDirs {
+	t.Helper()
+	root, err := os.MkdirTemp("", "kfa-docs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	d := pageDirs{root: root, clone: filepath.Join(root, "clone"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp")}
+	for _, dir := range []string{d.home, d.tmp, filepath.Join(d.clone, "bin")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(kfa, filepath.Join(d.clone, "bin", "kfa")); err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range bins {
+		if err := os.Symlink(bin, filepath.Join(d.clone, "bin", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(filepath.Join(d.clone, "samples"), os.DirFS(samples)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // pageEnv is the environment of a page's shell: the user's PATH with
-// the curl shim and ./bin first, no KFA_* settings, HOME and TMPDIR
-// inside the working directory.
-func pageEnv(work, shim string) []string {
+// the curl shim first, no KFA_* settings, the page's HOME and TMPDIR.
+// The binary is ./bin/kfa, as after `make run`, and not on PATH: an
+// example that runs plain `kfa` fails as it would for the reader.
+func pageEnv(d pageDirs, shim string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "KFA_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CDPATH" || k == "BASH_ENV" {
+		if strings.HasPrefix(k, "KFA_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CDPATH" || k == "BASH_ENV" ||
+			k == "XDG_CONFIG_HOME" || k == "XDG_DATA_HOME" || k == "XDG_CACHE_HOME" || k == "XDG_STATE_HOME" {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env,
-		"PATH="+shim+string(os.PathListSeparator)+filepath.Join(work, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HOME="+work, "TMPDIR="+filepath.Join(work, "tmp"))
+		"PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+d.home, "TMPDIR="+d.tmp)
 }
 
 // startServer runs kfa serve as `make run` does, on a free port, with its
-// data in work/data, and returns its base URL once it listens.
-func startServer(t *testing.T, kfa, work string) string {
+// data in ./data of the page's clone, and returns its base URL once it
+// listens.
+func startServer(t *testing.T, kfa string, d pageDirs, env []string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -339,8 +488,8 @@ func startServer(t *testing.T, kfa, work string) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	cmd := exec.Command(kfa, "serve", "--addr", addr, "--data", "./data", "--seed-samples", "--search-rate", "0")
-	cmd.Dir = work
-	cmd.Env = pageEnv(work, "")
+	cmd.Dir = d.clone
+	cmd.Env = append(pageEnv(d, ""), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,11 @@ func TestReplyUnknownFieldNamed(t *testing.T) {
 			if err := json.Unmarshal(body, &e); err != nil {
 				t.Fatal(err)
 			}
-			if resp.StatusCode != 400 || reason(body) != "INVALID_PARAMS" || !strings.Contains(e.Error.Message, tc.field+": is not a field of a reply") {
+			if resp.StatusCode != 400 || reason(body) != "INVALID_PARAMS" || !strings.HasPrefix(e.Error.Message, tc.field+": is not a field of a reply") {
 				t.Fatalf("got %d %s: %s", resp.StatusCode, reason(body), body)
+			}
+			if strings.Contains(e.Error.Message, "Error:") || strings.Contains(e.Error.Message, "expected shape") {
+				t.Fatalf("the message shows an internal error's text: %s", e.Error.Message)
 			}
 			if h.digest() != before {
 				t.Fatal("the store changed")

@@ -129,13 +129,13 @@ func TestShutdownUnderLoad(t *testing.T) {
 	// Nothing half-applied: the counters behind totalSize agree with what
 	// the indexes hold, for every agent.
 	for _, owner := range ids {
-		all, err := core.Tasks.List(context.Background(), owner, tasks.ListParams{PageSize: 100})
+		all, err := core.Tasks.List(context.Background(), owner, tasks.ListParams{PageSize: new(100)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := len(all.Tasks)
 		for tok := all.NextPageToken; tok != ""; {
-			p, err := core.Tasks.List(context.Background(), owner, tasks.ListParams{PageSize: 100, PageToken: tok})
+			p, err := core.Tasks.List(context.Background(), owner, tasks.ListParams{PageSize: new(100), PageToken: tok})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 )
 
@@ -16,7 +16,7 @@ func TestWebSharedNames(t *testing.T) {
 	if _, err := f.h.admin.CreateAgent(bg(), "ALICE", []string{"read", "post"}); err == nil {
 		t.Fatal("a duplicate name was accepted")
 	}
-	twin, err := f.h.admin.CreateAgentWith(bg(), admin.CreateAgentRequest{Name: "alice", Scopes: []string{"read", "post"},
+	twin, err := f.h.admin.CreateAgentWith(bg(), api.CreateAgentRequest{Name: "alice", Scopes: []string{"read", "post"},
 		AllowDuplicateName: true})
 	if err != nil {
 		t.Fatal(err)

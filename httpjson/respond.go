@@ -26,20 +26,28 @@ func putBuffer(b *[]byte) {
 }
 
 // fail writes err as an A2A error response.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpkit.WriteError(w, r, h.deps.Log, err)
+func (h *Binding) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpkit.WriteError(w, r, h.deps.Log, err, service.ToError(err))
 }
 
 // readJSON reads a bounded JSON body into v: the Content-Type must be JSON,
 // the body well-formed, valid UTF-8, without duplicate keys, and an object.
-func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+func (h *Binding) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	return httpkit.ReadJSON(w, r, h.deps.MaxBodyBytes, v)
 }
 
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (h *Binding) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return httpkit.ReadBody(w, r, h.deps.MaxBodyBytes)
 }
 
-func (h *Handler) caller(r *http.Request, required bool) (service.Caller, error) {
-	return httpkit.Auth{Agents: h.deps.Agents, Failures: h.deps.AuthFailures, Requests: h.deps.RequestRate}.Caller(r, required)
+// caller resolves the request's credential through the service, and
+// tells the access log which agent called.
+func (h *Binding) caller(r *http.Request, required bool) (service.Caller, error) {
+	tok, sent, err := httpkit.Credential(r)
+	c, err := h.deps.Service.Authenticate(r.Context(),
+		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, required)
+	if c.Agent != nil {
+		httpkit.NoteAgent(r.Context(), c.Agent.ID)
+	}
+	return c, err
 }

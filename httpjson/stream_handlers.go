@@ -8,9 +8,9 @@ import (
 	"github.com/kfa-project/kfa/service"
 )
 
-// streamMessage is A2A SendStreamingMessage over SSE. Errors before the
+// StreamMessage is A2A SendStreamingMessage over SSE. Errors before the
 // stream starts are ordinary HTTP errors.
-func (h *Handler) streamMessage(w http.ResponseWriter, r *http.Request) {
+func (h *Binding) StreamMessage(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, false)
 	if err != nil {
 		h.fail(w, r, err)
@@ -29,15 +29,15 @@ func (h *Handler) streamMessage(w http.ResponseWriter, r *http.Request) {
 	h.pump(w, r, st)
 }
 
-// subscribe is A2A SubscribeToTask over SSE, for GET (the proto's verb) and
+// Subscribe is A2A SubscribeToTask over SSE, for GET (the proto's verb) and
 // POST (the prose's and the TCK's).
-func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
+func (h *Binding) Subscribe(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	st, err := h.deps.Service.SubscribeToTask(r.Context(), c, pathID(r), r.Header.Get("Last-Event-ID"))
+	st, err := h.deps.Service.SubscribeToTask(r.Context(), c, httpkit.PathVar(r, "id"), r.Header.Get("Last-Event-ID"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -45,7 +45,25 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
 	h.pump(w, r, st)
 }
 
-func (h *Handler) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
+func (h *Binding) pump(w http.ResponseWriter, r *http.Request, st *service.Stream) {
+	defer st.Close()
 	sse := httpkit.StartSSE(w)
-	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev service.Event) error { return sse.Event(ev.ID, ev.Resp) })
+	httpkit.Pump(r.Context(), sse, st.Events(), h.deps.StreamHeartbeat, func(ev service.Event) error { return sse.Event(ev.ID, ev.Resp) })
+}
+
+// ExtendedCard answers GetExtendedAgentCard: the card plus what the
+// caller may still do, anonymous callers included; a bad credential is
+// refused.
+func (h *Binding) ExtendedCard(w http.ResponseWriter, r *http.Request) {
+	c, err := h.caller(r, false)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	card, err := h.deps.Service.ExtendedCard(r.Context(), c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpkit.WriteJSON(w, http.StatusOK, card)
 }

@@ -2,19 +2,15 @@ package httpjson
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-
-	"github.com/gorilla/mux"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
 )
 
-// sendMessage is A2A SendMessage: anonymous for search, bearer for ask.
-func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request) {
+// SendMessage is A2A SendMessage: anonymous for search, bearer for ask.
+func (h *Binding) SendMessage(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, false)
 	if err != nil {
 		h.fail(w, r, err)
@@ -33,22 +29,22 @@ func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, resp)
 }
 
-// getTask is A2A GetTask: the owner's bearer is required.
-func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
+// GetTask is A2A GetTask: the owner's bearer is required.
+func (h *Binding) GetTask(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	q := r.URL.Query()
-	hl, err := queryInt(q, "historyLength", "history_length")
+	hl, err := httpkit.QueryInt(q, "historyLength", "history_length")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	b, err := h.deps.Service.GetTaskJSON(r.Context(), c, pathID(r), hl, *buf)
+	b, err := h.deps.Service.GetTaskJSON(r.Context(), c, httpkit.PathVar(r, "id"), hl, *buf)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -56,8 +52,8 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 	*buf = httpkit.WriteRaw(w, http.StatusOK, b)
 }
 
-// listTasks is A2A ListTasks over the caller's tasks.
-func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
+// ListTasks is A2A ListTasks over the caller's tasks.
+func (h *Binding) ListTasks(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
@@ -74,20 +70,20 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 		{&req.PageToken, []string{"pageToken", "page_token"}},
 		{&req.StatusTimestampAfter, []string{"statusTimestampAfter", "status_timestamp_after"}},
 	} {
-		if *f.dst, err = queryStr(q, f.names...); err != nil {
+		if *f.dst, err = httpkit.QueryStr(q, f.names...); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 	}
-	if req.PageSize, err = queryInt(q, "pageSize", "page_size"); err != nil {
+	if req.PageSize, err = httpkit.QueryInt(q, "pageSize", "page_size"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if req.HistoryLength, err = queryInt(q, "historyLength", "history_length"); err != nil {
+	if req.HistoryLength, err = httpkit.QueryInt(q, "historyLength", "history_length"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if req.IncludeArtifacts, err = queryBool(q, "includeArtifacts", "include_artifacts"); err != nil {
+	if req.IncludeArtifacts, err = httpkit.QueryBool(q, "includeArtifacts", "include_artifacts"); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -101,14 +97,14 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 	*buf = httpkit.WriteRaw(w, http.StatusOK, b)
 }
 
-// cancelTask is A2A CancelTask. The body is optional.
-func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
+// CancelTask is A2A CancelTask. The body is optional.
+func (h *Binding) CancelTask(w http.ResponseWriter, r *http.Request) {
 	c, err := h.caller(r, true)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	id := pathID(r)
+	id := httpkit.PathVar(r, "id")
 	body, err := h.readBody(w, r)
 	if err != nil {
 		h.fail(w, r, err)
@@ -137,57 +133,4 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpkit.WriteJSON(w, http.StatusOK, t)
-}
-
-func pathID(r *http.Request) string {
-	id := mux.Vars(r)["id"]
-	if u, err := url.PathUnescape(id); err == nil {
-		return u
-	}
-	return id
-}
-
-// queryStr reads a single-valued query parameter under any of its names.
-func queryStr(q url.Values, names ...string) (string, error) {
-	var (
-		val   string
-		found bool
-	)
-	for _, n := range names {
-		vs, ok := q[n]
-		if !ok {
-			continue
-		}
-		if found || len(vs) > 1 {
-			return "", a2a.BadParam(names[0], "given more than once")
-		}
-		val, found = vs[0], true
-	}
-	return val, nil
-}
-
-func queryInt(q url.Values, names ...string) (*int, error) {
-	s, err := queryStr(q, names...)
-	if err != nil || s == "" {
-		return nil, err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return nil, a2a.BadParam(names[0], "must be an integer, not %q", httpkit.Truncate(s, 32))
-	}
-	return &n, nil
-}
-
-func queryBool(q url.Values, names ...string) (bool, error) {
-	s, err := queryStr(q, names...)
-	if err != nil || s == "" {
-		return false, err
-	}
-	switch strings.ToLower(s) {
-	case "true", "1":
-		return true, nil
-	case "false", "0":
-		return false, nil
-	}
-	return false, a2a.BadParam(names[0], "must be true or false, not %q", httpkit.Truncate(s, 32))
 }

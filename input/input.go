@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kfa-project/kfa/internal/english"
 )
 
 // ErrInvalid is wrapped by every Error: errors.Is(err, ErrInvalid) is true
@@ -45,10 +47,10 @@ func Text(field, s string, min, max int, multiline bool) error {
 	}
 	n := utf8.RuneCountInString(s)
 	if n < min {
-		return &Error{field, fmt.Sprintf("%d characters, at least %d", n, min)}
+		return &Error{field, fmt.Sprintf("%s, at least %d", english.Count(n, "character", "characters"), min)}
 	}
 	if n > max {
-		return &Error{field, fmt.Sprintf("%d characters, at most %d", n, max)}
+		return &Error{field, fmt.Sprintf("%s, at most %d", english.Count(n, "character", "characters"), max)}
 	}
 	for _, r := range s {
 		if multiline && (r == '\n' || r == '\r' || r == '\t') {
@@ -79,4 +81,18 @@ func ID(field, v string, max int) error {
 		}
 	}
 	return nil
+}
+
+// PageSize is the size of the page a client asked for: def when it named
+// none (asked is nil), otherwise asked, which must be between 1 and max.
+// Every listing checks its page size here, so pageSize means the same on
+// every surface (0 is refused, not read as "the default").
+func PageSize(asked *int, def, max int) (int, error) {
+	if asked == nil {
+		return def, nil
+	}
+	if *asked < 1 || *asked > max {
+		return 0, &Error{"pageSize", fmt.Sprintf("must be between 1 and %d", max)}
+	}
+	return *asked, nil
 }

@@ -42,6 +42,24 @@ func TestText(t *testing.T) {
 	}
 }
 
+// TestTextCounts: the message counts characters in English ("1
+// character", not "1 characters").
+func TestTextCounts(t *testing.T) {
+	for _, tc := range []struct {
+		s        string
+		min, max int
+		want     string
+	}{
+		{"a", 3, 10, "question: 1 character, at least 3"},
+		{"ab", 3, 10, "question: 2 characters, at least 3"},
+		{"abcd", 1, 3, "question: 4 characters, at most 3"},
+	} {
+		if err := Text("question", tc.s, tc.min, tc.max, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Text(%q): %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}
+
 func TestID(t *testing.T) {
 	for _, tc := range []struct {
 		v  string
@@ -54,5 +72,32 @@ func TestID(t *testing.T) {
 		if err := ID("messageId", tc.v, 128); (err == nil) != tc.ok {
 			t.Errorf("ID(%q) = %v, ok want %v", tc.v, err, tc.ok)
 		}
+	}
+}
+
+func TestPageSize(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		asked *int
+		want  int
+		ok    bool
+	}{
+		{"absent: the default", nil, 20, true},
+		{"one", new(1), 1, true},
+		{"the maximum", new(100), 100, true},
+		{"zero is not the default", new(0), 0, false},
+		{"negative", new(-1), 0, false},
+		{"over the maximum", new(101), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PageSize(tc.asked, 20, 100)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("PageSize = %d, %v; want %d, ok %v", got, err, tc.want, tc.ok)
+			}
+			var e *Error
+			if err != nil && (!errors.As(err, &e) || e.Field != "pageSize" || !strings.Contains(e.Msg, "between 1 and 100")) {
+				t.Fatalf("the error does not say the range: %#v", err)
+			}
+		})
 	}
 }

@@ -15,8 +15,8 @@ import (
 
 // Deps are what the binding needs.
 type Deps struct {
+	// Service runs every method, and authenticates the callers.
 	Service         *service.Service
-	Auth            httpkit.Auth
 	Log             *slog.Logger
 	MaxBodyBytes    int64
 	StreamHeartbeat time.Duration
@@ -197,8 +197,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, m method, 
 		_ = sse.Data(errorResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(e, m.v03)})
 		return
 	}
+	defer st.Close()
 	sse := httpkit.StartSSE(w)
-	httpkit.Pump(r.Context(), sse, st, h.deps.StreamHeartbeat, func(ev service.Event) error {
+	httpkit.Pump(r.Context(), sse, st.Events(), h.deps.StreamHeartbeat, func(ev service.Event) error {
 		var result any = ev.Resp
 		if m.v03 {
 			result = ev.Resp.ToV03()

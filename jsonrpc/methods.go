@@ -297,5 +297,11 @@ func (h *Handler) caller(r *http.Request, m method) (service.Caller, error) {
 	if m.auth == ignored {
 		return service.Caller{Addr: httpkit.ClientAddr(r)}, nil
 	}
-	return h.deps.Auth.Caller(r, m.auth == required)
+	tok, sent, err := httpkit.Credential(r)
+	c, err := h.deps.Service.Authenticate(r.Context(),
+		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, m.auth == required)
+	if c.Agent != nil {
+		httpkit.NoteAgent(r.Context(), c.Agent.ID)
+	}
+	return c, err
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/kfa-project/kfa/internal/english"
 )
 
 // Import defaults.
@@ -289,6 +291,6 @@ func isBlank(b []byte) bool {
 // importFailed wraps err with how far the import got.
 func importFailed(sum ImportSummary, err error) error {
 	committed := sum.Added + sum.Updated + sum.Unchanged
-	return fmt.Errorf("import stopped after %d lines (%d records committed and kept; importing the file again skips them as unchanged): %w",
-		sum.Lines, committed, err)
+	return fmt.Errorf("import stopped after %s (%s committed and kept; importing the file again skips them as unchanged): %w",
+		english.Count(sum.Lines, "line", "lines"), english.Count(committed, "record", "records"), err)
 }

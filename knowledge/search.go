@@ -106,6 +106,10 @@ type Result struct {
 	// searched as a close spelling instead (only when the query as typed
 	// found nothing).
 	Corrections []Correction
+	// CorrectedQuery is, when Corrections is set, the query that was
+	// answered: the text with each corrected word replaced ("renew
+	// certbot" for "renew cerbot"); "" otherwise.
+	CorrectedQuery string
 }
 
 // Counts returns how many hits are records, answered discussions and open

@@ -42,14 +42,12 @@ func (s *Service) Get(ctx context.Context, id string) (Record, error) {
 	return r, nil
 }
 
-// List returns records in id order after the id after; pageSize 0 means
-// DefaultPageSize.
-func (s *Service) List(ctx context.Context, after string, pageSize int) (RecordPage, error) {
-	if pageSize == 0 {
-		pageSize = DefaultPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return RecordPage{}, input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+// List returns records in id order after the id after, pageSize of them
+// (DefaultPageSize when nil).
+func (s *Service) List(ctx context.Context, after string, asked *int) (RecordPage, error) {
+	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return RecordPage{}, err
 	}
 	if after != "" {
 		if err := ValidateID(after); err != nil {

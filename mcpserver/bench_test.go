@@ -13,11 +13,28 @@ import (
 	"github.com/kfa-project/kfa/service"
 )
 
-// fixedSearch answers every query with the same five hits: the benchmark
-// measures what the MCP surface adds to a search, not the index.
-type fixedSearch struct{}
+// fixedService answers every query with the same five hits: the
+// benchmark measures what the MCP surface adds to a search, not the
+// index. It holds nothing else.
+type fixedService struct{}
 
-func (fixedSearch) Search(context.Context, service.Caller, knowledge.Query) (knowledge.Result, error) {
+func (fixedService) Record(context.Context, string) (knowledge.Record, error) {
+	return knowledge.Record{}, knowledge.ErrNotFound
+}
+
+func (fixedService) RecordChanges(context.Context, knowledge.Position, int) (knowledge.ChangesPage, error) {
+	return knowledge.ChangesPage{}, nil
+}
+
+func (fixedService) GetDiscussion(context.Context, string, service.RepliesQuery) (discussions.Discussion, discussions.Replies, error) {
+	return discussions.Discussion{}, discussions.Replies{}, discussions.ErrNotFound
+}
+
+func (fixedService) Authenticate(_ context.Context, cred service.Credential, _ bool) (service.Caller, error) {
+	return service.Caller{Addr: cred.Addr}, nil
+}
+
+func (fixedService) Search(context.Context, service.Caller, knowledge.Query) (knowledge.Result, error) {
 	hits := make([]knowledge.Hit, 5)
 	for i := range hits {
 		hits[i] = knowledge.Hit{ID: "record-" + string(rune('a'+i)), Title: "A title of some length for a record",
@@ -30,8 +47,7 @@ func (fixedSearch) Search(context.Context, service.Caller, knowledge.Query) (kno
 // BenchmarkHandlerSearch is one stateless MCP search through Handler,
 // with the search itself taking no time.
 func BenchmarkHandlerSearch(b *testing.B) {
-	srv, err := NewServer(Deps{Search: fixedSearch{}, Records: knowledge.NewService(nil, nil),
-		Discussions: discussions.NewService(nil, discussions.Limits{}, nil, nil), PublicURL: "http://kfa.test"})
+	srv, err := NewServer(Deps{Service: fixedService{}, PublicURL: "http://kfa.test"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func (t *tools) changes(ctx context.Context, in ChangesInput) (ChangesOutput, er
 			"cursor %q is not a get_changes cursor: pass a nextCursor or a change's cursor from an earlier answer, "+
 				"or an empty cursor to start at the beginning", in.Cursor)
 	}
-	p, err := t.d.Records.Changes(ctx, after, in.Limit)
+	p, err := t.d.Service.RecordChanges(ctx, after, in.Limit)
 	switch {
 	case errors.Is(err, knowledge.ErrCursorTooOld):
 		return ChangesOutput{}, toolErrorf(OutcomeInvalid,

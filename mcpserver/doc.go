@@ -17,6 +17,6 @@
 // the HTTP handler and kfa mcp's stdio. Tool arguments are checked by
 // kfa (args.go), in words a model can act on.
 //
-// The package is a surface: it calls the service and domain layers, never
-// the store and never another binding.
+// The package is a surface: every tool calls the service (Deps.Service),
+// never a domain service, the store or another surface.
 package mcpserver

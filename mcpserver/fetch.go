@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/service"
 )
 
 // maxFetchText bounds the text of a fetched discussion, in bytes: replies
@@ -24,7 +25,7 @@ func (t *tools) fetch(ctx context.Context, in FetchInput) (FetchOutput, error) {
 	if _, err := ulid.ParseStrict(id); err == nil {
 		// One page of the oldest replies: the text is bounded anyway, and
 		// the discussion's page has them all.
-		d, replies, err := t.d.Discussions.Get(ctx, id, discussions.MaxPageSize, "")
+		d, replies, err := t.d.Service.GetDiscussion(ctx, id, service.RepliesQuery{PageSize: new(discussions.MaxPageSize)})
 		if err == nil {
 			return t.discussionDoc(d, replies.Replies), nil
 		}
@@ -32,7 +33,7 @@ func (t *tools) fetch(ctx context.Context, in FetchInput) (FetchOutput, error) {
 			return FetchOutput{}, t.fail(ctx, err)
 		}
 	}
-	r, err := t.d.Records.Get(ctx, id)
+	r, err := t.d.Service.Record(ctx, id)
 	if errors.Is(err, knowledge.ErrNotFound) || errors.Is(err, input.ErrInvalid) {
 		return FetchOutput{}, toolErrorf(OutcomeNotFound,
 			"no record or discussion has the id %q; pass the id of a search result", id)

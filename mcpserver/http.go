@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,13 +14,21 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/service"
 )
+
+// Authenticator resolves a request's credential to its caller, the way
+// every surface does; *service.Service is one.
+type Authenticator interface {
+	Authenticate(ctx context.Context, cred service.Credential, required bool) (service.Caller, error)
+}
 
 // HTTPOptions configure Handler.
 type HTTPOptions struct {
 	// Auth resolves an optional bearer token: a bad one is refused with 401
-	// and WWW-Authenticate, and costs the address one failed attempt.
-	Auth httpkit.Auth
+	// and WWW-Authenticate, and costs the address one failed attempt. Nil
+	// serves every request anonymously, whatever credential it sends.
+	Auth Authenticator
 	// AllowedOrigins are the Origin values a request may carry (scheme,
 	// host and port, as a browser sends them). A request with any other
 	// Origin is refused with 403, so that a web page cannot drive the
@@ -115,7 +124,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = requestID(body)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	}
-	caller, err := h.o.Auth.Caller(r, false)
+	caller, err := h.caller(r)
 	if err != nil {
 		h.writeError(w, r, id, err)
 		return
@@ -190,4 +199,19 @@ func requestID(body []byte) json.RawMessage {
 		return id
 	}
 	return nil
+}
+
+// caller resolves the request's optional credential through Auth, and
+// tells the access log which agent called.
+func (h *Handler) caller(r *http.Request) (service.Caller, error) {
+	if h.o.Auth == nil {
+		return service.Caller{Addr: httpkit.ClientAddr(r)}, nil
+	}
+	tok, sent, err := httpkit.Credential(r)
+	c, err := h.o.Auth.Authenticate(r.Context(),
+		service.Credential{Token: tok, Sent: sent, Err: err, Addr: httpkit.ClientAddr(r)}, false)
+	if c.Agent != nil {
+		httpkit.NoteAgent(r.Context(), c.Agent.ID)
+	}
+	return c, err
 }

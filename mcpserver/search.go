@@ -14,13 +14,13 @@ import (
 // against the caller's address.
 func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error) {
 	c := service.Caller{Addr: callerOf(ctx).Addr}
-	res, err := t.d.Search.Search(ctx, c, knowledge.Query{
+	res, err := t.d.Service.Search(ctx, c, knowledge.Query{
 		Text: in.Query, Limit: in.Limit, Kind: in.Kind, Product: in.Product, Environment: in.Environment,
 	})
 	if err != nil {
 		return SearchOutput{}, t.fail(ctx, err)
 	}
-	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits))}
+	out := SearchOutput{Results: make([]SearchResult, 0, len(res.Hits)), CorrectedQuery: res.CorrectedQuery}
 	for _, h := range res.Hits {
 		out.Results = append(out.Results, resultOf(h))
 	}

@@ -10,27 +10,29 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
 )
 
-// Searcher runs a knowledge search with the checks and limits of the
-// knowledge-search skill. *service.Service is one.
-type Searcher interface {
+// Service is what the tools ask of kfa, through the service layer as
+// every surface does; *service.Service is one.
+type Service interface {
+	// Search runs a knowledge search exactly as the A2A knowledge-search
+	// skill does (checks, limits, index): one implementation behind both
+	// surfaces.
 	Search(ctx context.Context, c service.Caller, q knowledge.Query) (knowledge.Result, error)
+	Record(ctx context.Context, id string) (knowledge.Record, error)
+	RecordChanges(ctx context.Context, after knowledge.Position, limit int) (knowledge.ChangesPage, error)
+	GetDiscussion(ctx context.Context, id string, q service.RepliesQuery) (discussions.Discussion, discussions.Replies, error)
+	// Authenticate resolves Token for whoami.
+	Authenticate(ctx context.Context, cred service.Credential, required bool) (service.Caller, error)
 }
 
 // Deps are what the tools read.
 type Deps struct {
-	// Search runs searches exactly as the A2A knowledge-search skill does:
-	// one implementation behind both surfaces.
-	Search      Searcher
-	Records     *knowledge.Service
-	Discussions *discussions.Service
-	// Agents authenticates Token; it may be nil when Token is empty.
-	Agents *agents.Service
+	// Service answers every tool.
+	Service Service
 	// Token, when set, is the bearer token whoami reports on for a caller
 	// that brings none: kfa mcp over stdio, whose client sends no headers.
 	Token string
@@ -54,11 +56,8 @@ const ServerName = "kfa"
 
 // NewServer returns the MCP server with the four tools over d.
 func NewServer(d Deps) (*mcp.Server, error) {
-	if d.Search == nil || d.Records == nil || d.Discussions == nil {
-		return nil, errors.New("mcpserver: Deps.Search, Records and Discussions are required")
-	}
-	if d.Token != "" && d.Agents == nil {
-		return nil, errors.New("mcpserver: Deps.Agents is required with a Token")
+	if d.Service == nil {
+		return nil, errors.New("mcpserver: Deps.Service is required")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)

@@ -30,6 +30,9 @@ type SearchInput struct {
 // nothing in the knowledge base matches.
 type SearchOutput struct {
 	Results []SearchResult `json:"results" jsonschema:"The hits, best first; empty when nothing matches."`
+	// CorrectedQuery is set when misspelt words were read as close
+	// spellings: the query the results answer.
+	CorrectedQuery string `json:"correctedQuery,omitempty" jsonschema:"Set when nothing matched a misspelt word as typed: the query the results answer, with that word read as the closest indexed spelling."`
 }
 
 // SearchResult is one hit: a knowledge record, or a public discussion.

@@ -2,9 +2,10 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/service"
 )
 
 // TokenRefused is what whoami says when the token of Deps.Token does
@@ -22,14 +23,14 @@ func (t *tools) whoami(ctx context.Context, _ WhoamiInput) (WhoamiOutput, error)
 	if t.d.Token == "" {
 		return WhoamiOutput{Authenticated: false}, nil
 	}
-	a, err := t.d.Agents.Authenticate(ctx, t.d.Token)
-	if errors.Is(err, agents.ErrInvalidToken) {
+	c, err := t.d.Service.Authenticate(ctx, service.Credential{Token: t.d.Token, Sent: true}, true)
+	if e, ok := a2a.AsError(err); ok && e.Kind == a2a.Unauthenticated {
 		return WhoamiOutput{}, toolErrorf(OutcomeUnauthenticated, "%s", TokenRefused)
 	}
 	if err != nil {
 		return WhoamiOutput{}, t.fail(ctx, err)
 	}
-	return whoamiOf(a), nil
+	return whoamiOf(*c.Agent), nil
 }
 
 func whoamiOf(a agents.Agent) WhoamiOutput {

@@ -6,6 +6,8 @@
 //
 // Everything hangs off one Metrics value with its own registry; nothing is
 // registered globally. The domain packages know nothing of it: events are
-// counted by wrapping the tasks and discussions stores (WrapTasks,
-// WrapDiscussions), and HTTP by wrapping the public handler (Instrument).
+// counted by following the change log (Follower), and HTTP by wrapping
+// the public handler (Instrument). It imports no store: a scrape reads
+// Counts and BoltStats, its own types, which the process fills from
+// whichever store runs.
 package metrics

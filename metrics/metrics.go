@@ -127,20 +127,6 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// Mount serves the metrics at Path, in front of next, for a server that
-// has no separate metrics listener.
-func (m *Metrics) Mount(next http.Handler) http.Handler {
-	metrics := m.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == Path && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			w.Header().Set("Cache-Control", "no-store")
-			metrics.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // SetIndexLag registers kfa_search_index_lag, read from lag at each
 // scrape: about how many change log events the search index has not
 // applied. Call it once, when a search index exists.

@@ -106,27 +106,6 @@ func TestIndexLagHook(t *testing.T) {
 	}
 }
 
-func TestMountServesOnlyMetrics(t *testing.T) {
-	m := New("test")
-	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := m.Mount(next)
-	for _, tc := range []struct {
-		method, path string
-		code         int
-	}{{"GET", "/metrics", 200}, {"HEAD", "/metrics", 200}, {"POST", "/metrics", 418}, {"GET", "/metrics/x", 418}, {"GET", "/", 418}} {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
-		if rec.Code != tc.code {
-			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, rec.Code, tc.code)
-		}
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if !strings.Contains(rec.Body.String(), `kfa_build_info{version="test"} 1`) {
-		t.Fatalf("body:\n%s", rec.Body.String())
-	}
-}
-
 // TestDomainStaysFreeOfMetrics: the domain packages count nothing
 // themselves; prometheus and net/http stay out of their imports.
 func TestDomainStaysFreeOfMetrics(t *testing.T) {

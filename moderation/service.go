@@ -173,14 +173,15 @@ const (
 	MaxQueueSize     = 500
 )
 
-// Queue returns the items waiting for review (limit 0:
+// Queue returns the items waiting for review (limit nil:
 // DefaultQueueSize), most flagged first, and how many wait in all.
-func (s *Service) Queue(ctx context.Context, limit int) ([]QueueEntry, int, error) {
-	if limit == 0 {
-		limit = DefaultQueueSize
-	}
-	if limit < 1 || limit > MaxQueueSize {
-		return nil, 0, input.Errorf("limit", "must be between 1 and %d", MaxQueueSize)
+func (s *Service) Queue(ctx context.Context, asked *int) ([]QueueEntry, int, error) {
+	limit := DefaultQueueSize
+	if asked != nil {
+		if *asked < 1 || *asked > MaxQueueSize {
+			return nil, 0, input.Errorf("limit", "must be between 1 and %d", MaxQueueSize)
+		}
+		limit = *asked
 	}
 	q, n, err := s.store.Queue(ctx, limit)
 	if err != nil {
@@ -195,15 +196,13 @@ const (
 	MaxLogPageSize     = 500
 )
 
-// Log returns one page of the audit log, newest first (pageSize 0:
+// Log returns one page of the audit log, newest first (pageSize nil:
 // DefaultLogPageSize). The page token is the id of the last entry of
 // the previous page: the log is the operator's and moderators' to read.
-func (s *Service) Log(ctx context.Context, pageSize int, pageToken string) (LogPage, error) {
-	if pageSize == 0 {
-		pageSize = DefaultLogPageSize
-	}
-	if pageSize < 1 || pageSize > MaxLogPageSize {
-		return LogPage{}, input.Errorf("pageSize", "must be between 1 and %d", MaxLogPageSize)
+func (s *Service) Log(ctx context.Context, asked *int, pageToken string) (LogPage, error) {
+	pageSize, err := input.PageSize(asked, DefaultLogPageSize, MaxLogPageSize)
+	if err != nil {
+		return LogPage{}, err
 	}
 	if pageToken != "" {
 		if _, err := ulid.ParseStrict(pageToken); err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kfa-project/kfa/internal/english"
 )
 
 // State is where a delivery is in its life.
@@ -205,7 +207,7 @@ func (p RetryPolicy) Decide(r Response, n int, created, at time.Time, took time.
 	next := at.Add(wait)
 	if deadline := created.Add(p.For); next.After(deadline) {
 		a.Outcome = OutcomeFailed
-		a.Error += fmt.Sprintf("; gave up after %d attempts over %s (--push-retry-for)", n, p.For)
+		a.Error += fmt.Sprintf("; gave up after %s over %s (--push-retry-for)", english.Count(n, "attempt", "attempts"), p.For)
 		return a
 	}
 	a.Outcome, a.NextAt = OutcomeRetry, next

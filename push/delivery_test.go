@@ -62,7 +62,7 @@ func TestDecide(t *testing.T) {
 		{"302", Response{Status: 302}, 1, created, OutcomeFailed, 0, "redirects are not followed"},
 		{"refused destination", Response{Err: errors.New("loopback"), Refused: true}, 1, created, OutcomeFailed, 0, "loopback"},
 		{"retry period used up", Response{Status: 503}, 40, created.Add(23*time.Hour + 59*time.Minute), OutcomeFailed, 0, "gave up after 40 attempts"},
-		{"Retry-After beyond the period", Response{Status: 429, RetryAfter: 48 * time.Hour}, 1, created, OutcomeFailed, 0, "gave up"},
+		{"Retry-After beyond the period", Response{Status: 429, RetryAfter: 48 * time.Hour}, 1, created, OutcomeFailed, 0, "gave up after 1 attempt over"},
 	} {
 		a := p.Decide(tc.r, tc.n, created, tc.at, time.Millisecond, none)
 		if a.Outcome != tc.outcome || !strings.Contains(a.Error, tc.errPart) || a.At != tc.at || a.Status != tc.r.Status {

@@ -68,13 +68,12 @@ func (s *Service) Get(ctx context.Context, ownerID, taskID, id string) (Config, 
 }
 
 // List returns one page of ownerID's task's configs, in id order, and
-// the token of the next page ("" on the last). pageSize 0 is the default.
-func (s *Service) List(ctx context.Context, ownerID, taskID string, pageSize int, pageToken string) ([]Config, string, error) {
-	if pageSize == 0 {
-		pageSize = DefaultPageSize
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return nil, "", input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+// the token of the next page ("" on the last); DefaultPageSize configs
+// when pageSize is nil.
+func (s *Service) List(ctx context.Context, ownerID, taskID string, asked *int, pageToken string) ([]Config, string, error) {
+	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return nil, "", err
 	}
 	binding := "pushconfigs|" + ownerID + "|" + taskID
 	var after string

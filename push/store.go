@@ -3,6 +3,8 @@ package push
 import (
 	"context"
 	"time"
+
+	"github.com/kfa-project/kfa/input"
 )
 
 // ConfigStore persists push configs. Each method is one transaction.
@@ -27,6 +29,30 @@ type DeliveryQuery struct {
 	TaskID   string // "" for any
 	PageSize int
 	After    string // a delivery id: the page starts after it
+}
+
+// Page sizes of the outbox listing.
+const (
+	DefaultDeliveryPageSize = 50
+	MaxDeliveryPageSize     = 100
+)
+
+// NewDeliveryQuery checks an outbox listing as a client wrote it: the
+// state filter (pending, delivered, failed, or "" for any) and the page
+// size (DefaultDeliveryPageSize when nil).
+func NewDeliveryQuery(state, taskID string, pageSize *int, after string) (DeliveryQuery, error) {
+	size, err := input.PageSize(pageSize, DefaultDeliveryPageSize, MaxDeliveryPageSize)
+	if err != nil {
+		return DeliveryQuery{}, err
+	}
+	q := DeliveryQuery{TaskID: taskID, PageSize: size, After: after}
+	switch st := State(state); st {
+	case "", Pending, Delivered, Failed:
+		q.State = st
+	default:
+		return DeliveryQuery{}, input.Errorf("state", "must be pending, delivered or failed, not %q", clipped(state, 32))
+	}
+	return q, nil
 }
 
 // DeliveryPage is one page of deliveries.
@@ -129,4 +155,12 @@ type DestinationLocks interface {
 	Unlock(ctx context.Context, destination string) error
 	// Close releases every lock and ends the session.
 	Close() error
+}
+
+// clipped shortens s to n bytes for an error message.
+func clipped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

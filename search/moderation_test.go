@@ -32,7 +32,7 @@ func TestAcceptedAndHidden(t *testing.T) {
 		ids = append(ids, id)
 	}
 	plain, accepted := ids[0], ids[1]
-	_, page, err := c.discs.Get(ctx, accepted, 0, "")
+	_, page, err := c.discs.Get(ctx, accepted, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

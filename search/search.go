@@ -28,7 +28,9 @@ const candidates = 4 * knowledge.MaxLimit
 // relevance.go), answers no hits: the honest miss. When nothing holds the
 // query as typed, its terms that no document holds are also searched as
 // the closest indexed spelling (one edit away), and the corrected query's
-// hits are the answer when they hold more of it.
+// hits are the answer when they hold more of it (see corrections for a
+// query none of whose terms is known); Result.CorrectedQuery then says
+// which query was answered.
 func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result, error) {
 	limit := q.Limit
 	if limit < 1 {
@@ -69,7 +71,8 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 				return res, err
 			}
 			if len(alt) > 0 && bestCoverage(alt) > best {
-				hits, res.Corrections = alt, x.spelt(q.Text, corr, alt)
+				hits = alt
+				res.Corrections, res.CorrectedQuery = x.spelt(q.Text, corr, alt)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func (a adminStore) Stats() (api.Stats, error) {
 		return api.Stats{}, err
 	}
 	out := api.Stats{
-		Database: api.DatabaseStats{Path: st.Path, SchemaVersion: st.SchemaVersion, SizeBytes: st.SizeBytes,
+		Database: api.DatabaseStats{Path: st.Path, Backend: api.BackendBBolt, SchemaVersion: st.SchemaVersion, SizeBytes: st.SizeBytes,
 			PageSize: st.PageSize, FreePages: st.FreePages, PendingPages: st.PendingPages},
 		Tasks: api.TaskStats{Total: st.Tasks, ByState: map[string]int{
 			string(a2a.TaskStateWorking): 0, string(a2a.TaskStateCompleted): 0, string(a2a.TaskStateCanceled): 0,

@@ -14,11 +14,11 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/metrics"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
-	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -77,12 +77,14 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 type pgAdminStore struct{ db *postgres.DB }
 
 func (a pgAdminStore) Stats() (api.Stats, error) {
-	st, err := a.db.Stats(context.Background())
+	ctx := context.Background()
+	st, err := a.db.Stats(ctx)
 	if err != nil {
 		return api.Stats{}, err
 	}
 	out := api.Stats{
-		Database:    api.DatabaseStats{Path: "postgresql", SchemaVersion: st.SchemaVersion},
+		Database: api.DatabaseStats{Path: "postgresql", Backend: api.BackendPostgres, SchemaVersion: st.SchemaVersion,
+			SizeBytes: st.SizeBytes},
 		Tasks:       api.TaskStats{Total: st.Tasks, ByState: map[string]int{}},
 		Discussions: api.DiscussionStats{Total: st.Discussions, Open: st.Open, Answered: st.Answered},
 		Agents:      st.Agents,
@@ -127,11 +129,11 @@ func (a pgAdminStore) Backup(io.Writer, func(int64)) (int64, error) { return 0, 
 // pgCounts gives the metrics the PostgreSQL store's counters.
 type pgCounts struct{ db *postgres.DB }
 
-func (c pgCounts) Counts() (store.Counts, error) {
+func (c pgCounts) Counts() (metrics.Counts, error) {
 	st, err := c.db.Stats(context.Background())
 	if err != nil {
-		return store.Counts{}, err
+		return metrics.Counts{}, err
 	}
-	return store.Counts{Tasks: st.Tasks, TasksByState: st.TasksByState, Discussions: st.Discussions,
+	return metrics.Counts{Tasks: st.Tasks, TasksByState: st.TasksByState, Discussions: st.Discussions,
 		Open: st.Open, Answered: st.Answered, Agents: st.Agents}, nil
 }

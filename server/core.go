@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
@@ -123,11 +124,17 @@ func OpenCore(o CoreOptions) (*Core, error) {
 // AdminHandler returns the admin API over the core's services.
 func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *admin.Handler {
 	return admin.NewHandler(admin.Deps{
-		Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions, Moderation: c.Moderation, Store: c.adminStore(), Log: log,
+		Operator: c.Operator(), Store: c.adminStore(), Log: log,
 		Version: version, DataDir: dataDir, Mode: mode,
-		Records: c.Records, Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
-		Push: pushOps{db: c.Store, signer: c.Signer},
+		Index: c.indexer(dataDir), IndexLag: c.IndexLag, MCP: c.MCP,
 	})
+}
+
+// Operator is the service layer's operator over the core's services:
+// how the admin API reaches the domain.
+func (c *Core) Operator() *service.Operator {
+	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions,
+		Moderation: c.Moderation, Records: c.Records, Outbox: c.Store, Signer: c.Signer})
 }
 
 // adminStore is the admin API's view of the store.
@@ -136,7 +143,7 @@ func (c *Core) adminStore() admin.Store {
 		return adminStore{c.DB}
 	}
 	if pg, ok := c.Store.(*postgres.DB); ok {
-		return pgAdminStore{pg}
+		return pgAdminStore{db: pg}
 	}
 	return nil
 }

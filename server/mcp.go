@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/mcpserver"
 	"github.com/kfa-project/kfa/service"
 )
@@ -14,11 +13,9 @@ import (
 // share the A2A search limit, and the admin socket's, which kfa mcp
 // (stdio) reaches while this server holds the database, with no search
 // limit (its callers are the operator's own).
-func (s *Server) mcpHandlers(svc *service.Service, auth httpkit.Auth) (http.Handler, error) {
+func (s *Server) mcpHandlers(svc *service.Service) (http.Handler, error) {
 	deps := mcpserver.Deps{
-		Search:            svc,
-		Records:           s.core.Records,
-		Discussions:       s.core.Discussions,
+		Service:           svc,
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
@@ -32,22 +29,23 @@ func (s *Server) mcpHandlers(svc *service.Service, auth httpkit.Auth) (http.Hand
 			return nil, err
 		}
 		public = mcpserver.NewHandler(srv, mcpserver.HTTPOptions{
-			Auth: auth, AllowedOrigins: s.cfg.MCPAllowedOrigins, PublicURL: s.cfg.PublicURL, ListenAddr: s.listenAddr,
+			Auth: svc, AllowedOrigins: s.cfg.MCPAllowedOrigins, PublicURL: s.cfg.PublicURL, ListenAddr: s.listenAddr,
 			MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		})
 	}
 	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
-		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index})
+		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index, Agents: s.core.Agents,
+			Records: s.core.Records})
 	if err != nil {
 		return nil, err
 	}
-	deps.Search = local
+	deps.Service = local
 	srv, err := mcpserver.NewServer(deps)
 	if err != nil {
 		return nil, err
 	}
 	s.core.MCP = mcpserver.NewHandler(srv, mcpserver.HTTPOptions{
-		Auth: httpkit.Auth{Agents: s.core.Agents}, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
+		Auth: local, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 	})
 	return public, nil
 }

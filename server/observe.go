@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/kfa-project/kfa/metrics"
+	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
 )
 
@@ -42,7 +43,7 @@ func newObservability(cfg Config, log *slog.Logger) *observability {
 // file, at each scrape.
 func (o *observability) watch(core *Core) {
 	if core.DB != nil {
-		o.m.WatchStore(core.DB)
+		o.m.WatchStore(boltSource{core.DB})
 		return
 	}
 	if pg, ok := core.Store.(*postgres.DB); ok {
@@ -50,23 +51,11 @@ func (o *observability) watch(core *Core) {
 	}
 }
 
-// handler instruments the public handler, labelling requests with the
-// route template it reports, and serves /metrics on it when there is no
-// separate metrics address.
-func (o *observability) handler(h http.Handler) http.Handler {
-	route := func(*http.Request) string { return "" }
-	if rt, ok := h.(interface{ RouteTemplate(*http.Request) string }); ok {
-		route = rt.RouteTemplate
-	}
-	if o.addr != "" {
-		return o.m.Instrument(h, route)
-	}
-	return o.m.Instrument(o.m.Mount(h), func(r *http.Request) string {
-		if r.URL.Path == metrics.Path {
-			return metrics.Path
-		}
-		return route(r)
-	})
+// handler instruments the public router, labelling requests with the
+// route template each matched (/metrics among them, when the public
+// listener serves it).
+func (o *observability) handler(rt *router) http.Handler {
+	return o.m.Instrument(rt, rt.RouteTemplate)
 }
 
 // start listens on the metrics address, if any.
@@ -106,3 +95,16 @@ func (s *Server) MetricsAddr() string {
 
 // Metrics returns the server's metrics (for tests and embedding).
 func (s *Server) Metrics() *metrics.Metrics { return s.obs.m }
+
+// boltSource gives the metrics the bbolt file's counters and statistics
+// in their own types (the two have the same fields).
+type boltSource struct{ db *store.DB }
+
+func (b boltSource) Counts() (metrics.Counts, error) {
+	c, err := b.db.Counts()
+	return metrics.Counts(c), err
+}
+
+func (b boltSource) BoltStats() metrics.BoltStats { return metrics.BoltStats(b.db.BoltStats()) }
+
+func (b boltSource) FileSize() (int64, error) { return b.db.FileSize() }

@@ -6,29 +6,8 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/push"
-	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/webhook"
 )
-
-// pushOps gives the admin API the outbox and the signing keys.
-type pushOps struct {
-	db     Backend
-	signer *signing.Signer
-}
-
-func (p pushOps) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.DeliveryPage, error) {
-	return p.db.Deliveries(ctx, q)
-}
-
-func (p pushOps) Retry(ctx context.Context, id string) (push.Delivery, error) {
-	// The retry appends delivery.due to the change log, which wakes the
-	// delivery worker of every process.
-	return p.db.RetryDelivery(ctx, id, time.Now().UTC().Truncate(time.Millisecond))
-}
-
-func (p pushOps) RotateKey(ctx context.Context) (signing.KeyInfo, error) { return p.signer.Rotate(ctx) }
-
-func (p pushOps) Keys(ctx context.Context) ([]signing.KeyInfo, error) { return p.signer.Keys(ctx) }
 
 // openPush makes the first signing key when the file has none and, with
 // push notifications on, the delivery worker and its metrics. Nothing is

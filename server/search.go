@@ -64,7 +64,7 @@ func (s *Server) closeSearch() error {
 
 // seedSamples imports the embedded sample records into an empty database.
 func seedSamples(ctx context.Context, records *knowledge.Service, log *slog.Logger) error {
-	p, err := records.List(ctx, "", 1)
+	p, err := records.List(ctx, "", new(1))
 	if err != nil {
 		return fmt.Errorf("seed samples: %w", err)
 	}

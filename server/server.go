@@ -13,15 +13,18 @@ import (
 
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/apiv1"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/httpjson"
-	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/web"
 	"github.com/kfa-project/kfa/webhook"
 )
 
@@ -116,12 +119,15 @@ func perMinute(n int) *ratelimit.Limiter {
 	return ratelimit.New(ratelimit.Config{Events: n, Per: time.Minute})
 }
 
-func (s *Server) publicHandler() (http.Handler, error) {
+func (s *Server) publicHandler() (*router, error) {
 	var mcpURL string
 	if s.cfg.MCP {
 		mcpURL = s.cfg.PublicURL + "/mcp"
 	}
-	authFailures, requests := perMinute(s.cfg.AuthFailRate), perMinute(s.cfg.RequestRate)
+	var webSessions *sessions.Service
+	if s.cfg.Web {
+		webSessions = sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now)
+	}
 	svc, err := service.New(service.Config{
 		PublicURL:         s.cfg.PublicURL,
 		Version:           s.cfg.Version,
@@ -133,47 +139,51 @@ func (s *Server) publicHandler() (http.Handler, error) {
 		Moderation:  s.core.Moderation,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
-		RequestRate: requests,
-		Events:      s.broker,
-		Push:        s.pushService(),
-		Signer:      s.core.Signer,
+		Agents:      s.core.Agents,
+		Records:     s.core.Records,
+		Sessions:    webSessions,
+		// Failed sign-ins of the web view share this budget.
+		AuthFailures: perMinute(s.cfg.AuthFailRate),
+		RequestRate:  perMinute(s.cfg.RequestRate),
+		Events:       s.broker,
+		Push:         s.pushService(),
+		Signer:       s.core.Signer,
 	})
 	if err != nil {
 		return nil, err
 	}
-	auth := httpkit.Auth{Agents: s.core.Agents, Failures: authFailures, Requests: requests}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
-		Auth:            auth,
 		Log:             s.log,
 		MaxBodyBytes:    s.cfg.MaxBodyBytes,
 		StreamHeartbeat: s.cfg.StreamHeartbeat,
 	})
-	pages, err := s.webPages(svc, authFailures)
+	pages, err := s.webPages(svc)
 	if err != nil {
 		return nil, err
 	}
-	mcp, err := s.mcpHandlers(svc, auth)
+	mcp, err := s.mcpHandlers(svc)
 	if err != nil {
 		return nil, err
 	}
-	return httpjson.New(httpjson.Deps{
-		Service:         svc,
-		Agents:          s.core.Agents,
-		Discussions:     s.core.Discussions,
-		Log:             s.log,
-		PublicURL:       s.cfg.PublicURL,
-		MaxBodyBytes:    s.cfg.MaxBodyBytes,
-		CardMaxAge:      s.cfg.CardMaxAge,
-		AuthFailures:    authFailures,
-		RequestRate:     requests,
-		Ready:           s.readyCheck,
-		StreamHeartbeat: s.cfg.StreamHeartbeat,
-		JSONRPC:         rpc,
-		Pages:           pages,
-		MCP:             mcp,
-		JWKS:            s.core.Signer.JWKS,
-	}), nil
+	sf := surfaces{
+		discovery: discovery.New(discovery.Deps{Service: svc, Log: s.log, CardMaxAge: s.cfg.CardMaxAge, JWKS: s.core.Signer.JWKS}),
+		health:    health{ready: s.readyCheck, log: s.log},
+		a2a: httpjson.New(httpjson.Deps{Service: svc, Log: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes,
+			StreamHeartbeat: s.cfg.StreamHeartbeat}),
+		jsonrpc: rpc,
+		mcp:     mcp,
+		api:     apiv1.New(apiv1.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes}),
+	}
+	var notFound http.Handler
+	if pages != nil {
+		p := pages.Pages()
+		sf.web, notFound = &p, pages.NotFound()
+	}
+	if s.cfg.MetricsAddr == "" {
+		sf.metrics = s.obs.m.Handler()
+	}
+	return newRouter(routes(sf), s.log, notFound, web.WantsHTML), nil
 }
 
 func (s *Server) readyCheck() error {

@@ -1,39 +1,15 @@
 package server
 
 import (
-	"time"
-
-	"github.com/kfa-project/kfa/httpjson"
-	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/web"
 )
 
-// webPages builds the web view over the same services as the API, or
-// returns nil when it is off (--web=false). Failed sign-ins share the
-// bearer authentication's per-address budget.
-func (s *Server) webPages(svc *service.Service, authFailures *ratelimit.Limiter) (*httpjson.Pages, error) {
+// webPages builds the web view over the same service as the API, or
+// returns nil when it is off (--web=false).
+func (s *Server) webPages(svc *service.Service) (*web.Handler, error) {
 	if !s.cfg.Web {
 		return nil, nil
 	}
-	wh, err := web.New(web.Deps{
-		Service:      svc,
-		Discussions:  s.core.Discussions,
-		Agents:       s.core.Agents,
-		Records:      s.core.Records,
-		Sessions:     sessions.NewService(s.core.Store, s.core.Store, s.cfg.WebSessionTTL, time.Now),
-		AuthFailures: authFailures,
-		Log:          s.log,
-		PublicURL:    s.cfg.PublicURL,
-		MaxBodyBytes: s.cfg.MaxBodyBytes,
-	})
-	if err != nil {
-		return nil, err
-	}
-	p := &httpjson.Pages{NotFound: wh.NotFound(), WantsHTML: web.WantsHTML}
-	for _, rt := range wh.Routes() {
-		p.Routes = append(p.Routes, httpjson.Route(rt))
-	}
-	return p, nil
+	return web.New(web.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes})
 }

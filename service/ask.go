@@ -30,8 +30,8 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 	if needReturnImmediately && (cfg == nil || cfg.ReturnImmediately == nil || !*cfg.ReturnImmediately) {
 		return tasks.Task{}, tasks.View{}, a2a.Errorf(a2a.UnsupportedOperation,
 			"ask-network requires configuration.returnImmediately=true: a community reply can take days, so kfa "+
-				"returns the WORKING task at once instead of holding the request open; poll GET /tasks/{id}, list tasks, "+
-				"or hold a stream with message:stream")
+				"returns the WORKING task at once instead of holding the request open; poll GET /a2a/v1/tasks/{id} "+
+				"(GetTask over JSON-RPC), list tasks, or hold a stream with message:stream")
 	}
 	view := tasks.FullView
 	if cfg != nil && cfg.HistoryLength != nil {

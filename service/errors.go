@@ -59,6 +59,10 @@ func toA2A(err error, prefix string) *a2a.Error {
 			"discussion %s holds %d replies, the most one discussion takes on this server; no more replies are accepted", id, tm.Max).
 			With("discussionId", id)
 	}
+	var se *agents.ScopeError
+	if errors.As(err, &se) {
+		return a2a.Errorf(a2a.PermissionDenied, "%s", se.Error()).With("agentId", se.Agent.ID).With("scope", string(se.Need))
+	}
 	var dup *agents.DuplicateNameError
 	if errors.As(err, &dup) {
 		return a2a.BadParam("name", "%s", dup.Error())

@@ -123,7 +123,7 @@ func (s *Service) anonymousInfo(c Caller) CallerInfo {
 func (s *Service) callerInfo(ctx context.Context, c Caller, ag *agents.Agent) (CallerInfo, error) {
 	info := CallerInfo{Authenticated: true, AgentID: ag.ID, Name: ag.Name, Scopes: ag.ScopeStrings()}
 	for _, sk := range s.skills.enabled() {
-		if sk.card.ID != SkillAsk || ag.Has(agents.ScopePost) {
+		if sk.scope == "" || ag.Has(sk.scope) {
 			info.Skills = append(info.Skills, sk.card.ID)
 		}
 	}

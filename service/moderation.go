@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
@@ -89,7 +88,7 @@ func (s *Service) Moderate(ctx context.Context, c Caller, in ModerateInput) (mod
 
 // ModerationQueue is the review queue (the moderate scope), most flagged
 // first, and how many items wait.
-func (s *Service) ModerationQueue(ctx context.Context, c Caller, limit int) ([]moderation.QueueEntry, int, error) {
+func (s *Service) ModerationQueue(ctx context.Context, c Caller, limit *int) ([]moderation.QueueEntry, int, error) {
 	if _, err := s.scoped(c, agents.ScopeModerate, "the moderation queue"); err != nil {
 		return nil, 0, err
 	}
@@ -101,7 +100,7 @@ func (s *Service) ModerationQueue(ctx context.Context, c Caller, limit int) ([]m
 
 // ReviewDiscussion is a discussion as a moderator sees it (the moderate
 // scope): hidden or not, with its hidden replies.
-func (s *Service) ReviewDiscussion(ctx context.Context, c Caller, id string, pageSize int, pageToken string) (discussions.Discussion, discussions.Replies, error) {
+func (s *Service) ReviewDiscussion(ctx context.Context, c Caller, id string, pageSize *int, pageToken string) (discussions.Discussion, discussions.Replies, error) {
 	if _, err := s.scoped(c, agents.ScopeModerate, "reviewing hidden content"); err != nil {
 		return discussions.Discussion{}, discussions.Replies{}, err
 	}
@@ -115,9 +114,8 @@ func (s *Service) scoped(c Caller, scope agents.Scope, what string) (*agents.Age
 	if err != nil {
 		return nil, err
 	}
-	if !ag.Has(scope) {
-		return nil, a2a.Errorf(a2a.PermissionDenied, "%s needs the %s scope; this agent has %s",
-			what, scope, strings.Join(ag.ScopeStrings(), ",")).With("scope", string(scope))
+	if err := ag.Permit(scope, what); err != nil {
+		return nil, err
 	}
 	return ag, nil
 }

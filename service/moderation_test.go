@@ -42,7 +42,7 @@ func TestModerationScopes(t *testing.T) {
 			return err
 		}, a2a.PermissionDenied},
 		{"poster reads the queue", func() error {
-			_, _, err := e.svc.ModerationQueue(ctx, Caller{Agent: e.writer}, 0)
+			_, _, err := e.svc.ModerationQueue(ctx, Caller{Agent: e.writer}, nil)
 			return err
 		}, a2a.PermissionDenied},
 	} {

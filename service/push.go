@@ -86,14 +86,7 @@ func (s *Service) ListPushConfigs(ctx context.Context, c Caller, taskID string, 
 	if err != nil {
 		return a2a.ListTaskPushNotificationConfigsResponse{}, err
 	}
-	size := 0
-	if pageSize != nil {
-		if *pageSize < 1 || *pageSize > push.MaxPageSize {
-			return a2a.ListTaskPushNotificationConfigsResponse{}, a2a.BadParam("pageSize", "must be between 1 and %d", push.MaxPageSize)
-		}
-		size = *pageSize
-	}
-	list, next, err := s.deps.Push.List(ctx, owner, taskID, size, pageToken)
+	list, next, err := s.deps.Push.List(ctx, owner, taskID, pageSize, pageToken)
 	if err != nil {
 		return a2a.ListTaskPushNotificationConfigsResponse{}, s.pushError(taskID, "", err)
 	}

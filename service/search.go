@@ -70,12 +70,15 @@ func (s *Service) searchAnswer(m *a2a.Message, q knowledge.Query, res knowledge.
 		Query       string                 `json:"query"`
 		Results     []knowledge.Hit        `json:"results"`
 		Corrections []knowledge.Correction `json:"corrections,omitempty"`
+		// CorrectedQuery is the query answered when misspelt words were
+		// read as close spellings.
+		CorrectedQuery string `json:"correctedQuery,omitempty"`
 	}
 	hits := res.Hits
 	if hits == nil {
 		hits = []knowledge.Hit{}
 	}
-	data, err := json.Marshal(result{Query: q.Text, Results: hits, Corrections: res.Corrections})
+	data, err := json.Marshal(result{Query: q.Text, Results: hits, Corrections: res.Corrections, CorrectedQuery: res.CorrectedQuery})
 	if err != nil {
 		return nil, err
 	}

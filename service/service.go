@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -55,8 +56,19 @@ type Deps struct {
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter
-	// RequestRate is the per-agent request limit the bindings apply
-	// (httpkit.Auth.Requests), read here for the extended card. Nil means
+	// Agents authenticates the callers' tokens (Authenticate) and tells
+	// which names several agents share.
+	Agents *agents.Service
+	// Records are read by id and by the change feed (records.go).
+	Records *knowledge.Service
+	// Sessions are the web view's sign-in sessions (sessions.go); nil
+	// without the web view.
+	Sessions *sessions.Service
+	// AuthFailures limits failed authentications per client address; nil
+	// means no limit.
+	AuthFailures *ratelimit.Limiter
+	// RequestRate limits authenticated requests per agent (Authenticate
+	// spends them), and the extended card tells what is left. Nil means
 	// no limit.
 	RequestRate *ratelimit.Limiter
 	// Events carries committed task transitions to streams; nil disables
@@ -112,21 +124,6 @@ func (s *Service) Card() Card { return s.card }
 // QuotaSearch names the search rate in a ratelimit.Quota.
 const QuotaSearch = "search"
 
-// Caller is who sends a request.
-type Caller struct {
-	Agent *agents.Agent // nil when anonymous
-	Addr  string        // client address, for per-address limits
-}
-
-// limitKey is what per-caller limits key on: the agent id when known (so
-// rotating a token resets nothing), otherwise the address.
-func (c Caller) limitKey() string {
-	if c.Agent != nil {
-		return "agent:" + c.Agent.ID
-	}
-	return "addr:" + c.Addr
-}
-
 // requireAgent returns the caller's agent or an Unauthenticated error.
 func requireAgent(c Caller, what string) (*agents.Agent, error) {
 	if c.Agent == nil {
@@ -147,8 +144,8 @@ func (s *Service) GetTask(ctx context.Context, c Caller, id string, historyLengt
 	if err != nil {
 		return a2a.Task{}, err
 	}
-	if historyLength != nil && *historyLength < 0 {
-		return a2a.Task{}, a2a.BadParam("historyLength", "must not be negative")
+	if err := checkHistoryLength(historyLength); err != nil {
+		return a2a.Task{}, err
 	}
 	t, err := s.deps.Tasks.Get(ctx, ag.ID, id)
 	if err != nil {
@@ -188,38 +185,64 @@ func (s *Service) listParams(c Caller, req ListTasksRequest) (*agents.Agent, tas
 	if err != nil {
 		return nil, tasks.ListParams{}, tasks.View{}, err
 	}
-	p := tasks.ListParams{ContextID: req.ContextID, PageToken: req.PageToken}
-	if req.Status != "" {
-		st, ok := a2a.ParseTaskState(req.Status)
-		if !ok {
-			return nil, p, tasks.View{}, a2a.BadParam("status", "unknown task state %q (use a name such as TASK_STATE_WORKING)", req.Status)
-		}
-		p.State = st
+	p, err := taskFilter{ContextID: req.ContextID, State: req.Status, Since: req.StatusTimestampAfter,
+		PageSize: req.PageSize, PageToken: req.PageToken, stateField: "status", sinceField: "statusTimestampAfter"}.params()
+	if err != nil {
+		return nil, p, tasks.View{}, err
 	}
-	if req.PageSize != nil {
-		if *req.PageSize < 1 || *req.PageSize > tasks.MaxPageSize {
-			return nil, p, tasks.View{}, a2a.BadParam("pageSize", "must be between 1 and %d", tasks.MaxPageSize)
-		}
-		p.PageSize = *req.PageSize
-	}
-	if req.HistoryLength != nil && *req.HistoryLength < 0 {
-		return nil, p, tasks.View{}, a2a.BadParam("historyLength", "must not be negative")
-	}
-	if req.StatusTimestampAfter != "" {
-		t, err := a2a.ParseTime(req.StatusTimestampAfter)
-		if err != nil {
-			return nil, p, tasks.View{}, a2a.BadParam("statusTimestampAfter", "not an ISO 8601 timestamp such as 2026-12-02T10:30:00.000Z")
-		}
-		p.Since = t
-	}
-	if req.ContextID != "" && len(req.ContextID) > tasks.MaxContextIDLen {
-		return nil, p, tasks.View{}, a2a.BadParam("contextId", "longer than %d bytes", tasks.MaxContextIDLen)
+	if err := checkHistoryLength(req.HistoryLength); err != nil {
+		return nil, p, tasks.View{}, err
 	}
 	return ag, p, tasks.View{HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}, nil
 }
 
+// taskFilter is a task listing's filters as a client wrote them, with the
+// names its surface gives the state and time filters (A2A: status and
+// statusTimestampAfter; the admin API: state and since).
+type taskFilter struct {
+	ContextID, State, Since, PageToken string
+	PageSize                           *int
+	stateField, sinceField             string
+}
+
+// params checks f, for every listing of tasks (the page size is the
+// domain's to check).
+func (f taskFilter) params() (tasks.ListParams, error) {
+	p := tasks.ListParams{ContextID: f.ContextID, PageSize: f.PageSize, PageToken: f.PageToken}
+	if f.State != "" {
+		st, ok := a2a.ParseTaskState(f.State)
+		if !ok {
+			return p, a2a.BadParam(f.stateField, "unknown task state %q (use a name such as TASK_STATE_WORKING)", truncate(f.State, 32))
+		}
+		p.State = st
+	}
+	if f.Since != "" {
+		t, err := a2a.ParseTime(f.Since)
+		if err != nil {
+			return p, a2a.BadParam(f.sinceField, "%q is not an ISO 8601 timestamp such as 2026-12-02T10:30:00.000Z", truncate(f.Since, 64))
+		}
+		p.Since = t
+	}
+	if len(f.ContextID) > tasks.MaxContextIDLen {
+		return p, a2a.BadParam("contextId", "longer than %d bytes", tasks.MaxContextIDLen)
+	}
+	return p, nil
+}
+
+// checkHistoryLength refuses a negative historyLength (nil shows all).
+func checkHistoryLength(n *int) error {
+	if n != nil && *n < 0 {
+		return a2a.BadParam("historyLength", "must not be negative")
+	}
+	return nil
+}
+
 // taskError maps the task errors that name a task.
-func (s *Service) taskError(id string, err error) error {
+func (s *Service) taskError(id string, err error) error { return namedTaskError(id, err) }
+
+// namedTaskError names the task in the errors of an operation on it, for
+// the agent and the operator alike.
+func namedTaskError(id string, err error) error {
 	switch {
 	case isNotFound(err):
 		return taskNotFound(id)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,27 @@ func TestListTasksJSON(t *testing.T) {
 	}
 	if _, err := e.svc.ListTasksJSON(ctx, Caller{}, ListTasksRequest{}, nil); ToError(err).Kind != a2a.Unauthenticated {
 		t.Fatalf("anonymous list: %v", err)
+	}
+}
+
+// TestHintsNameRealPaths: a path an answer or the card tells an agent to
+// call is one that answers (GET /a2a/v1/tasks/{id}, not GET /tasks/{id}).
+func TestHintsNameRealPaths(t *testing.T) {
+	e := setup(t, true)
+	req := dataMessage("m-hint", map[string]any{"action": "ask", "question": "Why does Open hang?"})
+	req.Configuration = nil
+	_, err := e.svc.SendMessage(context.Background(), Caller{Agent: e.writer}, req)
+	texts := []string{fmt.Sprint(err)}
+	for _, s := range e.svc.Card().Card.Skills {
+		texts = append(texts, s.Description)
+	}
+	bare := regexp.MustCompile(`(GET|POST) /tasks`)
+	for _, text := range texts {
+		if bare.MatchString(text) {
+			t.Errorf("a hint names a path that does not answer: %s", text)
+		}
+	}
+	if !strings.Contains(texts[0], "poll GET /a2a/v1/tasks/{id}") {
+		t.Errorf("the returnImmediately refusal does not say where to poll: %v", err)
 	}
 }

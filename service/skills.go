@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
@@ -50,7 +49,7 @@ func registry(contributorWrites bool) []skill {
 			Description: "When the records do not answer, ask the community. Requires an agent token (security scheme " +
 				`"bearer", or "apiKey": the same token in X-API-Key) whose agent holds the "post" scope, and configuration.returnImmediately=true. ` +
 				"Creates a public discussion and a Task owned by the caller in TASK_STATE_WORKING; the task completes when " +
-				"another agent replies. Poll GET /tasks/{id} or list tasks. " +
+				"another agent replies. Poll GET /a2a/v1/tasks/{id} (GetTask over JSON-RPC) or list tasks. " +
 				`Send a data part {"action":"ask","question":"...","details"?,"kind"?,"product"?,"environment"?,"discussionId"?}.`,
 			Tags:        []string{"ask", "community", "bearer", "scope:post"},
 			Examples:    []string{`{"action":"ask","question":"Why does bbolt Open hang when two processes share a file?"}`},
@@ -126,9 +125,5 @@ func authorize(c Caller, sk *skill) error {
 	if err != nil {
 		return err
 	}
-	if !ag.Has(sk.scope) {
-		return a2a.Errorf(a2a.PermissionDenied, "%s needs the %s scope; this agent has %s",
-			sk.card.ID, sk.scope, strings.Join(ag.ScopeStrings(), ","))
-	}
-	return nil
+	return ag.Permit(sk.scope, sk.card.ID)
 }

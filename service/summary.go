@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kfa-project/kfa/internal/english"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -56,12 +57,7 @@ func (s *Service) summary(query string, res knowledge.Result) string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return english.Count(n, one, many) }
 
 // oneLine keeps a title on the summary's one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -22,8 +21,8 @@ func (s *Service) GetTaskJSON(ctx context.Context, c Caller, id string, historyL
 	if err != nil {
 		return nil, err
 	}
-	if historyLength != nil && *historyLength < 0 {
-		return nil, a2a.BadParam("historyLength", "must not be negative")
+	if err := checkHistoryLength(historyLength); err != nil {
+		return nil, err
 	}
 	view := tasks.View{HistoryLength: historyLength, IncludeArtifacts: true}
 	err = s.deps.Tasks.ViewTask(ctx, ag.ID, id, func(t *tasks.Snapshot) error {

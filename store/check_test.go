@@ -100,7 +100,7 @@ func newWorld(t *testing.T) *world {
 	if _, _, err := tk.Cancel(ctx, "", w.canceled.ID); err != nil {
 		t.Fatal(err)
 	}
-	page, err := ds.Inbox(ctx, w.alice.ID, false, 0, "")
+	page, err := ds.Inbox(ctx, w.alice.ID, false, nil, "")
 	if err != nil || len(page.Entries) == 0 {
 		t.Fatalf("alice's inbox: %v %v", page, err)
 	}

@@ -312,7 +312,7 @@ type ListParams struct {
 	ContextID string
 	State     a2a.TaskState
 	Since     time.Time
-	PageSize  int // 0 for the default
+	PageSize  *int // nil for DefaultPageSize
 	PageToken string
 }
 
@@ -369,14 +369,12 @@ func (s *Service) ViewList(ctx context.Context, ownerID string, p ListParams, fn
 // listQuery checks p and turns it into a store query, with the binding
 // that ties page tokens to the query they page.
 func (s *Service) listQuery(ownerID string, p ListParams) (ListQuery, string, error) {
-	if p.PageSize == 0 {
-		p.PageSize = DefaultPageSize
-	}
-	if p.PageSize < 1 || p.PageSize > MaxPageSize {
-		return ListQuery{}, "", input.Errorf("pageSize", "must be between 1 and %d", MaxPageSize)
+	size, err := input.PageSize(p.PageSize, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return ListQuery{}, "", err
 	}
 	binding := fmt.Sprintf("tasks|%s|%q|%s|%d", ownerID, p.ContextID, p.State, p.Since.UnixNano())
-	q := ListQuery{OwnerID: ownerID, ContextID: p.ContextID, State: p.State, Since: p.Since, PageSize: p.PageSize}
+	q := ListQuery{OwnerID: ownerID, ContextID: p.ContextID, State: p.State, Since: p.Since, PageSize: size}
 	if p.PageToken != "" {
 		raw, err := s.tokens.Decode(binding, p.PageToken)
 		if err != nil || len(raw) != 8+16 {

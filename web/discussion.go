@@ -48,7 +48,7 @@ func (h *Handler) discussion(w http.ResponseWriter, r *http.Request) {
 // error page itself when it cannot.
 func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visitor, id string) (discussionContent, bool) {
 	token := r.URL.Query().Get("pageToken")
-	d, replies, err := h.deps.Discussions.Get(r.Context(), id, discussions.DefaultReplyPageSize, token)
+	d, replies, err := h.deps.Service.GetDiscussion(r.Context(), id, service.RepliesQuery{PageToken: token})
 	if err != nil {
 		if errors.Is(err, discussions.ErrNotFound) {
 			h.notFound(w, r, v, "There is no discussion with this id. Discussions are never deleted, so the address may be mistyped.")
@@ -97,15 +97,10 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request) {
 			"This form was not sent from the page kfa gave you (its security token is missing or stale). Open the discussion again and resend your reply.")
 		return
 	}
-	if !v.CanPost() {
-		h.fail(w, r, v, http.StatusForbidden, "No post scope",
-			"The agent you signed in as ("+v.Agent.Name+") does not hold the post scope, so it cannot reply.")
-		return
-	}
 	// Browsers send a textarea's line breaks as CRLF; the text is stored
 	// with plain newlines, as an agent would send it.
 	body := strings.ReplaceAll(form.Get("body"), "\r\n", "\n")
-	res, err := h.deps.Discussions.Reply(r.Context(), discussions.Author{ID: v.Agent.ID, Name: v.Agent.Name}, id, body)
+	res, err := h.deps.Service.Reply(r.Context(), service.Caller{Agent: v.Agent, Addr: clientAddr(r)}, id, &body)
 	if err != nil {
 		h.replyRefused(w, r, v, id, body, err)
 		return
@@ -118,6 +113,11 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request) {
 // form and why it was refused.
 func (h *Handler) replyRefused(w http.ResponseWriter, r *http.Request, v visitor, id, body string, err error) {
 	e := service.ToError(err)
+	if e.Kind == a2a.PermissionDenied {
+		h.fail(w, r, v, http.StatusForbidden, "No post scope",
+			"The agent you signed in as ("+v.Agent.Name+") does not hold the post scope, so it cannot reply.")
+		return
+	}
 	if e.Kind.HTTPStatus >= 500 || errors.Is(err, discussions.ErrNotFound) {
 		if errors.Is(err, discussions.ErrNotFound) {
 			h.notFound(w, r, v, "There is no discussion with this id, so the reply was not posted.")

@@ -8,7 +8,9 @@
 // paragraphs and links (formatText), never as HTML or markdown. A
 // Content-Security-Policy without 'unsafe-inline' backs this up.
 //
-// The package holds no product rules: it calls the same services as the
-// JSON API (service.Search, discussions.Service, knowledge.Service) and the
-// sessions package for sign-in. It never opens the store.
+// The package holds no product rules: every page calls package service,
+// as the JSON API does (service.Search, ListDiscussions, Reply, SignIn,
+// ...). It never opens the store nor holds a domain service. Its routes
+// are listed in package server's table, which it hands its handlers as
+// Pages.
 package web

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/service"
 )
 
 // Atom 1.0 (RFC 4287) documents, as much of them as kfa writes.
@@ -65,16 +66,12 @@ func (h *Handler) feed(w http.ResponseWriter, r *http.Request) {
 	// The feed is the same for everyone: it never looks at the session
 	// cookie, so its answer carries no Set-Cookie and caches may share it.
 	v := visitor{}
-	status, err := discussions.ParseStatusFilter(r.URL.Query().Get("status"))
+	res, err := h.deps.Service.ListDiscussions(r.Context(), service.DiscussionsQuery{Status: r.URL.Query().Get("status")})
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	res, err := h.deps.Discussions.List(r.Context(), status, discussions.DefaultPageSize, "")
-	if err != nil {
-		h.failErr(w, r, v, err)
-		return
-	}
+	status := discussions.Status(r.URL.Query().Get("status")) // the service took it
 	b, err := h.atom(status, res.Discussions)
 	if err != nil {
 		h.failErr(w, r, v, err)

@@ -10,32 +10,19 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gorilla/mux"
-
-	"github.com/kfa-project/kfa/agents"
-	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/knowledge"
-	"github.com/kfa-project/kfa/ratelimit"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/sessions"
 )
 
 // Deps are what the web view needs.
 type Deps struct {
-	// Service runs searches exactly as the search skill does (limits,
-	// checks, index).
-	Service     *service.Service
-	Discussions *discussions.Service
-	// Agents tells which names several agents share, so that pages show
-	// those with the end of the agent's id; nil shows names as they are.
-	Agents   *agents.Service
-	Records  *knowledge.Service
-	Sessions *sessions.Service
-	// AuthFailures limits failed sign-ins per client address; it is the
-	// limiter of failed bearer authentications, so the two share one
-	// budget. Nil means no limit.
-	AuthFailures *ratelimit.Limiter
-	Log          *slog.Logger
+	// Service answers every page: it runs searches exactly as the search
+	// skill does, lists and shows discussions and records, posts replies
+	// with the API's rules, signs people in (failed sign-ins share the
+	// per-address budget of failed bearer authentications) and tells which
+	// names several agents share.
+	Service *service.Service
+	Log     *slog.Logger
 	// PublicURL is the externally visible base URL (no trailing slash):
 	// feed links are absolute, and cookies are Secure when it is https.
 	PublicURL string
@@ -55,14 +42,6 @@ type Handler struct {
 	// crossOrigin refuses form posts a browser marks as cross-site, before
 	// any CSRF token is even read.
 	crossOrigin *http.CrossOriginProtection
-}
-
-// Route is one path the web view serves, in the public router's template
-// syntax ("/discussions/{id}").
-type Route struct {
-	Path    string
-	Methods []string
-	Handler http.Handler
 }
 
 // New parses the embedded templates and returns the handler.
@@ -95,29 +74,29 @@ func New(deps Deps) (*Handler, error) {
 	return h, nil
 }
 
-// Routes is the web view's route table. Every route's answer carries the
-// security headers; form posts are refused when cross-site.
-func (h *Handler) Routes() []Route {
-	get, head, post := http.MethodGet, http.MethodHead, http.MethodPost
-	page := func(path string, fn http.HandlerFunc) Route {
-		return Route{Path: path, Methods: []string{get, head}, Handler: h.secured(fn)}
-	}
-	form := func(path string, fn http.HandlerFunc) Route {
-		return Route{Path: path, Methods: []string{post}, Handler: h.secured(h.crossOrigin.Handler(fn).ServeHTTP)}
-	}
-	return []Route{
-		page("/", h.home),
-		page("/search", h.search),
-		page("/discussions", h.discussionList),
-		page("/discussions.atom", h.feed),
-		page("/discussions/{id}", h.discussion),
-		form("/discussions/{id}/replies", h.reply),
-		page("/records/{id}", h.record),
-		page("/login", h.loginPage),
-		form("/login", h.login),
-		page("/logout", h.logoutPage),
-		form("/logout", h.logout),
-		page("/static/{name}", h.static),
+// Pages are the web view's handlers, one per route, for the routes table
+// (server/routes.go). Every answer carries the security headers; the
+// form posts (Reply, Login, Logout) are refused when a browser marks them
+// cross-site, before any CSRF token is even read.
+type Pages struct {
+	Home, Search, DiscussionList, Feed, Discussion, Record http.Handler
+	Reply                                                  http.Handler // form
+	LoginPage, LogoutPage                                  http.Handler
+	Login, Logout                                          http.Handler // forms
+	Static                                                 http.Handler
+}
+
+// Pages returns the handlers of the web view's routes.
+func (h *Handler) Pages() Pages {
+	page := func(fn http.HandlerFunc) http.Handler { return h.secured(fn) }
+	form := func(fn http.HandlerFunc) http.Handler { return h.secured(h.crossOrigin.Handler(fn).ServeHTTP) }
+	return Pages{
+		Home: page(h.home), Search: page(h.search), DiscussionList: page(h.discussionList), Feed: page(h.feed),
+		Discussion: page(h.discussion), Record: page(h.record),
+		Reply:     form(h.reply),
+		LoginPage: page(h.loginPage), LogoutPage: page(h.logoutPage),
+		Login: form(h.login), Logout: form(h.logout),
+		Static: page(h.static),
 	}
 }
 
@@ -199,10 +178,4 @@ func notText(values url.Values) (name string, bad bool) {
 }
 
 // pathVar is a path variable of the route, unescaped.
-func pathVar(r *http.Request, name string) string {
-	v := mux.Vars(r)[name]
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
-}
+func pathVar(r *http.Request, name string) string { return httpkit.PathVar(r, name) }

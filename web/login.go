@@ -39,7 +39,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) renderLogin(w http.ResponseWriter, r *http.Request, v visitor, status int, next, msg string) {
-	c := loginContent{Next: next, Error: msg, TTL: days(h.deps.Sessions.TTL().Hours())}
+	c := loginContent{Next: next, Error: msg, TTL: days(h.deps.Service.SessionTTL().Hours())}
 	if v.Agent == nil {
 		c.Token = sessions.FormToken(h.signInNonce(w, r), sessions.PurposeSignIn)
 	}
@@ -68,21 +68,15 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 			"This sign-in form expired or was not sent from this site. Paste your token again and sign in.")
 		return
 	}
-	addr := clientAddr(r)
-	if l := h.deps.AuthFailures; l != nil {
-		if wait, blocked := l.Blocked(addr); blocked {
-			w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(wait)))
-			h.renderLogin(w, r, v, http.StatusTooManyRequests, next,
-				"Too many failed sign-ins from your address. Wait a minute and try again.")
-			return
-		}
-	}
-	st, err := h.deps.Sessions.Start(r.Context(), form.Get("token"))
+	st, err := h.deps.Service.SignIn(r.Context(), form.Get("token"), clientAddr(r))
+	var limited *a2a.Error
 	switch {
+	case errors.As(err, &limited) && limited.Kind == a2a.RateLimited:
+		w.Header().Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(limited.RetryAfter)))
+		h.renderLogin(w, r, v, http.StatusTooManyRequests, next,
+			"Too many failed sign-ins from your address. Wait a minute and try again.")
+		return
 	case errors.Is(err, agents.ErrInvalidToken):
-		if l := h.deps.AuthFailures; l != nil {
-			l.Allow(addr)
-		}
 		h.renderLogin(w, r, v, http.StatusUnauthorized, next,
 			"That token does not sign in: it is mistyped, unknown, or its agent was revoked.")
 		return
@@ -96,11 +90,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.SessionID != "" {
 		// Signing in again replaces the session this browser had.
-		if err := h.deps.Sessions.End(r.Context(), v.SessionID); err != nil {
+		if err := h.deps.Service.SignOut(r.Context(), v.SessionID); err != nil {
 			h.logError(w, "end the replaced web session", err)
 		}
 	}
-	h.setCookie(w, sessionCookie, st.ID, "/", h.deps.Sessions.TTL())
+	h.setCookie(w, sessionCookie, st.ID, "/", h.deps.Service.SessionTTL())
 	h.clearCookie(w, signInCookie, "/login")
 	w.Header().Set("Cache-Control", "private, no-store")
 	http.Redirect(w, r, next, http.StatusSeeOther)
@@ -134,7 +128,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 				"This sign-out form was not sent from a page kfa gave you. Open any page and use its Sign out button.")
 			return
 		}
-		if err := h.deps.Sessions.End(r.Context(), v.SessionID); err != nil {
+		if err := h.deps.Service.SignOut(r.Context(), v.SessionID); err != nil {
 			h.failErr(w, r, v, err)
 			return
 		}

@@ -29,10 +29,10 @@ func (n agentNames) Of(name, id string) string {
 // Without an agents service, or when the lookup fails, names are shown
 // as they are: a page is not refused for it.
 func (h *Handler) names(ctx context.Context, names ...string) agentNames {
-	if h.deps.Agents == nil || len(names) == 0 {
+	if len(names) == 0 {
 		return agentNames{}
 	}
-	shared, err := h.deps.Agents.SharedNames(ctx, names)
+	shared, err := h.deps.Service.SharedNames(ctx, names)
 	if err != nil {
 		h.deps.Log.Warn("web: look up shared agent names", "err", err)
 		return agentNames{}

@@ -22,6 +22,10 @@ type homeContent struct {
 	Open     discussions.ListResult
 	Answered discussions.ListResult
 	Names    agentNames // shows the authors
+	// Waited are the open questions an agent still waits on (a WORKING
+	// task), newest asked or joined first: an open question whose every
+	// task was canceled waits on nobody, and is listed under /discussions.
+	Waited []discussions.Discussion
 }
 
 // home shows the search box, counts, open and answered questions.
@@ -30,15 +34,19 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	c := homeContent{}
 	var err error
-	if c.Open, err = h.deps.Discussions.List(ctx, discussions.StatusOpen, homeListLen, ""); err != nil {
+	if c.Open, err = h.deps.Service.ListDiscussions(ctx, service.DiscussionsQuery{Status: string(discussions.StatusOpen), PageSize: new(homeListLen)}); err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	if c.Answered, err = h.deps.Discussions.List(ctx, discussions.StatusAnswered, homeListLen, ""); err != nil {
+	if c.Waited, err = h.deps.Service.WaitedOn(ctx, homeListLen); err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	recs, err := h.deps.Records.List(ctx, "", 1)
+	if c.Answered, err = h.deps.Service.ListDiscussions(ctx, service.DiscussionsQuery{Status: string(discussions.StatusAnswered), PageSize: new(homeListLen)}); err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	recs, err := h.deps.Service.ListRecords(ctx, "", new(1))
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
@@ -48,6 +56,8 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, v, page{name: "home", status: http.StatusOK, title: "Knowledge for agents", section: "home",
 		content: c, maxAge: pageMaxAge})
 }
+
+// waitedOn returns the open questions agents wait on, newest first: those
 
 // searchForm is what the search box shows.
 type searchForm struct {
@@ -148,16 +158,12 @@ type listContent struct {
 func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
 	q := r.URL.Query()
-	status, err := discussions.ParseStatusFilter(q.Get("status"))
+	res, err := h.deps.Service.ListDiscussions(r.Context(), service.DiscussionsQuery{Status: q.Get("status"), PageToken: q.Get("pageToken")})
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
-	res, err := h.deps.Discussions.List(r.Context(), status, discussions.DefaultPageSize, q.Get("pageToken"))
-	if err != nil {
-		h.failErr(w, r, v, err)
-		return
-	}
+	status := discussions.Status(q.Get("status")) // the service took it
 	c := listContent{Status: status, List: res, Names: h.names(r.Context(), authors(res.Discussions)...)}
 	if res.NextPageToken != "" {
 		nq := url.Values{"pageToken": {res.NextPageToken}}
@@ -185,7 +191,7 @@ type recordContent struct {
 // record shows one knowledge record with its source link.
 func (h *Handler) record(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
-	rec, err := h.deps.Records.Get(r.Context(), pathVar(r, "id"))
+	rec, err := h.deps.Service.Record(r.Context(), pathVar(r, "id"))
 	if err != nil {
 		if errors.Is(err, knowledge.ErrNotFound) || isInputErr(err) {
 			h.notFound(w, r, v, "There is no knowledge record with this id. It may have been removed.")

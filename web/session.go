@@ -2,12 +2,13 @@ package web
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
 )
 
@@ -42,8 +43,9 @@ func (v visitor) CSRF() string {
 	return sessions.FormToken(v.SessionID, sessions.PurposeSession)
 }
 
-// CanPost reports whether the signed-in agent may reply.
-func (v visitor) CanPost() bool { return v.Agent != nil && v.Agent.Has(agents.ScopePost) }
+// CanPost reports whether the signed-in agent may reply (the page offers
+// the reply form only then; the service decides when the form is sent).
+func (v visitor) CanPost() bool { return service.CanReply(service.Caller{Agent: v.Agent}) }
 
 // CanModerate reports whether the visitor may hide and unhide content and
 // read the review queue (the moderate scope): the pages offer those
@@ -60,7 +62,7 @@ func (h *Handler) person(w http.ResponseWriter, r *http.Request) visitor {
 		return visitor{}
 	}
 	v := visitor{personal: true}
-	act, err := h.deps.Sessions.Resume(r.Context(), c.Value)
+	act, err := h.deps.Service.ResumeSession(r.Context(), c.Value)
 	switch {
 	case err == nil:
 		v.Agent, v.SessionID = &act.Agent, act.ID
@@ -93,15 +95,9 @@ func (h *Handler) clearCookie(w http.ResponseWriter, name, path string) {
 	})
 }
 
-// clientAddr is the peer's IP address, the key of per-address limits (the
-// same key the API's bearer authentication uses).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr is the key of per-address limits, the one every surface
+// uses.
+func clientAddr(r *http.Request) string { return httpkit.ClientAddr(r) }
 
 // localPath returns p when it is a path on this site to send a person back
 // to after signing in, and "/" otherwise: never another host ("//x",

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/moderation"
@@ -60,7 +59,7 @@ func agentCreate(ctx context.Context, e env, args []string) error {
 	for i, s := range scopes {
 		strs[i] = string(s)
 	}
-	a, err := c.CreateAgentWith(ctx, admin.CreateAgentRequest{Name: name, Scopes: strs, AllowDuplicateName: allowDup})
+	a, err := c.CreateAgentWith(ctx, api.CreateAgentRequest{Name: name, Scopes: strs, AllowDuplicateName: allowDup})
 	if err != nil {
 		return err
 	}
@@ -221,6 +220,6 @@ func agentList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), total, "agents", next)
+	pageFooter(e, len(list), total, "agent", "agents", next)
 	return nil
 }

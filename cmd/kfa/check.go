@@ -113,21 +113,26 @@ func printCheckReport(w io.Writer, rep api.CheckReport) {
 			fmt.Fprintf(w, "note: %s\n", note)
 		}
 	}
+	entry, entries, bucket, buckets := "entry", "entries", "bucket", "buckets"
+	if rep.Path == "postgresql" {
+		entry, entries, bucket, buckets = "row", "rows", "table", "tables"
+	}
 	if rep.OK {
-		passed, entries, buckets := "bbolt's check and every kfa invariant", "entries", "buckets"
+		passed := "bbolt's check and every kfa invariant"
 		if rep.Path == "postgresql" {
-			passed, entries, buckets = "every kfa invariant", "rows", "tables"
+			passed = "every kfa invariant"
 		}
 		if len(rep.Notes) > 0 {
 			passed = "every check that ran (see the notes)"
 		}
-		fmt.Fprintf(w, "OK: %s (schema %d) passed %s; %d %s in %d %s examined.\n",
-			rep.Path, rep.SchemaVersion, passed, n, entries, len(rep.Examined), buckets)
+		fmt.Fprintf(w, "OK: %s (schema %d) passed %s; %s in %s examined.\n",
+			rep.Path, rep.SchemaVersion, passed, plural(n, entry, entries), plural(len(rep.Examined), bucket, buckets))
 		notes()
 		return
 	}
 	total := len(rep.Violations) + rep.Truncated
-	fmt.Fprintf(w, "FAILED: %s (schema %d) has %d problem(s); %d entries examined.\n", rep.Path, rep.SchemaVersion, total, n)
+	fmt.Fprintf(w, "FAILED: %s (schema %d) has %s; %s examined.\n", rep.Path, rep.SchemaVersion,
+		plural(total, "problem", "problems"), plural(n, entry, entries))
 	notes()
 	fmt.Fprintln(w)
 	t := newTable(w, "KIND", "BUCKET", "KEY", "TASK", "PROBLEM")

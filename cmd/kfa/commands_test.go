@@ -18,6 +18,7 @@ import (
 // data stopped (kfa opens the file itself). Both print the same JSON: one
 // golden file serves both.
 func TestCommandsLiveAndStopped(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	for _, mode := range []string{"live", "stopped"} {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)

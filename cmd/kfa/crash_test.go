@@ -15,23 +15,20 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/internal/testbin"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// buildKFA builds the kfa binary into a temp dir.
+// buildKFA returns the kfa binary, built once for the package's tests
+// (see internal/testbin).
 func buildKFA(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the kfa binary")
 	}
-	bin := filepath.Join(t.TempDir(), "kfa")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.KFA(t)
 }
 
 // process is a running kfa serve.
@@ -149,13 +146,13 @@ func crashLines(from, to int) string {
 
 // committed lists the records of a data directory with no server
 // running (the CLI opens the file itself).
-func committed(t *testing.T, bin, data string) []admin.Record {
+func committed(t *testing.T, bin, data string) []api.Record {
 	t.Helper()
 	out, err := exec.Command(bin, "records", "list", "--limit", "0", "--json", "--data", data).Output()
 	if err != nil {
 		t.Fatalf("records list: %v", err)
 	}
-	var recs []admin.Record
+	var recs []api.Record
 	if err := json.Unmarshal(out, &recs); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +164,7 @@ func committed(t *testing.T, bin, data string) []admin.Record {
 // searchable after a restart, the index catching up from the feed; and a
 // deleted index directory is rebuilt on the next start.
 func TestCrashDuringImport(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	bin := buildKFA(t)
 	data := filepath.Join(t.TempDir(), "data")
 	srv := serve(t, bin, data)
@@ -223,34 +221,61 @@ func TestCrashDuringImport(t *testing.T) {
 	}
 	t.Logf("%d records committed before the kill", n)
 
-	check := func(base string) {
+	// Every committed record is indexed (the index's own count, from its
+	// start-up log line), and searchable: the first and last of each batch
+	// and a sample between. Searching all of them, over 3,000 requests
+	// twice, was most of this test's minute.
+	check := func(p *process) {
 		t.Helper()
+		if got := indexedRecords(t, p); got != n {
+			t.Fatalf("the index holds %d records after the restart, want the %d committed", got, n)
+		}
 		for i := 1; i <= n; i++ {
-			if got := top(t, base, crashTok(i)); got != crashID(i) {
+			if i%b > 1 && i%37 != 0 {
+				continue
+			}
+			if got := top(t, p.base, crashTok(i)); got != crashID(i) {
 				t.Fatalf("committed record %s: search found %q", crashID(i), got)
 			}
 		}
 		if n < 4*b+b/2 {
-			if got := top(t, base, crashTok(n+1)); got != "" {
+			if got := top(t, p.base, crashTok(n+1)); got != "" {
 				t.Fatalf("uncommitted record %s is found", got)
 			}
 		}
 	}
 	srv = serve(t, bin, data)
-	check(srv.base)
-	t.Logf("after the crash: %s", strings.Join(drain(srv.logs), "; "))
+	check(srv)
 
 	srv.stop(t)
 	if err := os.RemoveAll(filepath.Join(data, "index")); err != nil {
 		t.Fatal(err)
 	}
 	srv = serve(t, bin, data)
-	check(srv.base)
-	t.Logf("after deleting the index: %s", strings.Join(drain(srv.logs), "; "))
+	check(srv)
 	if _, err := os.Stat(filepath.Join(data, "index", "records")); err != nil {
 		t.Fatalf("the index was not rebuilt: %v", err)
 	}
 	srv.stop(t)
+}
+
+// indexedRecords is the record count of the search index's "ready" log
+// line, which kfa serve writes before it listens.
+func indexedRecords(t *testing.T, p *process) int {
+	t.Helper()
+	lines := drain(p.logs)
+	t.Logf("index start-up: %s", strings.Join(lines, "; "))
+	for _, l := range lines {
+		var v struct {
+			Msg     string `json:"msg"`
+			Records *int   `json:"records"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && v.Msg == "search index ready" && v.Records != nil {
+			return *v.Records
+		}
+	}
+	t.Fatalf("no \"search index ready\" line with a record count among %q", lines)
+	return 0
 }
 
 func drain(c chan string) []string {

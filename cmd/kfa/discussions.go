@@ -8,6 +8,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/internal/english"
 )
 
 func runDiscussions(ctx context.Context, e env, args []string) error {
@@ -81,7 +82,7 @@ func discussionsList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), total, "discussions", next)
+	pageFooter(e, len(list), total, "discussion", "discussions", next)
 	return nil
 }
 
@@ -169,9 +170,4 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return english.Count(n, one, many) }

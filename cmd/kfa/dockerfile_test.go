@@ -17,6 +17,7 @@ import (
 // `kfa version` and reports the stamped version. It also holds the
 // Dockerfile to what the docs promise of the image.
 func TestDockerfileBuild(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	if testing.Short() {
 		t.Skip("builds the kfa binary")
 	}

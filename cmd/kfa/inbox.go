@@ -69,6 +69,6 @@ func runInbox(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), -1, "entries", next)
+	pageFooter(e, len(list), -1, "entry", "entries", next)
 	return nil
 }

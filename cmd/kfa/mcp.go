@@ -175,7 +175,7 @@ func (b *mcpBridge) dialFile(ctx context.Context, tool string) (*mcp.ClientSessi
 			_ = closers[i]()
 		}
 	}
-	deps := service.Deps{Tasks: core.Tasks, Discussions: core.Discussions}
+	deps := service.Deps{Tasks: core.Tasks, Discussions: core.Discussions, Agents: core.Agents, Records: core.Records}
 	if tool == mcpserver.ToolSearch {
 		var idx *search.Index
 		if idx, err = server.OpenIndex(ctx, core, b.dir, b.publicURL, b.log); err != nil {
@@ -191,7 +191,7 @@ func (b *mcpBridge) dialFile(ctx context.Context, tool string) (*mcp.ClientSessi
 		return nil, nil, err
 	}
 	srv, err := mcpserver.NewServer(mcpserver.Deps{
-		Search: svc, Records: core.Records, Discussions: core.Discussions, Agents: core.Agents, Token: b.token,
+		Service: svc, Token: b.token,
 		PublicURL: b.publicURL, Version: buildInfo().Version, ContributorWrites: true, Log: b.log,
 	})
 	if err != nil {

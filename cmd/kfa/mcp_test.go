@@ -27,6 +27,7 @@ import (
 // server runs (the calls go through its admin socket), then with no
 // server (each call opens kfa.db read-only, and leaves it as it was).
 func TestMCPStdio(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	bin := buildKFA(t)
 	dir := filepath.Join(shortTempDir(t), "data")
 	l := startServer(t, dir, func(c *server.Config) { c.SeedSamples = true })
@@ -160,7 +161,7 @@ func checkStdio(t *testing.T, bin, dir string, alice api.Agent, disc string) {
 	if err != nil {
 		t.Fatalf("records list: %v", err)
 	}
-	var recs []admin.Record
+	var recs []api.Record
 	if err := json.Unmarshal(out, &recs); err != nil {
 		t.Fatal(err)
 	}

@@ -124,6 +124,7 @@ func TestCheckReportsCorruption(t *testing.T) {
 // TestBackupAndRestore: the copy is complete and verified, FILE is never
 // clobbered by accident, and restore refuses what it must.
 func TestBackupAndRestore(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	f := newFixture(t)
 	dir := shortTempDir(t)
 	file := filepath.Join(dir, "kfa-backup.db")
@@ -278,6 +279,7 @@ func copyFile(t *testing.T, from, to string) {
 // over HTTP as fast as they can. The restored copy must pass kfa check and
 // hold every task whose ask was acknowledged before the backup started.
 func TestBackupUnderWriteLoad(t *testing.T) {
+	t.Parallel() // seconds of waiting on processes and I/O: overlap it with the other slow tests
 	dir := filepath.Join(shortTempDir(t), "data")
 	l := startServer(t, dir, func(c *server.Config) { c.AskRate, c.MaxOpenTasks, c.ReplyRate = 0, 0, 0 })
 	ctx, cancel := context.WithCancel(context.Background())

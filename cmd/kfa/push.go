@@ -29,8 +29,9 @@ func pushList(ctx context.Context, e env, args []string) error {
 	)
 	fs := newFlagSet("push list", "kfa push list [--failed] [--state STATE] [--task ID] [--limit N] [--after TOKEN] [--json]",
 		"List the push notification outbox, newest first: one delivery per config of a task\n"+
-			"whose state changed. STATE is pending (waiting for its first or next attempt),\n"+
-			"delivered or failed (a permanent error, or the retry period used up). Destinations\n"+
+			"whose state changed. STATE is pending (waiting for its first or next attempt, with\n"+
+			"the last attempt's error), delivered or failed (a permanent error, or the retry period\n"+
+			"used up, with the reason). Destinations\n"+
 			"show scheme, host and port only; tokens and credentials are never shown.", e,
 		"kfa push list",
 		"kfa push list --failed",
@@ -89,13 +90,17 @@ func pushList(ctx context.Context, e env, args []string) error {
 		if dl.State == "pending" {
 			next, _ := a2a.ParseTime(dl.NextAttemptAt)
 			note = "next attempt " + untilTime(next, now)
+			if n := len(dl.RecentAttempts); n > 0 && dl.RecentAttempts[n-1].Error != "" {
+				// Why it is waiting: a receiver that is down, or refusing.
+				note += "; last attempt: " + oneLine(dl.RecentAttempts[n-1].Error)
+			}
 		}
 		t.row(dl.ID, dl.State, dl.TaskID, dl.Destination, fmt.Sprint(dl.Attempts), relTime(created, now), note)
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), -1, "deliveries", next)
+	pageFooter(e, len(list), -1, "delivery", "deliveries", next)
 	return nil
 }
 

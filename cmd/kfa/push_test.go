@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
@@ -130,4 +132,38 @@ func mustJSONString(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPushListSaysWhyItWaits: a pending delivery's row shows, next to
+// when it is tried again, what went wrong last time.
+func TestPushListSaysWhyItWaits(t *testing.T) {
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer recv.Close()
+	obs := make(observed, 16)
+	dir := filepath.Join(shortTempDir(t), "data")
+	l := startServer(t, dir, func(c *server.Config) {
+		c.PushAllow, c.PushObserver, c.PushFirstRetry = []string{"127.0.0.1"}, obs, time.Hour
+	})
+	alice := decode[api.Agent](t, "agent", "create", "--data", dir, "--name", "alice")
+	ac := client.New(l.url, client.WithToken(alice.Token))
+	ctx := context.Background()
+	res, err := ac.SendMessage(ctx, askReq("m-1", "", "Is the hook up?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ac.CreatePushConfig(ctx, res.Task.ID, a2a.TaskPushNotificationConfig{URL: recv.URL + "/hook"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ac.CancelTask(ctx, res.Task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-obs; a.Outcome != push.OutcomeRetry {
+		t.Fatalf("first attempt: %+v", a)
+	}
+	table := ok(t, "push", "list", "--data", dir)
+	if !regexp.MustCompile(`pending .* next attempt in \d+m\d+s; last attempt: the receiver answered 503\n`).MatchString(table) {
+		t.Fatalf("push list does not say why the delivery waits:\n%s", table)
+	}
 }

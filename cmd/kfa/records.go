@@ -16,7 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/knowledge"
 )
@@ -96,16 +96,16 @@ func recordsImport(ctx context.Context, e env, args []string) error {
 	}
 	switch {
 	case sum.Rejected > 0 && !sum.Written:
-		return fmt.Errorf("nothing written: %d of %d lines rejected (--strict)", sum.Rejected, sum.Lines)
+		return fmt.Errorf("nothing written: %d of %s rejected (--strict)", sum.Rejected, plural(sum.Lines, "line", "lines"))
 	case sum.Rejected > 0:
-		return fmt.Errorf("%d of %d lines rejected and skipped", sum.Rejected, sum.Lines)
+		return fmt.Errorf("%d of %s rejected and skipped", sum.Rejected, plural(sum.Lines, "line", "lines"))
 	}
 	return nil
 }
 
 func printImport(w io.Writer, name string, sum knowledge.ImportSummary, took time.Duration) {
-	fmt.Fprintf(w, "Imported %s in %s: %d lines, %d added, %d updated, %d unchanged, %d rejected.\n",
-		oneLine(name), took.Round(time.Millisecond), sum.Lines, sum.Added, sum.Updated, sum.Unchanged, sum.Rejected)
+	fmt.Fprintf(w, "Imported %s in %s: %s, %d added, %d updated, %d unchanged, %d rejected.\n",
+		oneLine(name), took.Round(time.Millisecond), plural(sum.Lines, "line", "lines"), sum.Added, sum.Updated, sum.Unchanged, sum.Rejected)
 	for _, le := range sum.Errors {
 		fmt.Fprintf(w, "  %s\n", oneLine(le.Error()))
 	}
@@ -187,7 +187,7 @@ func showProgress(w io.Writer, pr *progressReader, size int64) func() {
 			case <-quit:
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "kfa records import: sent %d lines (%s)\n", pr.lines.Load(), humanBytes(pr.bytes.Load()))
+				fmt.Fprintf(w, "kfa records import: sent %s (%s)\n", plural(int(pr.lines.Load()), "line", "lines"), humanBytes(pr.bytes.Load()))
 			}
 		}
 	})
@@ -256,7 +256,7 @@ func recordsList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	var recs []admin.Record
+	var recs []api.Record
 	total, next := 0, after
 	for {
 		size := knowledge.MaxPageSize
@@ -276,7 +276,7 @@ func recordsList(ctx context.Context, e env, args []string) error {
 	}
 	if d.json {
 		if recs == nil {
-			recs = []admin.Record{}
+			recs = []api.Record{}
 		}
 		return printJSON(e.stdout, recs)
 	}
@@ -290,7 +290,7 @@ func recordsList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if next != "" {
-		fmt.Fprintf(e.stdout, "%d of %d records; more with --after %s\n", len(recs), total, oneLine(recs[len(recs)-1].ID))
+		fmt.Fprintf(e.stdout, "%d of %s; more with --after %s\n", len(recs), plural(total, "record", "records"), oneLine(recs[len(recs)-1].ID))
 	}
 	return nil
 }

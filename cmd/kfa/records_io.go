@@ -103,7 +103,7 @@ func recordsExport(ctx context.Context, e env, args []string) error {
 	if af != nil {
 		dest = oneLine(name)
 	}
-	fmt.Fprintf(summary, "Exported %d records (%s) to %s in %s.\n", res.Records, humanBytes(res.Bytes), dest,
+	fmt.Fprintf(summary, "Exported %s (%s) to %s in %s.\n", plural(res.Records, "record", "records"), humanBytes(res.Bytes), dest,
 		time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -194,7 +194,7 @@ func recordsDelete(ctx context.Context, e env, args []string) error {
 		r, err := c.DeleteRecords(ctx, ids[start:min(len(ids), start+deleteBatch)])
 		if err != nil {
 			stop()
-			return fmt.Errorf("delete (%d of %d records deleted before this): %w", res.Deleted, len(ids), plain(err))
+			return fmt.Errorf("delete (%d of %s deleted before this): %w", res.Deleted, plural(len(ids), "record", "records"), plain(err))
 		}
 		res.Deleted += len(r.Deleted)
 		res.NotFound = append(res.NotFound, r.NotFound...)
@@ -212,7 +212,7 @@ func recordsDelete(ctx context.Context, e env, args []string) error {
 	case len(res.NotFound) == 1 && res.Requested == 1:
 		return fmt.Errorf("no record with id %q", oneLine(res.NotFound[0]))
 	case len(res.NotFound) > 0:
-		return fmt.Errorf("%d of %d ids name no record: %s", len(res.NotFound), res.Requested, idList(res.NotFound))
+		return fmt.Errorf("%d of %s name no record: %s", len(res.NotFound), plural(res.Requested, "id", "ids"), idList(res.NotFound))
 	}
 	return nil
 }
@@ -224,7 +224,7 @@ func printDelete(w io.Writer, res deleteResult, filter bool) {
 	case res.Deleted == 1 && res.Requested == 1:
 		fmt.Fprintln(w, "Deleted 1 record.")
 	case res.Deleted > 0 || len(res.NotFound) == 0:
-		fmt.Fprintf(w, "Deleted %d of %d records.\n", res.Deleted, res.Requested)
+		fmt.Fprintf(w, "Deleted %d of %s.\n", res.Deleted, plural(res.Requested, "record", "records"))
 	}
 }
 
@@ -347,7 +347,7 @@ func showDeleteProgress(w io.Writer, done *atomic.Int64, total int) func() {
 			case <-quit:
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "kfa records delete: %d of %d ids done\n", done.Load(), total)
+				fmt.Fprintf(w, "kfa records delete: %d of %s done\n", done.Load(), plural(total, "id", "ids"))
 			}
 		}
 	})

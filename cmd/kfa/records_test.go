@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 )
 
 // cli runs kfa in process with the given stdin; it returns stdout, stderr
@@ -80,7 +80,7 @@ func TestRecordsImportCommand(t *testing.T) {
 	}
 
 	out, _, code = cli(t, "", "records", "list", "--json", "--limit", "0", "--data", data)
-	var list []admin.Record
+	var list []api.Record
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 4 {
 		t.Fatalf("list: code %d, out %q", code, out)
 	}
@@ -132,5 +132,41 @@ func TestRecordsUsage(t *testing.T) {
 	_, errOut, code := cli(t, "", "records", "import", filepath.Join(t.TempDir(), "missing.jsonl"), "--data", t.TempDir())
 	if code != exitError || !strings.Contains(errOut, "open import file") {
 		t.Fatalf("missing file: code %d, err %q", code, errOut)
+	}
+}
+
+// TestOneIsSingular: what the commands count reads as English when the
+// count is one ("1 line", not "1 lines").
+func TestOneIsSingular(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ok(t, "init", "--data", data)
+	one := writeLines(t, dir, recordLine("a", "Alpha"))
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		want  string
+		wrong string
+	}{
+		{[]string{"records", "import", one}, 0, ": 1 line, 1 added", "1 lines"},
+		{[]string{"records", "export", filepath.Join(dir, "out.jsonl")}, 0, "Exported 1 record (", "1 records"},
+		{[]string{"records", "delete", "a", "nope"}, 1, "1 of 2 ids name no record", ""},
+		{[]string{"check"}, 0, "examined", " 1 entries"},
+		{[]string{"stats"}, 0, "Records", "1 changes"},
+	} {
+		out, errOut, code := cli(t, "", append(tc.args, "--data", data)...)
+		all := out + errOut
+		if code != tc.code || !strings.Contains(all, tc.want) || tc.wrong != "" && strings.Contains(all, tc.wrong) {
+			t.Errorf("kfa %s: code %d, want %d, output with %q and without %q:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, tc.wrong, all)
+		}
+	}
+	ok(t, "agent", "create", "--name", "solo", "--data", data)
+	if out := ok(t, "agent", "list", "--data", data); !strings.Contains(out, "1 of 1 agent shown.") {
+		t.Errorf("agent list of one agent:\n%s", out)
+	}
+	bad := writeLines(t, dir, `{"id":"b"}`)
+	if _, errOut, code := cli(t, "", "records", "import", "--strict", bad, "--data", data); code != 1 ||
+		!strings.Contains(errOut, "nothing written: 1 of 1 line rejected") {
+		t.Errorf("strict import of one bad line: code %d, err %q", code, errOut)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 )
 
 func runStats(ctx context.Context, e env, args []string) error {
@@ -16,8 +17,8 @@ func runStats(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("stats", "kfa stats [--json]",
 		"Show what the database holds: tasks by state and the longest waiting one, discussions,\n"+
 			"agents, knowledge records, the record feed sequence and the search index lag, and the\n"+
-			"file's size and free pages. Counts come from counters kept with every write, so this is\n"+
-			"cheap on a live server.", e,
+			"file's size and free pages (on PostgreSQL, the database's size). Counts come from counters\n"+
+			"kept with every write, so this is cheap on a live server.", e,
 		"kfa stats",
 		"kfa stats --json | jq .tasks.byState")
 	d.bind(fs)
@@ -45,12 +46,19 @@ func runStats(ctx context.Context, e env, args []string) error {
 	}
 	lag := "unknown (this server does not report it)"
 	if st.IndexLag != nil {
-		lag = fmt.Sprintf("%d changes", *st.IndexLag)
+		lag = plural(int(*st.IndexLag), "change", "changes")
 	}
 	db := st.Database
 	t := newTable(e.stdout, "Database", db.Path)
-	t.row("Size", fmt.Sprintf("%s (%d pages of %d bytes, %d free, %d pending)", humanBytes(db.SizeBytes),
-		db.SizeBytes/int64(max(db.PageSize, 1)), db.PageSize, db.FreePages, db.PendingPages))
+	switch {
+	case db.Backend == api.BackendPostgres && db.SizeBytes > 0:
+		t.row("Size", humanBytes(db.SizeBytes)+" (pg_database_size)")
+	case db.Backend == api.BackendPostgres:
+		t.row("Size", "unknown (pg_database_size could not be read)")
+	default:
+		t.row("Size", fmt.Sprintf("%s (%d pages of %d bytes, %d free, %d pending)", humanBytes(db.SizeBytes),
+			db.SizeBytes/int64(max(db.PageSize, 1)), db.PageSize, db.FreePages, db.PendingPages))
+	}
 	t.row("Schema", fmt.Sprint(db.SchemaVersion))
 	t.row("Tasks", fmt.Sprintf("%d (%s)", st.Tasks.Total, strings.Join(states, ", ")))
 	t.row("Oldest waiting", oldest)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/pgtest"
 )
 
@@ -22,8 +24,16 @@ func TestStoreFlagWithoutServer(t *testing.T) {
 		t.Fatalf("agent list does not show %s:\n%s", alice.ID, out)
 	}
 	ok(t, "records", "import", "../../samples/records.jsonl", "--store", pg, "--data", dir)
-	if out := ok(t, "stats", "--store", pg, "--data", dir); !strings.Contains(out, "Records") || !strings.Contains(out, "78") {
+	out := ok(t, "stats", "--store", pg, "--data", dir)
+	if !strings.Contains(out, "Records") || !strings.Contains(out, "78") {
 		t.Fatalf("stats after the import:\n%s", out)
+	}
+	// The database's size, not the "0 B" of a bbolt file it does not have.
+	if !regexp.MustCompile(`(?m)^Size +[1-9][0-9.]* [KMG]iB \(pg_database_size\)$`).MatchString(out) {
+		t.Errorf("stats does not give the database's size:\n%s", out)
+	}
+	if st := decode[api.Stats](t, "stats", "--store", pg, "--data", dir); st.Database.Backend != "postgresql" || st.Database.SizeBytes < 1<<20 {
+		t.Errorf("stats --json: %+v", st.Database)
 	}
 	if out := ok(t, "check", "--store", pg); !strings.Contains(out, "OK") {
 		t.Fatalf("check:\n%s", out)

@@ -101,7 +101,7 @@ func tasksList(ctx context.Context, e env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	pageFooter(e, len(list), total, "tasks", next)
+	pageFooter(e, len(list), total, "task", "tasks", next)
 	return nil
 }
 
@@ -115,9 +115,9 @@ func afterErr(err error, after string) error {
 
 // pageFooter says how much was shown (total < 0: unknown) and how to get
 // the next page.
-func pageFooter(e env, shown, total int, plural, next string) {
+func pageFooter(e env, shown, total int, one, many, next string) {
 	if total >= 0 {
-		fmt.Fprintf(e.stdout, "%d of %d %s shown.\n", shown, total, plural)
+		fmt.Fprintf(e.stdout, "%d of %s shown.\n", shown, plural(total, one, many))
 	}
 	if next != "" {
 		fmt.Fprintf(e.stdout, "Next page: --after %s\n", next)

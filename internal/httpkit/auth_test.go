@@ -34,8 +34,8 @@ func TestCredential(t *testing.T) {
 			for _, v := range tc.key {
 				r.Header.Add(APIKeyHeader, v)
 			}
-			tok, present, err := credential(r)
-			if tok != tc.token || present != tc.present || (err != nil) != tc.bad || errors.Is(err, errConflict) != tc.conflict {
+			tok, present, err := Credential(r)
+			if tok != tc.token || present != tc.present || (err != nil) != tc.bad || errors.Is(err, error(errConflict)) != tc.conflict {
 				t.Fatalf("credential = %q, %v, %v", tok, present, err)
 			}
 		})

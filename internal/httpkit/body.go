@@ -78,6 +78,11 @@ func DecodeJSON(body []byte, v any) error {
 			}
 			return a2a.BadParam(field, "must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
 		}
+		// A type that refuses a field itself (api.ReplyRequest) has said
+		// what is wrong, in the caller's words: pass that on as it is.
+		if e, ok := a2a.AsError(err); ok {
+			return e
+		}
 		return a2a.Errorf(a2a.InvalidParams, "request body does not match the expected shape: %v", err)
 	}
 	return nil

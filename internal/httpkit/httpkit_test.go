@@ -20,8 +20,10 @@ func TestSetErrorHeaders(t *testing.T) {
 		{"unauthenticated", a2a.Errorf(a2a.Unauthenticated, `bad "token"\n`), "WWW-Authenticate",
 			`Bearer realm="kfa", error="invalid_token", error_description="bad 'token''n"`},
 		{"no credential", a2a.MissingCredential("send a token"), "WWW-Authenticate", `Bearer realm="kfa"`},
-		{"scope", a2a.Errorf(a2a.PermissionDenied, "no"), "WWW-Authenticate",
+		{"scope", a2a.Errorf(a2a.PermissionDenied, "no").With("scope", "post"), "WWW-Authenticate",
 			`Bearer realm="kfa", error="insufficient_scope", scope="post"`},
+		{"scope unknown", a2a.Errorf(a2a.PermissionDenied, "no"), "WWW-Authenticate",
+			`Bearer realm="kfa", error="insufficient_scope"`},
 		{"rate limited", &a2a.Error{Kind: a2a.RateLimited, RetryAfter: 1500 * time.Millisecond}, "Retry-After", "2"},
 		{"other", a2a.Errorf(a2a.NotFound, "x"), "WWW-Authenticate", ""},
 	} {
@@ -86,5 +88,25 @@ func TestDecodeJSONNamesTheField(t *testing.T) {
 	}
 	if err := DecodeJSON([]byte(`{"body":3}`), &v); err == nil || !strings.Contains(err.Error(), "body") {
 		t.Fatalf("type mismatch does not name the field: %v", err)
+	}
+}
+
+// refusing is a body type that refuses a field itself, as api.ReplyRequest
+// does.
+type refusing struct{}
+
+func (*refusing) UnmarshalJSON([]byte) error {
+	return a2a.BadParam("bdy", `is not a field of a reply; send {"body": "..."}`)
+}
+
+// TestDecodeJSONKeepsATypesRefusal: a body type's own refusal reaches the
+// client as it was written (its kind, field and words), not as the text
+// of an internal error ("...expected shape: InvalidParamsError: bdy: ...").
+func TestDecodeJSONKeepsATypesRefusal(t *testing.T) {
+	err := DecodeJSON([]byte(`{"bdy":"Use logrotate."}`), &refusing{})
+	e, ok := a2a.AsError(err)
+	if !ok || e.Kind != a2a.InvalidParams || e.Message != `bdy: is not a field of a reply; send {"body": "..."}` ||
+		len(e.Violations) != 1 || e.Violations[0].Field != "bdy" {
+		t.Fatalf("%#v", err)
 	}
 }

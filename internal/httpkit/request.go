@@ -50,8 +50,8 @@ func Begin(r *http.Request) (*http.Request, *Request) {
 	return r.WithContext(ctx), q
 }
 
-// noteAgent records the calling agent for the access log.
-func noteAgent(ctx context.Context, id string) {
+// NoteAgent records the calling agent for the access log.
+func NoteAgent(ctx context.Context, id string) {
 	if slot, ok := ctx.Value(keyAgentID).(*agentSlot); ok {
 		slot.id = id
 	}

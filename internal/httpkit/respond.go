@@ -10,7 +10,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/ratelimit"
-	"github.com/kfa-project/kfa/service"
 )
 
 // WriteJSON writes v as a JSON response with the given status.
@@ -36,11 +35,12 @@ func WriteRaw(w http.ResponseWriter, status int, b []byte) []byte {
 	return b
 }
 
-// WriteError writes err as an A2A error response (google.rpc.Status body,
-// and the headers of SetErrorHeaders). Internal errors are logged with the
-// request id; their details never reach the client.
-func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	e := service.ToError(err)
+// WriteError writes e, the A2A error of err (service.ToError made it: this
+// package sits below the service and maps nothing itself), as an error
+// response: a google.rpc.Status body, and the headers of SetErrorHeaders.
+// Internal errors are logged with the request id; their details never
+// reach the client.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
 	LogFailure(r, log, err, e)
 	SetErrorHeaders(w.Header(), e)
 	WriteJSON(w, e.Kind.HTTPStatus, e.Status())
@@ -58,7 +58,8 @@ func LogFailure(r *http.Request, log *slog.Logger, err error, e *a2a.Error) {
 // of a limit. Every binding sends them, whatever its HTTP status. A
 // request that sent no credential is challenged without an error
 // attribute (RFC 6750 §3.1); one whose credential failed is told
-// error="invalid_token".
+// error="invalid_token"; one without the scope an action needs is told
+// which (the error's "scope" metadata, from agents.ScopeError).
 func SetErrorHeaders(h http.Header, e *a2a.Error) {
 	switch e.Kind {
 	case a2a.Unauthenticated:
@@ -68,7 +69,11 @@ func SetErrorHeaders(h http.Header, e *a2a.Error) {
 		}
 		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="invalid_token", error_description="`+quoteSafe(e.Message)+`"`)
 	case a2a.PermissionDenied:
-		h.Set("WWW-Authenticate", `Bearer realm="kfa", error="insufficient_scope", scope="post"`)
+		c := `Bearer realm="kfa", error="insufficient_scope"`
+		if s := e.Metadata["scope"]; s != "" {
+			c += `, scope="` + quoteSafe(s) + `"`
+		}
+		h.Set("WWW-Authenticate", c)
 	case a2a.RateLimited:
 		h.Set("Retry-After", strconv.Itoa(a2a.RetryAfterSeconds(e.RetryAfter)))
 	}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/kfa-project/kfa/service"
 )
 
 // SSE writes a Server-Sent Events response: one "data:" line of JSON per
@@ -85,11 +83,10 @@ func (s *SSE) flush() error {
 	return nil
 }
 
-// Pump writes the stream's events with send until the stream ends, the
-// client goes away (ctx), or a write fails, with a heartbeat comment after
-// every idle interval.
-func Pump(ctx context.Context, sse *SSE, st *service.Stream, heartbeat time.Duration, send func(service.Event) error) {
-	defer st.Close()
+// Pump writes the events with send until events is closed (the stream
+// ended), the client goes away (ctx), or a write fails, with a heartbeat
+// comment after every idle interval. Closing the stream is the caller's.
+func Pump[E any](ctx context.Context, sse *SSE, events <-chan E, heartbeat time.Duration, send func(E) error) {
 	if heartbeat <= 0 {
 		heartbeat = 15 * time.Second
 	}
@@ -97,7 +94,7 @@ func Pump(ctx context.Context, sse *SSE, st *service.Stream, heartbeat time.Dura
 	defer tick.Stop()
 	for {
 		select {
-		case ev, ok := <-st.Events():
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}

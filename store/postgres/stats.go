@@ -22,6 +22,9 @@ type Stats struct {
 	Agents        int
 	Records       int
 	LogPosition   changelog.Position // the change log's newest (zero: none yet)
+	// SizeBytes is the database's size on disk (pg_database_size), every
+	// table and index of it, kfa's or not.
+	SizeBytes int64
 	// OldestWaiting is the longest waiting WORKING task; nil when none
 	// waits.
 	OldestWaiting *WaitingTask
@@ -76,6 +79,9 @@ func (s *DB) Stats(ctx context.Context) (Stats, error) {
 			st.TasksByState[a2a.TaskState(state)] = n
 		}
 		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&st.SizeBytes); err != nil {
 			return err
 		}
 		if st.LogPosition, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readable+

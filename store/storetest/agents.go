@@ -68,7 +68,7 @@ func testAgents(t *testing.T, open Opener) {
 	}
 
 	b := e.agent(t, "bob")
-	page, err := e.ag.List(ctx, 0, "")
+	page, err := e.ag.List(ctx, nil, "")
 	list := page.Agents
 	if err != nil || len(list) != 2 || list[0].ID != c.Agent.ID || list[1].ID != b.ID || page.Total != 2 || page.Next != "" {
 		t.Fatalf("list: %+v %v", page, err)
@@ -81,7 +81,7 @@ func testAgents(t *testing.T, open Opener) {
 	var walked []string
 	token := ""
 	for range 5 {
-		p, err := e.ag.List(ctx, 2, token)
+		p, err := e.ag.List(ctx, new(2), token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,8 +98,8 @@ func testAgents(t *testing.T, open Opener) {
 	for _, bad := range []struct {
 		size  int
 		token string
-	}{{agents.MaxPageSize + 1, ""}, {-1, ""}, {2, "not-an-id"}} {
-		if _, err := e.ag.List(ctx, bad.size, bad.token); err == nil {
+	}{{agents.MaxPageSize + 1, ""}, {-1, ""}, {0, ""}, {2, "not-an-id"}} {
+		if _, err := e.ag.List(ctx, &bad.size, bad.token); err == nil {
 			t.Fatalf("list with page size %d, token %q was accepted", bad.size, bad.token)
 		}
 	}

@@ -206,7 +206,7 @@ func testConcurrentMaxReplies(t *testing.T, pair PairOpener) {
 		return err
 	})
 	tally(t, "replies on a discussion that takes 3", errs, 3, discussions.ErrTooManyReplies)
-	d, replies, err := p.envs[1].ds.Get(context.Background(), disc, 0, "")
+	d, replies, err := p.envs[1].ds.Get(context.Background(), disc, nil, "")
 	if err != nil || d.ReplyCount != 3 || len(replies.Replies) != 3 {
 		t.Fatalf("discussion after: %d replies counted, %d stored (%v); want 3", d.ReplyCount, len(replies.Replies), err)
 	}
@@ -241,7 +241,7 @@ func testConcurrentAgentNames(t *testing.T, pair PairOpener) {
 	if err != nil || !shared["ALICE"] || shared["bob"] || shared["carol"] {
 		t.Fatalf("shared names: %v %v", shared, err)
 	}
-	page, err := p.envs[1].ag.List(ctx, 0, "")
+	page, err := p.envs[1].ag.List(ctx, nil, "")
 	if err != nil || page.Total != 3 {
 		t.Fatalf("agents: %d (%v), want 3", page.Total, err)
 	}

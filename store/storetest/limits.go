@@ -118,7 +118,7 @@ func testRepliesPaginated(t *testing.T, open Opener) {
 	token := ""
 	pages := 0
 	for {
-		_, p, err := e.ds.Get(ctx, tk.DiscussionID, 3, token)
+		_, p, err := e.ds.Get(ctx, tk.DiscussionID, new(3), token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,15 +134,15 @@ func testRepliesPaginated(t *testing.T, open Opener) {
 		t.Fatalf("%d pages: %v, want %v", pages, got, want)
 	}
 	// Defaults, bounds, and a token of another discussion.
-	if _, p, err := e.ds.Get(ctx, tk.DiscussionID, 0, ""); err != nil || len(p.Replies) != 7 || p.NextPageToken != "" {
+	if _, p, err := e.ds.Get(ctx, tk.DiscussionID, nil, ""); err != nil || len(p.Replies) != 7 || p.NextPageToken != "" {
 		t.Fatalf("default page: %d replies, next %q, %v", len(p.Replies), p.NextPageToken, err)
 	}
-	if _, _, err := e.ds.Get(ctx, tk.DiscussionID, discussions.MaxPageSize+1, ""); err == nil {
+	if _, _, err := e.ds.Get(ctx, tk.DiscussionID, new(discussions.MaxPageSize+1), ""); err == nil {
 		t.Fatal("a page over the maximum was accepted")
 	}
-	_, first, _ := e.ds.Get(ctx, tk.DiscussionID, 1, "")
+	_, first, _ := e.ds.Get(ctx, tk.DiscussionID, new(1), "")
 	other := e.ask(t, a, "m2")
-	if _, _, err := e.ds.Get(ctx, other.DiscussionID, 1, first.NextPageToken); err == nil {
+	if _, _, err := e.ds.Get(ctx, other.DiscussionID, new(1), first.NextPageToken); err == nil {
 		t.Fatal("a page token of another discussion was accepted")
 	}
 	// The store itself: an empty page for a discussion without replies.
@@ -184,7 +184,7 @@ func testReplyAfterManyFinishedTasks(t *testing.T, open Opener) {
 			t.Fatalf("bob's task %d is %s", i, st)
 		}
 	}
-	in, err := e.ds.Inbox(ctx, b.ID, false, 10, "")
+	in, err := e.ds.Inbox(ctx, b.ID, false, new(10), "")
 	if err != nil || len(in.Entries) != 1 {
 		t.Fatalf("bob's inbox: %+v %v", in.Entries, err)
 	}

@@ -128,7 +128,7 @@ func testListTasksWalk(t *testing.T, open Opener) {
 				for _, since := range sinces {
 					for _, size := range []int{37, 100} {
 						combos++
-						p := tasks.ListParams{ContextID: cx, State: st, Since: since, PageSize: size}
+						p := tasks.ListParams{ContextID: cx, State: st, Since: since, PageSize: &size}
 						var want []tasks.Task
 						for _, tk := range pool {
 							if (cx == "" || tk.ContextID == cx) && (st == "" || tk.State == st) && (since.IsZero() || !tk.StatusTime.Before(since)) {
@@ -167,18 +167,18 @@ func testListTasksWalk(t *testing.T, open Opener) {
 		}
 	}
 	// Tokens are bound to the caller and the filters.
-	first, _ := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: 5})
-	if _, err := e.tk.List(ctx, owners[1].ID, tasks.ListParams{PageSize: 5, PageToken: first.NextPageToken}); err == nil {
+	first, _ := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: new(5)})
+	if _, err := e.tk.List(ctx, owners[1].ID, tasks.ListParams{PageSize: new(5), PageToken: first.NextPageToken}); err == nil {
 		t.Fatal("another agent's page token was accepted")
 	}
-	if _, err := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: 5, State: a2a.TaskStateWorking, PageToken: first.NextPageToken}); err == nil {
+	if _, err := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: new(5), State: a2a.TaskStateWorking, PageToken: first.NextPageToken}); err == nil {
 		t.Fatal("a page token was accepted with other filters")
 	}
-	if _, err := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: 5, PageToken: first.NextPageToken[:len(first.NextPageToken)-2]}); err == nil {
+	if _, err := e.tk.List(ctx, alice.ID, tasks.ListParams{PageSize: new(5), PageToken: first.NextPageToken[:len(first.NextPageToken)-2]}); err == nil {
 		t.Fatal("a truncated page token was accepted")
 	}
 	// The operator listing (no owner) sees everyone's tasks.
-	op, err := e.tk.List(ctx, "", tasks.ListParams{PageSize: 100})
+	op, err := e.tk.List(ctx, "", tasks.ListParams{PageSize: new(100)})
 	if err != nil || op.TotalSize != n {
 		t.Fatalf("operator list total %d, want %d (%v)", op.TotalSize, n, err)
 	}
@@ -244,7 +244,7 @@ func testListDiscussions(t *testing.T, open Opener) {
 		var got []string
 		token := ""
 		for range 30 {
-			res, err := e.ds.List(ctx, st, 4, token)
+			res, err := e.ds.List(ctx, st, new(4), token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,8 +265,8 @@ func testListDiscussions(t *testing.T, open Opener) {
 			t.Fatalf("status %q: got %v, want %v", st, got, want)
 		}
 	}
-	first, _ := e.ds.List(ctx, "", 4, "")
-	if _, err := e.ds.List(ctx, discussions.StatusOpen, 4, first.NextPageToken); err == nil {
+	first, _ := e.ds.List(ctx, "", new(4), "")
+	if _, err := e.ds.List(ctx, discussions.StatusOpen, new(4), first.NextPageToken); err == nil {
 		t.Fatal("page token accepted with another filter")
 	}
 }

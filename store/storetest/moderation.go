@@ -61,7 +61,7 @@ func (e *env) auditLog(t *testing.T, m *moderation.Service) []moderation.Entry {
 	var out []moderation.Entry
 	token := ""
 	for {
-		p, err := m.Log(context.Background(), 2, token)
+		p, err := m.Log(context.Background(), ptr(2), token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func testFlagOnce(t *testing.T, open Opener) {
 	if evs := e.eventsSince(t, head); len(evs) != 0 {
 		t.Fatalf("a repeated flag wrote events: %+v", evs)
 	}
-	q, n, err := m.Queue(ctx, 0)
+	q, n, err := m.Queue(ctx, nil)
 	if err != nil || n != 1 || len(q) != 1 || q[0].Item.Flags != 1 || len(q[0].Flags) != 1 || q[0].Flags[0].Reason != moderation.ReasonWrong ||
 		q[0].Flags[0].Note != "it says the opposite of the docs" || q[0].Reply == nil || q[0].Reply.ID != r.Reply.ID {
 		t.Fatalf("queue: %+v (%d) %v", q, n, err)
@@ -164,7 +164,7 @@ func testFlagRefusals(t *testing.T, open Opener) {
 	if evs := e.eventsSince(t, head); len(evs) != 0 {
 		t.Fatalf("refused flags wrote events: %+v", evs)
 	}
-	if q, n, err := m.Queue(ctx, 0); err != nil || n != 0 || len(q) != 0 {
+	if q, n, err := m.Queue(ctx, nil); err != nil || n != 0 || len(q) != 0 {
 		t.Fatalf("queue after refusals: %+v (%d) %v", q, n, err)
 	}
 }
@@ -191,7 +191,7 @@ func testFlagThreshold(t *testing.T, open Opener) {
 			t.Fatalf("flag %d: %+v %v", i, res, err)
 		}
 	}
-	d, page, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, page, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.VisibleReplies() != 1 || len(page.Replies) != 1 || page.Replies[0].ID != r2.Reply.ID || d.AcceptedReplyID != "" {
 		t.Fatalf("after the hide: %+v %+v %v", d, page.Replies, err)
 	}
@@ -202,11 +202,11 @@ func testFlagThreshold(t *testing.T, open Opener) {
 	if done.State != a2a.TaskStateCompleted || len(done.Artifacts) != 1 || *done.Artifacts[0].Parts[0].Text != r.Reply.Body {
 		t.Fatalf("the task the hidden reply completed changed: %s %+v", done.State, done.Artifacts)
 	}
-	_, all, err := e.ds.Review(ctx, tk.DiscussionID, 0, "")
+	_, all, err := e.ds.Review(ctx, tk.DiscussionID, nil, "")
 	if err != nil || len(all.Replies) != 2 || !all.Replies[0].Hidden {
 		t.Fatalf("a moderator's view: %+v %v", all.Replies, err)
 	}
-	q, n, err := m.Queue(ctx, 0)
+	q, n, err := m.Queue(ctx, nil)
 	if err != nil || n != 1 || q[0].Item.Hidden != moderation.HiddenByFlags || q[0].Item.Flags != 3 || len(q[0].Flags) != 3 {
 		t.Fatalf("queue: %+v (%d) %v", q, n, err)
 	}
@@ -223,11 +223,11 @@ func testFlagThreshold(t *testing.T, open Opener) {
 	if err != nil || !res.Changed || res.Hidden || res.ItemKind != moderation.KindReply || res.Flags != 3 {
 		t.Fatalf("dismiss: %+v %v", res, err)
 	}
-	d, page, err = e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, page, err = e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.VisibleReplies() != 2 || len(page.Replies) != 2 || d.AcceptedReplyID != r.Reply.ID {
 		t.Fatalf("after the dismiss: %+v %d %v", d, len(page.Replies), err)
 	}
-	if q, n, _ := m.Queue(ctx, 0); n != 0 || len(q) != 0 {
+	if q, n, _ := m.Queue(ctx, nil); n != 0 || len(q) != 0 {
 		t.Fatalf("queue after the dismiss: %+v", q)
 	}
 	if res, err := m.Dismiss(ctx, operator, moderation.Target{ID: r.Reply.ID}, ""); err != nil || res.Changed {
@@ -250,7 +250,7 @@ func testHideUnhide(t *testing.T, open Opener) {
 	waiting := e.ask(t, c, "m2")
 	m := e.mod(moderation.Policy{HideThreshold: 3})
 	listed := func(status discussions.Status) (int, []string) {
-		l, err := e.ds.List(ctx, status, 10, "")
+		l, err := e.ds.List(ctx, status, ptr(10), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,12 +272,12 @@ func testHideUnhide(t *testing.T, open Opener) {
 	if n, ids := listed(discussions.StatusOpen); n != 0 || len(ids) != 0 {
 		t.Fatalf("open discussions after the hide: %d %v", n, ids)
 	}
-	_, _, err = e.ds.Get(ctx, waiting.DiscussionID, 0, "")
+	_, _, err = e.ds.Get(ctx, waiting.DiscussionID, nil, "")
 	var nf *discussions.NotFoundError
 	if !errors.As(err, &nf) || !nf.Hidden {
 		t.Fatalf("a reader's get of the hidden discussion: %v", err)
 	}
-	if _, _, err := e.ds.Review(ctx, waiting.DiscussionID, 0, ""); err != nil {
+	if _, _, err := e.ds.Review(ctx, waiting.DiscussionID, nil, ""); err != nil {
 		t.Fatalf("a moderator's get: %v", err)
 	}
 	_, err = e.ds.Reply(ctx, discussions.Author{ID: b.ID, Name: b.Name}, waiting.DiscussionID, "an answer")
@@ -296,7 +296,7 @@ func testHideUnhide(t *testing.T, open Opener) {
 	if err != nil || !res.Changed || res.ItemKind != moderation.KindReply || res.DiscussionID != tk.DiscussionID {
 		t.Fatalf("hide a reply named by id: %+v %v", res, err)
 	}
-	d, page, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, page, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.VisibleReplies() != 0 || len(page.Replies) != 0 || d.Status != discussions.StatusAnswered {
 		t.Fatalf("after hiding the reply: %+v %+v %v", d, page.Replies, err)
 	}
@@ -314,7 +314,7 @@ func testHideUnhide(t *testing.T, open Opener) {
 	if n, _ := listed(discussions.StatusOpen); n != 1 {
 		t.Fatalf("open discussions after the unhide: %d", n)
 	}
-	d, page, err = e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, page, err = e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.VisibleReplies() != 1 || len(page.Replies) != 1 {
 		t.Fatalf("after unhiding the reply: %+v %v", d, err)
 	}
@@ -388,7 +388,7 @@ func testAccept(t *testing.T, open Opener) {
 	if res, err := e.ds.Accept(ctx, a.ID, tk.DiscussionID, r2.Reply.ID); err != nil || !res.Changed {
 		t.Fatalf("move the mark: %+v %v", res, err)
 	}
-	d, _, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, _, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.AcceptedReplyID != r2.Reply.ID {
 		t.Fatalf("after moving the mark: %+v %v", d, err)
 	}
@@ -402,7 +402,7 @@ func testAccept(t *testing.T, open Opener) {
 	if _, err := m.Hide(ctx, operator, moderation.Target{ID: r2.Reply.ID}, "wrong"); err != nil {
 		t.Fatal(err)
 	}
-	if d, _, _ := e.ds.Get(ctx, tk.DiscussionID, 0, ""); d.AcceptedReplyID != "" {
+	if d, _, _ := e.ds.Get(ctx, tk.DiscussionID, nil, ""); d.AcceptedReplyID != "" {
 		t.Fatalf("a hidden reply kept the mark: %+v", d)
 	}
 	_, err = e.ds.Accept(ctx, a.ID, tk.DiscussionID, r2.Reply.ID)
@@ -437,11 +437,11 @@ func testHideAuthor(t *testing.T, open Opener) {
 		t.Fatalf("hide author: %+v %v", res, err)
 	}
 	for _, id := range []string{q1.DiscussionID, q2.DiscussionID} {
-		if _, _, err := e.ds.Get(ctx, id, 0, ""); !isErr(err, discussions.ErrNotFound) {
+		if _, _, err := e.ds.Get(ctx, id, nil, ""); !isErr(err, discussions.ErrNotFound) {
 			t.Fatalf("the spammer's question %s: %v", id, err)
 		}
 	}
-	d, page, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, page, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || d.VisibleReplies() != 1 || len(page.Replies) != 1 || slices.Contains(spam, page.Replies[0].ID) {
 		t.Fatalf("alice's discussion: %+v %+v %v", d, page.Replies, err)
 	}
@@ -506,3 +506,6 @@ func testConcurrentFlags(t *testing.T, pair PairOpener) {
 		t.Fatalf("discussion after: %+v %v", d, err)
 	}
 }
+
+// ptr is a page size, as a client names one.
+func ptr(n int) *int { return &n }

@@ -68,7 +68,7 @@ func testReplyCompletes(t *testing.T, open Opener) {
 		id    string
 		tasks []string
 	}{{"alice", a.ID, []string{tk.ID}}, {"bob", b.ID, []string{joinedByB.ID}}, {"carol", c.ID, nil}} {
-		in, err := e.ds.Inbox(ctx, tc.id, false, 10, "")
+		in, err := e.ds.Inbox(ctx, tc.id, false, new(10), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,10 +115,10 @@ func testReplyByAuthor(t *testing.T, open Opener) {
 		t.Fatalf("discussion after author reply: %+v", d)
 	}
 	// Bob, who joined, hears that someone else replied; alice does not.
-	if in, err := e.ds.Inbox(ctx, b.ID, false, 10, ""); err != nil || len(in.Entries) != 1 {
+	if in, err := e.ds.Inbox(ctx, b.ID, false, new(10), ""); err != nil || len(in.Entries) != 1 {
 		t.Fatalf("bob inbox: %+v %v", in.Entries, err)
 	}
-	if in, err := e.ds.Inbox(ctx, a.ID, false, 10, ""); err != nil || len(in.Entries) != 0 {
+	if in, err := e.ds.Inbox(ctx, a.ID, false, new(10), ""); err != nil || len(in.Entries) != 0 {
 		t.Fatalf("alice inbox: %+v %v", in.Entries, err)
 	}
 }
@@ -170,7 +170,7 @@ func testInbox(t *testing.T, open Opener) {
 	var all []discussions.InboxEntry
 	token := ""
 	for range 10 {
-		p, err := e.ds.Inbox(ctx, a.ID, false, 2, token)
+		p, err := e.ds.Inbox(ctx, a.ID, false, new(2), token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,11 +188,11 @@ func testInbox(t *testing.T, open Opener) {
 		}
 	}
 	// A token is bound to its agent and filters.
-	p, _ := e.ds.Inbox(ctx, a.ID, false, 2, "")
-	if _, err := e.ds.Inbox(ctx, b.ID, false, 2, p.NextPageToken); err == nil {
+	p, _ := e.ds.Inbox(ctx, a.ID, false, new(2), "")
+	if _, err := e.ds.Inbox(ctx, b.ID, false, new(2), p.NextPageToken); err == nil {
 		t.Fatal("another agent's page token was accepted")
 	}
-	if _, err := e.ds.Inbox(ctx, a.ID, true, 2, p.NextPageToken); err == nil {
+	if _, err := e.ds.Inbox(ctx, a.ID, true, new(2), p.NextPageToken); err == nil {
 		t.Fatal("a page token was accepted with other filters")
 	}
 
@@ -210,11 +210,11 @@ func testInbox(t *testing.T, open Opener) {
 	if err != nil || len(res.NotFound) != 1 {
 		t.Fatalf("foreign ack: %+v %v", res, err)
 	}
-	un, _ := e.ds.Inbox(ctx, a.ID, true, 10, "")
+	un, _ := e.ds.Inbox(ctx, a.ID, true, new(10), "")
 	if len(un.Entries) != 3 || un.Entries[0].ID != all[2].ID {
 		t.Fatalf("unacked: %+v", un.Entries)
 	}
-	acked, _ := e.ds.Inbox(ctx, a.ID, false, 10, "")
+	acked, _ := e.ds.Inbox(ctx, a.ID, false, new(10), "")
 	if acked.Entries[0].AckedAt.IsZero() || !acked.Entries[2].AckedAt.IsZero() {
 		t.Fatalf("acked times: %+v", acked.Entries)
 	}
@@ -259,7 +259,7 @@ func testStatusTimestamp(t *testing.T, open Opener) {
 			_, err := e.ds.Reply(ctx, discussions.Author{ID: a.ID, Name: a.Name}, tk.DiscussionID, "more details")
 			return err
 		}},
-		{"inbox read", func() error { _, err := e.ds.Inbox(ctx, b.ID, false, 10, ""); return err }},
+		{"inbox read", func() error { _, err := e.ds.Inbox(ctx, b.ID, false, new(10), ""); return err }},
 		{"rotate", func() error { _, err := e.ag.Rotate(ctx, a.ID, 0); return err }},
 	}
 	unchanged := func(what string) {
@@ -275,7 +275,7 @@ func testStatusTimestamp(t *testing.T, open Opener) {
 		}
 		unchanged(s.name)
 	}
-	in, err := e.ds.Inbox(ctx, b.ID, false, 10, "")
+	in, err := e.ds.Inbox(ctx, b.ID, false, new(10), "")
 	if err != nil || len(in.Entries) != 1 || in.Entries[0].DiscussionID != tk.DiscussionID ||
 		!eqStrings(in.Entries[0].TaskIDs, []string{joined.ID}) {
 		t.Fatalf("bob's inbox after the author's reply: %+v %v", in.Entries, err)
@@ -357,18 +357,18 @@ func testReplyRacesCancel(t *testing.T, open Opener) {
 			t.Fatalf("round %d: final state %s", i, final.State)
 		}
 		// Either way the reply is stored, the discussion answered, and alice told.
-		d, replies, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+		d, replies, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 		if err != nil || len(replies.Replies) != 1 || d.Status != discussions.StatusAnswered {
 			t.Fatalf("round %d discussion: %+v %d %v", i, d, len(replies.Replies), err)
 		}
 	}
-	in, err := e.ds.Inbox(ctx, a.ID, false, 100, "")
+	in, err := e.ds.Inbox(ctx, a.ID, false, new(100), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := len(in.Entries)
 	for tok := in.NextPageToken; tok != ""; {
-		p, err := e.ds.Inbox(ctx, a.ID, false, 100, tok)
+		p, err := e.ds.Inbox(ctx, a.ID, false, new(100), tok)
 		if err != nil {
 			t.Fatal(err)
 		}

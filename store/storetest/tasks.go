@@ -157,7 +157,7 @@ func testCancel(t *testing.T, open Opener) {
 	}
 	// The discussion stays, and so do its replies.
 	e.reply(t, b, tk.DiscussionID, "late answer")
-	d, replies, err := e.ds.Get(ctx, tk.DiscussionID, 0, "")
+	d, replies, err := e.ds.Get(ctx, tk.DiscussionID, nil, "")
 	if err != nil || len(replies.Replies) != 1 || d.ReplyCount != 1 {
 		t.Fatalf("discussion after cancel: %+v %d %v", d, len(replies.Replies), err)
 	}
