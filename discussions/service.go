@@ -159,12 +159,25 @@ type ListResult struct {
 // List returns public discussions, newest first, pageSize of them
 // (DefaultPageSize when nil).
 func (s *Service) List(ctx context.Context, status Status, asked *int, pageToken string) (ListResult, error) {
+	return s.list(ctx, status, false, asked, pageToken)
+}
+
+// ListOldest is List oldest first: the open questions that have waited
+// longest come first.
+func (s *Service) ListOldest(ctx context.Context, status Status, asked *int, pageToken string) (ListResult, error) {
+	return s.list(ctx, status, true, asked, pageToken)
+}
+
+func (s *Service) list(ctx context.Context, status Status, oldest bool, asked *int, pageToken string) (ListResult, error) {
 	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
 	if err != nil {
 		return ListResult{}, err
 	}
 	binding := "discussions|" + string(status)
-	q := ListQuery{Status: status, PageSize: pageSize}
+	if oldest {
+		binding += "|oldest" // a newest-first token continues no oldest-first list
+	}
+	q := ListQuery{Status: status, PageSize: pageSize, Oldest: oldest}
 	if pageToken != "" {
 		cur, err := s.tokens.Decode(binding, pageToken)
 		if err != nil {

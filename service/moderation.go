@@ -119,3 +119,9 @@ func (s *Service) scoped(c Caller, scope agents.Scope, what string) (*agents.Age
 	}
 	return ag, nil
 }
+
+// CanModerate reports whether c may moderate (the moderate scope), for a
+// surface that offers the moderator's forms only to those.
+func CanModerate(c Caller) bool {
+	return c.Agent != nil && c.Agent.Permit(agents.ScopeModerate, "moderating") == nil
+}

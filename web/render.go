@@ -18,7 +18,7 @@ var templateFiles embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"home", "search", "discussions", "discussion", "record", "login", "logout", "error"}
+var pageNames = []string{"home", "search", "discussions", "discussion", "record", "records", "moderation", "login", "logout", "error"}
 
 // Cache lifetimes of public pages. A signed-in person's pages are never
 // cached (private, no-store).
@@ -40,6 +40,8 @@ func funcs(now func() time.Time) template.FuncMap {
 		// disclist pairs a list of discussions with the names to show their
 		// authors by (template "disclist").
 		"disclist": newDiscList,
+		// modform is a moderator's form on one item (template "modform").
+		"modform": newModForm,
 	}
 }
 

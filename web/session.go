@@ -50,7 +50,7 @@ func (v visitor) CanPost() bool { return service.CanReply(service.Caller{Agent: 
 // CanModerate reports whether the visitor may hide and unhide content and
 // read the review queue (the moderate scope): the pages offer those
 // forms only to them (the service checks again).
-func (v visitor) CanModerate() bool { return v.Agent != nil && v.Agent.Has(agents.ScopeModerate) }
+func (v visitor) CanModerate() bool { return service.CanModerate(service.Caller{Agent: v.Agent}) }
 
 // person resolves the session cookie. A cookie whose session is gone is
 // deleted, and the page says why when the session ended by revocation or
