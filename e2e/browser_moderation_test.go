@@ -65,10 +65,10 @@ func TestBrowserModeration(t *testing.T) {
 		t.Logf("the code block's class is %q", lang)
 	}
 	for js, want := range map[string]int{
-		`document.querySelectorAll(".body a[href^='javascript:'], .body a[href^='JAVASCRIPT:']").length`: 0,
-		`document.querySelectorAll(".body img, .body script, .body [onerror]").length`:                   0,
+		`document.querySelectorAll(".body a[href^='javascript:'], .body a[href^='JAVASCRIPT:']").length`:                       0,
+		`document.querySelectorAll(".body img, .body script, .body [onerror]").length`:                                         0,
 		`document.querySelectorAll(".body a[href='https://pkg.go.dev/go.etcd.io/bbolt'][rel='nofollow ugc noopener']").length`: 1,
-		`document.querySelectorAll("ol.replies > li:first-child.accepted .badge.accepted").length`:                           1,
+		`document.querySelectorAll("ol.replies > li:first-child.accepted .badge.accepted").length`:                             1,
 		`document.querySelectorAll("time[datetime][title]").length > 2 ? 1 : 0`:                                                1,
 	} {
 		if got := eval[int](t, tab, js); got != want {
