@@ -35,6 +35,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"RepliesPerDiscussion", testConcurrentMaxReplies},
 		{"DuplicateAgentNames", testConcurrentAgentNames},
 		{"FlagsHideOnce", testConcurrentFlags},
+		{"FlagRate", testConcurrentFlagRate},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

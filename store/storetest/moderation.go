@@ -507,5 +507,33 @@ func testConcurrentFlags(t *testing.T, pair PairOpener) {
 	}
 }
 
+// testConcurrentFlagRate: one agent flags ten discussions at once, on
+// both handles, under a flag rate of three a minute: exactly three flags
+// are stored, and every other is refused by the rate, with its wait. The
+// rate is the flagger's, so only a lock on the flagger decides it (each
+// flag is on an item of its own).
+func testConcurrentFlagRate(t *testing.T, pair PairOpener) {
+	p := newPeers(t, pair, tasks.Limits{}, discussions.Limits{})
+	e := p.envs[0]
+	a, carol := e.agent(t, "alice"), e.agent(t, "carol")
+	const n = 10
+	discs := make([]string, n)
+	for i := range n {
+		discs[i] = e.ask(t, a, fmt.Sprint("m", i)).DiscussionID
+	}
+	policy := moderation.Policy{HideThreshold: 3, Rate: ratelimit.PerMinute(3)}
+	errs := p.race(n, func(i int, e *env) error {
+		_, err := e.mod(policy).Flag(context.Background(), flagger(carol),
+			moderation.Target{Kind: moderation.KindDiscussion, ID: discs[i]}, "spam", "")
+		return err
+	})
+	tally(t, "flags by one agent under a rate of 3 a minute", errs, 3, moderation.ErrFlagRate)
+	waitOf(t, errs)
+	q, total, err := p.envs[1].mod(policy).Queue(context.Background(), nil)
+	if err != nil || total != 3 || len(q) != 3 {
+		t.Fatalf("the queue after: %d items, total %d (%v); want the 3 flagged discussions", len(q), total, err)
+	}
+}
+
 // ptr is a page size, as a client names one.
 func ptr(n int) *int { return &n }
