@@ -145,6 +145,7 @@ func TestWebModeration(t *testing.T) {
 	if _, err := h.admin.Moderate(bg(), moderation.ActionHide, api.ModerationRequest{ID: f.open, Reason: "spam", By: "e2e"}); err != nil {
 		t.Fatal(err)
 	}
+	caughtUp(t, h, "a hidden discussion")
 	gone := anon.get("/discussions/" + f.open)
 	if gone.status != http.StatusGone {
 		t.Fatalf("a hidden discussion's page: %d", gone.status)
@@ -152,6 +153,8 @@ func TestWebModeration(t *testing.T) {
 	gone.mustContain(t, "This discussion was removed")
 	gone.mustNotContain(t, "Why does bbolt Open hang")
 	anon.get("/discussions").mustNotContain(t, f.open)
+	anon.get("/").mustNotContain(t, f.open, "Why does bbolt Open hang")
+	anon.get("/search?q=bbolt+Open+hang+two+processes").mustNotContain(t, f.open)
 	anon.get("/discussions.atom").mustNotContain(t, f.open)
 	anon.get("/discussions.atom?status=open").mustNotContain(t, f.open)
 	mb.get("/discussions/"+f.open).mustContain(t, "Why does bbolt Open hang", `<span class="badge hidden">Hidden</span>`)
@@ -160,6 +163,7 @@ func TestWebModeration(t *testing.T) {
 		t.Fatal(err)
 	}
 	anon.get("/discussions/"+f.open).mustContain(t, "Why does bbolt Open hang")
+	anon.get("/").mustContain(t, f.open)
 	anon.get("/discussions.atom").mustContain(t, f.open)
 }
 
