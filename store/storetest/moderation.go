@@ -35,9 +35,13 @@ func (e *env) answered(t *testing.T, alice, bob agents.Agent, msgID string) (tas
 	return tk, r
 }
 
-// logHead is the newest position of the change log.
+// logHead is the newest position of the change log, once every event
+// written before is readable (on PostgreSQL, an event is readable once no
+// older transaction of the cluster runs: other tests' may, and the head
+// read before would lag behind events already committed).
 func (e *env) logHead(t *testing.T) changelog.Position {
 	t.Helper()
+	settle(t, e.store)
 	st, err := e.store.LogState(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +49,10 @@ func (e *env) logHead(t *testing.T) changelog.Position {
 	return st.Last
 }
 
-// eventsSince are the log's events after pos.
+// eventsSince are the log's events after pos, once all are readable.
 func (e *env) eventsSince(t *testing.T, pos changelog.Position) []changelog.Event {
 	t.Helper()
+	settle(t, e.store)
 	evs, err := e.store.ReadLog(context.Background(), pos, 1000)
 	if err != nil {
 		t.Fatal(err)
