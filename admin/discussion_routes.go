@@ -37,7 +37,8 @@ func (h *Handler) listDiscussions(w http.ResponseWriter, r *http.Request) {
 }
 
 // getDiscussion returns one discussion with one page of its replies,
-// oldest first. Query: pageSize (1-100), pageToken.
+// oldest first, hidden ones included and marked (the operator reviews
+// them). Query: pageSize (1-100), pageToken.
 func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 	rq, err := repliesQuery(r)
 	if err != nil {

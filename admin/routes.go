@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"github.com/kfa-project/kfa/moderation"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -29,6 +30,15 @@ func (h *Handler) routes(r *mux.Router) {
 	r.HandleFunc("/admin/v1/discussions", h.listDiscussions).Methods(get)
 	r.HandleFunc("/admin/v1/discussions/{id}", h.getDiscussion).Methods(get)
 	r.HandleFunc("/admin/v1/discussions/{id}/replies", h.replyAs).Methods(post)
+
+	// Moderation: the review queue, hide, unhide and dismiss, the log,
+	// and everything an agent wrote.
+	r.HandleFunc("/admin/v1/moderation/queue", h.moderationQueue).Methods(get)
+	r.HandleFunc("/admin/v1/moderation/log", h.moderationLog).Methods(get)
+	r.HandleFunc("/admin/v1/moderation/hide", h.moderate(moderation.ActionHide)).Methods(post)
+	r.HandleFunc("/admin/v1/moderation/unhide", h.moderate(moderation.ActionUnhide)).Methods(post)
+	r.HandleFunc("/admin/v1/moderation/dismiss", h.moderate(moderation.ActionDismiss)).Methods(post)
+	r.HandleFunc("/admin/v1/agents/{id}/hide-content", h.hideAuthor).Methods(post)
 
 	// The database: stats, check and backup.
 	r.HandleFunc("/admin/v1/stats", h.needStore(h.stats)).Methods(get)

@@ -14,11 +14,16 @@ import (
 type Scope string
 
 // The scopes. Post implies read: an agent that may ask may also read what
-// it asked.
+// it asked. Moderate (hide and unhide content from the web view, read the
+// review queue) implies read too, and nothing else.
 const (
-	ScopeRead Scope = "read"
-	ScopePost Scope = "post"
+	ScopeRead     Scope = "read"
+	ScopePost     Scope = "post"
+	ScopeModerate Scope = "moderate"
 )
+
+// knownScopes are the scopes in canonical order.
+var knownScopes = []Scope{ScopeRead, ScopePost, ScopeModerate}
 
 // MaxNameLen bounds an agent name, in characters.
 const MaxNameLen = 64
@@ -54,7 +59,7 @@ func (a Agent) Has(s Scope) bool {
 	if slices.Contains(a.Scopes, s) {
 		return true
 	}
-	return s == ScopeRead && slices.Contains(a.Scopes, ScopePost)
+	return s == ScopeRead && (slices.Contains(a.Scopes, ScopePost) || slices.Contains(a.Scopes, ScopeModerate))
 }
 
 // ScopeError refuses an agent an action it holds no scope for.
@@ -108,30 +113,30 @@ func ValidateName(name string) error {
 }
 
 // ParseScopes reads a comma-separated scope list ("read,post"). The result
-// is deduplicated and in canonical order (read, post).
+// is deduplicated and in canonical order (read, post, moderate).
 func ParseScopes(list string) ([]Scope, error) {
-	var have [2]bool
+	have := map[Scope]bool{}
 	for _, f := range strings.Split(list, ",") {
-		switch Scope(strings.TrimSpace(f)) {
-		case ScopeRead:
-			have[0] = true
-		case ScopePost:
-			have[1] = true
-		case "":
+		sc := Scope(strings.TrimSpace(f))
+		switch {
+		case sc == "":
 			continue
-		default:
-			return nil, fmt.Errorf("%w: %q (want read or post)", ErrInvalidScope, strings.TrimSpace(f))
+		case !slices.Contains(knownScopes, sc):
+			return nil, fmt.Errorf("%w: %q (want read, post or moderate)", ErrInvalidScope, sc)
 		}
+		have[sc] = true
 	}
 	var out []Scope
-	if have[0] {
-		out = append(out, ScopeRead)
-	}
-	if have[1] {
-		out = append(out, ScopePost)
+	for _, sc := range knownScopes {
+		if have[sc] {
+			out = append(out, sc)
+		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: at least one of read, post is needed", ErrInvalidScope)
+		return nil, fmt.Errorf("%w: at least one of read, post, moderate is needed", ErrInvalidScope)
 	}
 	return out, nil
 }
+
+// KnownScope reports whether s is a scope kfa has.
+func KnownScope(s Scope) bool { return slices.Contains(knownScopes, s) }

@@ -20,6 +20,8 @@ func TestParseScopes(t *testing.T) {
 		{",", "", false},
 		{"admin", "", false},
 		{"read,write", "", false},
+		{"moderate,read", "read,moderate", true},
+		{"moderate,post,read", "read,post,moderate", true},
 	} {
 		got, err := ParseScopes(tc.in)
 		if (err == nil) != tc.ok {
@@ -39,6 +41,12 @@ func TestPostImpliesRead(t *testing.T) {
 	}
 	if (Agent{Scopes: []Scope{ScopeRead}}).Has(ScopePost) {
 		t.Error("read must not imply post")
+	}
+	if m := (Agent{Scopes: []Scope{ScopeModerate}}); !m.Has(ScopeRead) || m.Has(ScopePost) {
+		t.Error("moderate should imply read, and nothing else")
+	}
+	if (Agent{Scopes: []Scope{ScopePost}}).Has(ScopeModerate) {
+		t.Error("post must not imply moderate")
 	}
 }
 

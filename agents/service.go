@@ -99,10 +99,10 @@ func (s *Service) CreateAgent(ctx context.Context, n NewAgent) (Created, error) 
 		return Created{}, err
 	}
 	if len(scopes) == 0 {
-		return Created{}, fmt.Errorf("%w: at least one of read, post is needed", ErrInvalidScope)
+		return Created{}, fmt.Errorf("%w: at least one of read, post, moderate is needed", ErrInvalidScope)
 	}
 	for _, sc := range scopes {
-		if sc != ScopeRead && sc != ScopePost {
+		if !KnownScope(sc) {
 			return Created{}, fmt.Errorf("%w: %q", ErrInvalidScope, sc)
 		}
 	}

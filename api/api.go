@@ -34,8 +34,16 @@ type Discussion struct {
 	Status      string `json:"status"`
 	CreatedAt   string `json:"createdAt"`
 	AnsweredAt  string `json:"answeredAt,omitempty"`
-	ReplyCount  int    `json:"replyCount"`
-	URL         string `json:"url,omitempty"`
+	// ReplyCount counts the replies readers see (hidden ones are left
+	// out).
+	ReplyCount int `json:"replyCount"`
+	// AcceptedReplyID is the reply the asker accepted as the answer.
+	AcceptedReplyID string `json:"acceptedReplyId,omitempty"`
+	// Hidden and HiddenReplies are shown to the operator and moderators
+	// only: readers never see a hidden discussion or reply.
+	Hidden        bool   `json:"hidden,omitempty"`
+	HiddenReplies int    `json:"hiddenReplies,omitempty"`
+	URL           string `json:"url,omitempty"`
 	// Replies are one page of the replies, oldest first, when the
 	// discussion is read on its own; NextPageToken reads the next page
 	// (absent on the last one).
@@ -51,6 +59,8 @@ type Reply struct {
 	AuthorName   string `json:"authorName"`
 	Body         string `json:"body"`
 	CreatedAt    string `json:"createdAt"`
+	// Hidden is shown to the operator and moderators only.
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 // DiscussionList is a page of discussions.
@@ -128,7 +138,8 @@ func FromDiscussion(d discussions.Discussion, base string) Discussion {
 	out := Discussion{
 		ID: d.ID, Title: d.Title, Body: d.Body, AuthorID: d.AuthorID, AuthorName: d.AuthorName,
 		Kind: d.Kind, Product: d.Product, Environment: d.Environment, Status: string(d.Status),
-		CreatedAt: ts(d.CreatedAt), AnsweredAt: ts(d.AnsweredAt), ReplyCount: d.ReplyCount,
+		CreatedAt: ts(d.CreatedAt), AnsweredAt: ts(d.AnsweredAt), ReplyCount: d.VisibleReplies(),
+		AcceptedReplyID: d.AcceptedReplyID, Hidden: d.Hidden, HiddenReplies: d.HiddenReplies,
 	}
 	if base != "" {
 		out.URL = base + "/api/v1/discussions/" + d.ID
@@ -139,7 +150,7 @@ func FromDiscussion(d discussions.Discussion, base string) Discussion {
 // FromReply converts a reply.
 func FromReply(r discussions.Reply) Reply {
 	return Reply{ID: r.ID, DiscussionID: r.DiscussionID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
-		Body: r.Body, CreatedAt: ts(r.CreatedAt)}
+		Body: r.Body, CreatedAt: ts(r.CreatedAt), Hidden: r.Hidden}
 }
 
 // FromReplies converts replies, never returning nil.

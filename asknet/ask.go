@@ -50,7 +50,7 @@ type AskOutcome struct {
 // DecideAsk decides ask c at now. In order: a retry of a message id the
 // owner used is answered with its task; an ask over c.AskRate is a
 // *ratelimit.Exceeded (reason tasks.ErrAskRate); a join of no discussion
-// is a *discussions.NotFoundError, of an answered one
+// (or a hidden one) is a *discussions.NotFoundError, of an answered one
 // discussions.ErrAnswered; an ask at c.MaxOpen WORKING tasks is a
 // *ratelimit.Exceeded (reason tasks.ErrTooManyOpen). A refused ask
 // spends nothing. An allowed ask's task, discussion and push config are
@@ -74,7 +74,7 @@ func DecideAsk(st AskState, c tasks.CreateAsk, now time.Time) (AskOutcome, error
 	}
 	if c.JoinDiscussionID != "" {
 		switch {
-		case st.Join == nil:
+		case st.Join == nil || st.Join.Hidden:
 			return AskOutcome{}, &discussions.NotFoundError{ID: c.JoinDiscussionID}
 		case st.Join.Status != discussions.StatusOpen:
 			return AskOutcome{}, discussions.ErrAnswered

@@ -31,6 +31,16 @@ const (
 	// DiscussionChanged: discussion ID changed otherwise (Ref says how,
 	// e.g. a reply hidden or accepted); followers re-read it.
 	DiscussionChanged Kind = "discussion.changed"
+	// ItemFlagged: agent Owner flagged item ID (a discussion, or a reply)
+	// of discussion Ref; Note is the flag's reason.
+	ItemFlagged Kind = "item.flagged"
+	// ItemHidden: item ID (a discussion, or a reply) of discussion Ref was
+	// hidden from every public surface; Note says by whom (NoteByFlags or
+	// NoteByModerator). Followers re-read discussion Ref.
+	ItemHidden Kind = "item.hidden"
+	// ItemUnhidden: item ID of discussion Ref is public again; followers
+	// re-read discussion Ref.
+	ItemUnhidden Kind = "item.unhidden"
 	// RecordUpserted: knowledge record ID was added or changed; At is its
 	// updatedAt.
 	RecordUpserted Kind = "record.upserted"
@@ -55,6 +65,17 @@ const (
 // NoteQualifying is the Note of a DiscussionReplied event whose reply
 // qualifies.
 const NoteQualifying = "qualifying"
+
+// Notes of an ItemHidden event: the flags of enough agents hid the item
+// (pending review), or a moderator did.
+const (
+	NoteByFlags     = "flags"
+	NoteByModerator = "moderator"
+)
+
+// RefAccepted is the Ref of a DiscussionChanged event of an accepted
+// reply; its Note is the reply's id ("" when the mark was taken off).
+const RefAccepted = "accepted"
 
 // IsRecord reports whether k is a knowledge record's kind: the events the
 // records' change feed (get_changes) is made of.

@@ -34,11 +34,12 @@ type Post struct {
 
 // DecidePost decides whether r may be posted on d (nil: no such
 // discussion) under lim, given the author's reply window (the kept time
-// of lim.ReplyRate, zero when none): a *NotFoundError for no discussion,
+// of lim.ReplyRate, zero when none): a *NotFoundError for no discussion
+// (or a hidden one, which readers cannot tell from none),
 // a *TooManyRepliesError at lim.MaxReplies, a *ratelimit.Exceeded over
 // lim.ReplyRate. The reply's time is r.CreatedAt.
 func DecidePost(d *Discussion, window time.Time, r Reply, lim Limits) (Post, error) {
-	if d == nil {
+	if d == nil || d.Hidden {
 		return Post{}, &NotFoundError{ID: r.DiscussionID}
 	}
 	if lim.MaxReplies > 0 && d.ReplyCount >= lim.MaxReplies {

@@ -31,6 +31,8 @@ func TestDecidePost(t *testing.T) {
 		window2    bool // a window to keep
 	}{
 		{name: "no discussion", d: nil, r: reply("bob"), want: ErrNotFound},
+		{name: "a hidden discussion", d: func() *Discussion { d := openDiscussion(); d.Hidden = true; return d }(), r: reply("bob"),
+			want: ErrNotFound},
 		{name: "someone else answers", d: openDiscussion(), r: reply("bob"), qualifying: true, status: StatusAnswered},
 		{name: "the author adds details", d: openDiscussion(), r: reply("alice"), status: StatusOpen},
 		{name: "answered stays answered", d: func() *Discussion { d := openDiscussion(); d.Status = StatusAnswered; return d }(),

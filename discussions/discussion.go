@@ -53,16 +53,41 @@ var (
 	// ErrReplyRate is the reason of a reply refused over the reply rate
 	// (a *ratelimit.Exceeded).
 	ErrReplyRate = errors.New("too many replies")
+	// ErrReplyNotFound is a reply id that no reply of the discussion has
+	// (a *ReplyNotFoundError).
+	ErrReplyNotFound = errors.New("reply not found")
+	// ErrNotAsker refuses an accept by anyone but the discussion's asker.
+	ErrNotAsker = errors.New("only the discussion's asker can accept a reply")
+	// ErrAcceptOwn refuses accepting the asker's own reply: the accepted
+	// answer is someone else's.
+	ErrAcceptOwn = errors.New("the accepted answer must be a reply by someone other than the asker")
 )
 
 // NotFoundError is ErrNotFound naming the discussion, so that every
 // binding says which one was not found in the same words.
-type NotFoundError struct{ ID string }
+type NotFoundError struct {
+	ID string
+	// Hidden says that the discussion exists but moderation hides it.
+	// The message is the same (an API reader cannot tell it from an
+	// unknown one); a web page says it was removed (410).
+	Hidden bool
+}
 
 func (e *NotFoundError) Error() string { return "discussion " + e.ID + " not found" }
 
 // Is makes errors.Is(err, ErrNotFound) hold.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// ReplyNotFoundError is ErrReplyNotFound naming the reply and the
+// discussion it was looked for on: no such reply there, or a hidden one.
+type ReplyNotFoundError struct{ DiscussionID, ReplyID string }
+
+func (e *ReplyNotFoundError) Error() string {
+	return "reply " + e.ReplyID + " not found on discussion " + e.DiscussionID
+}
+
+// Is makes errors.Is(err, ErrReplyNotFound) hold.
+func (e *ReplyNotFoundError) Is(target error) bool { return target == ErrReplyNotFound }
 
 // TooManyRepliesError is ErrTooManyReplies naming the discussion and its
 // bound.
@@ -96,8 +121,23 @@ type Discussion struct {
 	Status     Status    `json:"status"`
 	CreatedAt  time.Time `json:"createdAt"`
 	AnsweredAt time.Time `json:"answeredAt,omitzero"`
-	ReplyCount int       `json:"replyCount"`
+	// ReplyCount counts every stored reply, the hidden ones included (the
+	// bound of Limits.MaxReplies is on what is stored); readers are shown
+	// VisibleReplies.
+	ReplyCount int `json:"replyCount"`
+	// AcceptedReplyID is the reply the asker accepted as the answer; ""
+	// for none.
+	AcceptedReplyID string `json:"acceptedReplyId,omitempty"`
+	// Hidden is set while moderation hides the discussion: it is gone from
+	// every public surface, and nobody can reply to it or join it.
+	Hidden   bool      `json:"hidden,omitempty"`
+	HiddenAt time.Time `json:"hiddenAt,omitzero"`
+	// HiddenReplies counts its hidden replies.
+	HiddenReplies int `json:"hiddenReplies,omitempty"`
 }
+
+// VisibleReplies is the number of replies readers are shown.
+func (d Discussion) VisibleReplies() int { return d.ReplyCount - d.HiddenReplies }
 
 // Reply is an answer on a discussion.
 type Reply struct {
@@ -107,6 +147,14 @@ type Reply struct {
 	AuthorName   string    `json:"authorName"`
 	Body         string    `json:"body"`
 	CreatedAt    time.Time `json:"createdAt"`
+	// Hidden is set while moderation hides the reply: it is left out of
+	// every public page, count and search.
+	Hidden   bool      `json:"hidden,omitempty"`
+	HiddenAt time.Time `json:"hiddenAt,omitzero"`
+	// Unaccepted says that the reply was the accepted answer when it was
+	// hidden: unhiding it gives the mark back, unless the asker has
+	// accepted another reply since.
+	Unaccepted bool `json:"unaccepted,omitempty"`
 }
 
 // Qualifies reports whether r, on d, is a reply by someone else than the

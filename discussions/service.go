@@ -23,11 +23,13 @@ const (
 	DefaultReplyPageSize = 50
 )
 
-// ListQuery selects discussions, newest first.
+// ListQuery selects discussions, newest first (oldest first with
+// Oldest: the open questions that have waited longest).
 type ListQuery struct {
 	Status   Status // "" for all
 	PageSize int
 	After    string // cursor: the id of the last discussion of the previous page
+	Oldest   bool
 }
 
 // Page is one page of discussions.
@@ -42,6 +44,9 @@ type ReplyQuery struct {
 	DiscussionID string
 	PageSize     int
 	After        string // cursor: the id of the last reply of the previous page
+	// IncludeHidden lists hidden replies too (for moderators and the
+	// operator); readers never see them.
+	IncludeHidden bool
 }
 
 // ReplyPage is one page of replies.
@@ -98,12 +103,23 @@ type AckResult struct {
 // Store persists discussions, replies and inboxes. AddReply is one
 // transaction that also completes tasks (see the package comment).
 type Store interface {
+	// GetDiscussion returns the discussion, hidden or not (ErrNotFound
+	// for none).
 	GetDiscussion(ctx context.Context, id string) (Discussion, error)
+	// GetReply returns reply replyID of discussion discussionID, hidden or
+	// not (ErrReplyNotFound for none).
+	GetReply(ctx context.Context, discussionID, replyID string) (Reply, error)
 	// ListReplies returns one page of a discussion's replies, oldest first
 	// (ErrNotFound for a malformed discussion id; an empty page for one
-	// without replies).
+	// without replies), without the hidden ones unless q asks for them.
 	ListReplies(ctx context.Context, q ReplyQuery) (ReplyPage, error)
+	// ListDiscussions lists the discussions readers see: hidden ones are
+	// neither listed nor counted.
 	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
+	// AcceptReply decides c (DecideAccept) on the discussion, loaded
+	// under its lock, and its reply, and writes the new mark with its
+	// event. A refusal writes nothing.
+	AcceptReply(ctx context.Context, c Accept) (AcceptOutcome, error)
 	// AddReply decides r under lim (asknet.DecideReply) on the state it
 	// names, loaded under the author's lock, then the discussion's, then
 	// its WORKING tasks', and writes what the decision says in the same
@@ -143,12 +159,25 @@ type ListResult struct {
 // List returns public discussions, newest first, pageSize of them
 // (DefaultPageSize when nil).
 func (s *Service) List(ctx context.Context, status Status, asked *int, pageToken string) (ListResult, error) {
+	return s.list(ctx, status, false, asked, pageToken)
+}
+
+// ListOldest is List oldest first: the open questions that have waited
+// longest come first.
+func (s *Service) ListOldest(ctx context.Context, status Status, asked *int, pageToken string) (ListResult, error) {
+	return s.list(ctx, status, true, asked, pageToken)
+}
+
+func (s *Service) list(ctx context.Context, status Status, oldest bool, asked *int, pageToken string) (ListResult, error) {
 	pageSize, err := input.PageSize(asked, DefaultPageSize, MaxPageSize)
 	if err != nil {
 		return ListResult{}, err
 	}
 	binding := "discussions|" + string(status)
-	q := ListQuery{Status: status, PageSize: pageSize}
+	if oldest {
+		binding += "|oldest" // a newest-first token continues no oldest-first list
+	}
+	q := ListQuery{Status: status, PageSize: pageSize, Oldest: oldest}
 	if pageToken != "" {
 		cur, err := s.tokens.Decode(binding, pageToken)
 		if err != nil {
@@ -174,14 +203,29 @@ type Replies struct {
 }
 
 // Get returns one discussion and one page of its replies, oldest first
-// (DefaultReplyPageSize of them when pageSize is nil).
+// (DefaultReplyPageSize of them when pageSize is nil), as readers see
+// it: a hidden discussion is a *NotFoundError (with Hidden set), and
+// hidden replies are left out.
 func (s *Service) Get(ctx context.Context, id string, asked *int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, asked, pageToken, false)
+}
+
+// Review is Get for moderators and the operator: a hidden discussion is
+// returned, and its hidden replies are listed with the others.
+func (s *Service) Review(ctx context.Context, id string, asked *int, pageToken string) (Discussion, Replies, error) {
+	return s.get(ctx, id, asked, pageToken, true)
+}
+
+func (s *Service) get(ctx context.Context, id string, asked *int, pageToken string, review bool) (Discussion, Replies, error) {
 	pageSize, err := input.PageSize(asked, DefaultReplyPageSize, MaxPageSize)
 	if err != nil {
 		return Discussion{}, Replies{}, err
 	}
 	binding := "replies|" + id
-	q := ReplyQuery{DiscussionID: id, PageSize: pageSize}
+	if review {
+		binding = "replies-all|" + id // a reader's token skips hidden replies: the pages differ
+	}
+	q := ReplyQuery{DiscussionID: id, PageSize: pageSize, IncludeHidden: review}
 	if pageToken != "" {
 		cur, err := s.tokens.Decode(binding, pageToken)
 		if err != nil {
@@ -192,6 +236,9 @@ func (s *Service) Get(ctx context.Context, id string, asked *int, pageToken stri
 	d, err := s.store.GetDiscussion(ctx, id)
 	if err != nil {
 		return Discussion{}, Replies{}, fmt.Errorf("get discussion %s: %w", id, named(id, err))
+	}
+	if d.Hidden && !review {
+		return Discussion{}, Replies{}, &NotFoundError{ID: id, Hidden: true}
 	}
 	p, err := s.store.ListReplies(ctx, q)
 	if err != nil {
@@ -299,4 +346,30 @@ func (s *Service) Ack(ctx context.Context, agentID string, ids []string) (AckRes
 		return AckResult{}, fmt.Errorf("ack inbox: %w", err)
 	}
 	return res, nil
+}
+
+// AcceptResult is the discussion after an accept, and whether the accept
+// changed it.
+type AcceptResult struct {
+	Discussion Discussion
+	Changed    bool
+}
+
+// Accept marks reply replyID as the answer agent callerID, the asker of
+// discussionID, accepts (see DecideAccept for the refusals). Accepting
+// another reply moves the mark; accepting the accepted one again changes
+// nothing.
+func (s *Service) Accept(ctx context.Context, callerID, discussionID, replyID string) (AcceptResult, error) {
+	at := s.now().UTC().Truncate(time.Millisecond)
+	out, err := s.store.AcceptReply(ctx, Accept{DiscussionID: discussionID, ReplyID: replyID, CallerID: callerID, At: at})
+	var rnf *ReplyNotFoundError
+	switch {
+	case errors.As(err, &rnf):
+		return AcceptResult{}, rnf
+	case errors.Is(err, ErrNotAsker), errors.Is(err, ErrAcceptOwn):
+		return AcceptResult{}, err
+	case err != nil:
+		return AcceptResult{}, fmt.Errorf("accept reply %s on %s: %w", replyID, discussionID, named(discussionID, err))
+	}
+	return AcceptResult{Discussion: out.Discussion, Changed: out.Changed}, nil
 }

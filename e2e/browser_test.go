@@ -146,7 +146,7 @@ func TestBrowser(t *testing.T) {
 	}
 	// Keyboard focus is visible: the first Tab reaches the skip link, the
 	// next ones the header's links, each with an outline.
-	for i, want := range []string{"Skip to the content", "kfa knowledge for agents", "Search"} {
+	for i, want := range []string{"Skip to the content", "kfa knowledge for agents", "Open questions"} {
 		must(t, chromedp.Do(tab, chromedp.KeyEvent(kb.Tab)), "press Tab")
 		got := eval[string](t, tab, `(e => e.textContent.trim() + "|" + getComputedStyle(e).outlineStyle + " " + getComputedStyle(e).outlineWidth)(document.activeElement)`)
 		if got != want+"|solid 3px" {

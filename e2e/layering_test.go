@@ -29,7 +29,7 @@ var (
 	stores = []string{"store", "store/postgres", "store/transfer", "store/storetest", "store/internal/storedoc"}
 	// domain holds the rules as pure decisions, and the store interfaces.
 	domain = []string{"agents", "tasks", "discussions", "knowledge", "push", "sessions", "signing", "ratelimit",
-		"input", "pagetoken", "asknet", "changelog"}
+		"input", "pagetoken", "asknet", "changelog", "moderation"}
 	// followers read the change log through the domain's interfaces.
 	followers = []string{"search", "webhook", "events", "metrics"}
 	// mains wire the parts together.
@@ -148,7 +148,7 @@ func TestPgxOnlyInThePostgresStore(t *testing.T) {
 // held one would reach the domain around the service.
 var domainHandles = []string{
 	mod + "agents.Service", mod + "tasks.Service", mod + "discussions.Service", mod + "knowledge.Service",
-	mod + "sessions.Service", mod + "push.Service", mod + "signing.Signer",
+	mod + "sessions.Service", mod + "push.Service", mod + "signing.Signer", mod + "moderation.Service",
 	mod + "store.DB", mod + "store/postgres.DB",
 }
 
@@ -236,6 +236,10 @@ var storeRules = []string{
 	"(github.com/kfa-project/kfa/a2a.TaskState).Terminal",
 	"github.com/kfa-project/kfa/tasks.Announce",
 	"github.com/kfa-project/kfa/push.Deliveries",
+	"github.com/kfa-project/kfa/discussions.HideDiscussion",
+	"github.com/kfa-project/kfa/discussions.ShowDiscussion",
+	"github.com/kfa-project/kfa/discussions.HideReply",
+	"github.com/kfa-project/kfa/discussions.ShowReply",
 }
 
 // storePackages are the packages that persist: they load, call a

@@ -26,6 +26,7 @@ type hitJSON struct {
 	ReplyCount  *int    `json:"replyCount,omitempty"`
 	CreatedAt   string  `json:"createdAt,omitempty"`
 	AnsweredAt  string  `json:"answeredAt,omitempty"`
+	Accepted    string  `json:"acceptedReplyId,omitempty"`
 	Body        string  `json:"body,omitempty"`
 	Replies     []reply `json:"replies,omitempty"`
 }
@@ -45,6 +46,7 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 		n := h.ReplyCount
 		out.Status, out.ReplyCount = h.Status, &n
 		out.CreatedAt, out.AnsweredAt = formatOpt(h.CreatedAt), formatOpt(h.AnsweredAt)
+		out.Accepted = h.AcceptedReplyID
 		for _, r := range h.Replies {
 			out.Replies = append(out.Replies, reply{HitReply: r, CreatedAt: FormatTime(r.CreatedAt)})
 		}

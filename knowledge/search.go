@@ -56,7 +56,8 @@ type Hit struct {
 	Environment string
 	Score       float64
 	// Snippet is plain text: the passage of a record that matched; the
-	// start of an answered discussion's first qualifying reply; the
+	// start of an answered discussion's accepted reply, or else of its
+	// first qualifying reply; the
 	// passage of an open discussion's question that matched.
 	Snippet string
 	// PageURL is the result's page in kfa's web view.
@@ -73,6 +74,9 @@ type Hit struct {
 	ReplyCount int
 	CreatedAt  time.Time
 	AnsweredAt time.Time // zero while open
+	// AcceptedReplyID is the reply the asker accepted ("" for none): the
+	// answer the snippet shows.
+	AcceptedReplyID string
 	// Replies are, for research, the discussion's replies, oldest first
 	// (the ones the index keeps: see docs/search.md).
 	Replies []HitReply
@@ -84,6 +88,8 @@ type HitReply struct {
 	AuthorName string    `json:"authorName"`
 	Body       string    `json:"body"`
 	CreatedAt  time.Time `json:"-"`
+	// Accepted marks the reply the asker accepted.
+	Accepted bool `json:"accepted,omitempty"`
 }
 
 // Correction is a misspelt query term and the indexed term searched

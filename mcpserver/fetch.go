@@ -62,10 +62,14 @@ func (t *tools) discussionDoc(d discussions.Discussion, replies []discussions.Re
 	if d.Body != "" {
 		fmt.Fprintf(&b, "\n%s\n", d.Body)
 	}
-	n := max(d.ReplyCount, len(replies))
+	n := max(d.VisibleReplies(), len(replies))
 	shown := 0
 	for i, r := range replies {
-		entry := fmt.Sprintf("\nReply %d of %d, by %s, %s:\n%s\n", i+1, n, r.AuthorName, knowledge.FormatTime(r.CreatedAt), r.Body)
+		accepted := ""
+		if r.ID == d.AcceptedReplyID {
+			accepted = " (the answer the asker accepted)"
+		}
+		entry := fmt.Sprintf("\nReply %d of %d%s, by %s, %s:\n%s\n", i+1, n, accepted, r.AuthorName, knowledge.FormatTime(r.CreatedAt), r.Body)
 		if b.Len()+len(entry) > maxFetchText {
 			break
 		}
@@ -75,6 +79,7 @@ func (t *tools) discussionDoc(d discussions.Discussion, replies []discussions.Re
 	md := FetchMetadata{
 		Source: SourceDiscussion, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
 		Status: string(d.Status), ReplyCount: &n, AuthorName: d.AuthorName, CreatedAt: knowledge.FormatTime(d.CreatedAt),
+		AcceptedReplyID: d.AcceptedReplyID,
 	}
 	if !d.AnsweredAt.IsZero() {
 		md.AnsweredAt = knowledge.FormatTime(d.AnsweredAt)

@@ -43,7 +43,7 @@ func resultOf(h knowledge.Hit) SearchResult {
 		return r
 	}
 	n := h.ReplyCount
-	r.Status, r.ReplyCount = h.Status, &n
+	r.Status, r.ReplyCount, r.AcceptedReplyID = h.Status, &n, h.AcceptedReplyID
 	if !h.CreatedAt.IsZero() {
 		r.CreatedAt = knowledge.FormatTime(h.CreatedAt)
 	}

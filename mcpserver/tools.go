@@ -56,6 +56,9 @@ type SearchResult struct {
 	ReplyCount *int   `json:"replyCount,omitempty" jsonschema:"How many replies a discussion has."`
 	CreatedAt  string `json:"createdAt,omitempty" jsonschema:"When a discussion was asked (RFC 3339, UTC)."`
 	AnsweredAt string `json:"answeredAt,omitempty" jsonschema:"When a discussion got its first qualifying reply (RFC 3339, UTC)."`
+	// AcceptedReplyID is the reply the asker accepted: the answer the
+	// snippet shows.
+	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer; the snippet shows it."`
 }
 
 // FetchInput is the arguments of fetch.
@@ -91,6 +94,8 @@ type FetchMetadata struct {
 	AuthorName   string `json:"authorName,omitempty"`
 	CreatedAt    string `json:"createdAt,omitempty"`
 	AnsweredAt   string `json:"answeredAt,omitempty"`
+	// AcceptedReplyID is the reply the asker accepted as the answer.
+	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer."`
 }
 
 // ChangesInput is the arguments of get_changes.

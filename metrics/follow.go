@@ -11,7 +11,8 @@ import (
 
 // Follower counts the ask-network events from the change log: asks
 // (task.created), replies by whether they qualify (discussion.replied),
-// completions and cancels (task.moved). Counted from the log, a number
+// completions and cancels (task.moved), flags, hides and unhides
+// (item.flagged, item.hidden, item.unhidden). Counted from the log, a number
 // is exactly what committed, whoever made it (a binding, the operator,
 // another process on the database): in a deployment of several processes,
 // every process counts every event, so each one's counters are the whole
@@ -33,6 +34,12 @@ func (c logCounter) Apply(_ context.Context, evs []changelog.Event) error {
 				q = "true"
 			}
 			c.m.replies.WithLabelValues(q).Inc()
+		case changelog.ItemFlagged:
+			c.m.flags.WithLabelValues(e.Note).Inc()
+		case changelog.ItemHidden:
+			c.m.hides.WithLabelValues(e.Note).Inc()
+		case changelog.ItemUnhidden:
+			c.m.unhides.Inc()
 		case changelog.TaskMoved:
 			switch a2a.TaskState(e.Ref) {
 			case a2a.TaskStateCompleted:

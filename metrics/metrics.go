@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"github.com/kfa-project/kfa/changelog"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,10 @@ type Metrics struct {
 	cancels     prometheus.Counter
 
 	mcpCalls *prometheus.CounterVec
+
+	flags   *prometheus.CounterVec
+	hides   *prometheus.CounterVec
+	unhides prometheus.Counter
 
 	// sync, when set, runs before each scrape (SyncBeforeScrape).
 	sync func(ctx context.Context) error
@@ -75,6 +80,18 @@ func New(version string) *Metrics {
 			Name: "kfa_mcp_calls_total",
 			Help: "MCP tool calls (over /mcp and the admin socket), by tool and outcome (ok, invalid, not_found, rate_limited, ...).",
 		}, []string{"tool", "outcome"}),
+		flags: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kfa_moderation_flags_total",
+			Help: "Flags agents put on discussions and replies (repeats not counted), by reason.",
+		}, []string{"reason"}),
+		hides: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kfa_moderation_hides_total",
+			Help: "Discussions and replies hidden, by who hid them: flags (the threshold, pending review) or moderator.",
+		}, []string{"by"}),
+		unhides: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kfa_moderation_unhides_total",
+			Help: "Hidden discussions and replies made public again (unhidden, or their flags dismissed).",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -85,11 +102,14 @@ func New(version string) *Metrics {
 			ConstLabels: prometheus.Labels{"version": version},
 		}, func() float64 { return 1 }),
 		m.requests, m.duration, m.inFlight, m.rateLimited,
-		m.asks, m.replies, m.completions, m.cancels, m.mcpCalls,
+		m.asks, m.replies, m.completions, m.cancels, m.mcpCalls, m.flags, m.hides, m.unhides,
 	)
 	// Both label values exist from the start, so rates work from 0.
 	m.replies.WithLabelValues("true")
 	m.replies.WithLabelValues("false")
+	for _, by := range []string{changelog.NoteByFlags, changelog.NoteByModerator} {
+		m.hides.WithLabelValues(by)
+	}
 	return m
 }
 

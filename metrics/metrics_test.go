@@ -166,3 +166,47 @@ func TestFollowerCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerCountsModeration: flags by reason, hides by who hid, and
+// unhides, from the log's item events.
+func TestFollowerCountsModeration(t *testing.T) {
+	m := New("test")
+	evs := []changelog.Event{
+		{Kind: changelog.ItemFlagged, Note: "spam"}, {Kind: changelog.ItemFlagged, Note: "spam"},
+		{Kind: changelog.ItemFlagged, Note: "wrong"},
+		{Kind: changelog.ItemHidden, Note: changelog.NoteByFlags},
+		{Kind: changelog.ItemHidden, Note: changelog.NoteByModerator}, {Kind: changelog.ItemHidden, Note: changelog.NoteByModerator},
+		{Kind: changelog.ItemUnhidden},
+	}
+	if err := m.Follower().Apply(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	value := func(name, label, v string) float64 {
+		t.Helper()
+		f := family(t, m, name)
+		if f == nil {
+			t.Fatalf("no %s", name)
+		}
+		for _, x := range f.GetMetric() {
+			if label == "" || labels(x)[label] == v {
+				return x.GetCounter().GetValue()
+			}
+		}
+		t.Fatalf("no %s{%s=%q}", name, label, v)
+		return 0
+	}
+	for _, c := range []struct {
+		name, label, v string
+		want           float64
+	}{
+		{"kfa_moderation_flags_total", "reason", "spam", 2},
+		{"kfa_moderation_flags_total", "reason", "wrong", 1},
+		{"kfa_moderation_hides_total", "by", "flags", 1},
+		{"kfa_moderation_hides_total", "by", "moderator", 2},
+		{"kfa_moderation_unhides_total", "", "", 1},
+	} {
+		if got := value(c.name, c.label, c.v); got != c.want {
+			t.Errorf("%s{%s=%s}: %v, want %v", c.name, c.label, c.v, got, c.want)
+		}
+	}
+}

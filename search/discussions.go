@@ -21,6 +21,7 @@ import (
 type DiscussionSource interface {
 	ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error)
 	GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error)
+	GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error)
 	ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error)
 }
 
@@ -31,12 +32,14 @@ const (
 	discussionPage    = 100
 )
 
-// Every discussion is indexed, open or answered, with its replies (status
-// and reply count stored beside them). Discussions are never deleted, so
-// the index only grows. The change log names the discussions that were
-// opened, replied to or otherwise changed; the follower reads each once
-// per batch, however many events name it, and skips one whose reply count
-// and status the index already holds (an event applied again).
+// Every discussion readers see is indexed, open or answered, with the
+// replies readers see (status and reply count stored beside them); a
+// hidden one is removed, and indexed again when it is shown. The change
+// log names the discussions that were opened, replied to, hidden, shown
+// or otherwise changed; the follower reads each once per batch, however
+// many events name it, and skips one whose reply count and status the
+// index already holds (an event applied again) unless the event says
+// that something else changed.
 
 // indexedState is the reply count (-1 when absent) and status stored
 // with discussion id.
@@ -71,8 +74,8 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 	size := 0
 	doc := discussionDoc{
 		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
-		Status: string(d.Status), Replies: strconv.Itoa(d.ReplyCount), Created: formatTime(d.CreatedAt),
-		Answered: formatTime(d.AnsweredAt),
+		Status: string(d.Status), Replies: strconv.Itoa(d.VisibleReplies()), Created: formatTime(d.CreatedAt),
+		Answered: formatTime(d.AnsweredAt), Accepted: d.AcceptedReplyID,
 	}
 	thread := []threadReply{}
 	for _, r := range page.Replies {
@@ -81,10 +84,19 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		}
 		body.WriteString("\n\n")
 		body.WriteString(r.Body)
-		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt)})
+		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt),
+			Accepted: r.ID == d.AcceptedReplyID})
 		if doc.Answer == "" && discussions.Qualifies(d, r) {
 			doc.Answer = r.Body
 		}
+	}
+	// The accepted reply is the answer, wherever it is in the thread.
+	if d.AcceptedReplyID != "" {
+		r, err := x.o.Discussions.GetReply(ctx, d.ID, d.AcceptedReplyID)
+		if err != nil {
+			return fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
+		}
+		doc.Answer = r.Body
 	}
 	doc.Body = body.String()
 	tb, err := json.Marshal(thread)
@@ -107,8 +119,9 @@ func formatTime(t time.Time) string {
 
 // indexDiscussions reads the discussions ids as they are now and puts
 // them into b, skipping those the index holds with the same reply count
-// and status unless changed names them. It returns how many it added that
-// the index did not hold. The caller holds writeMu.
+// and status unless changed names them, and deletes the hidden ones. It
+// returns how many more discussions the index holds after (fewer when it
+// deleted more than it added). The caller holds writeMu.
 func (x *Index) indexDiscussions(ctx context.Context, b *bleve.Batch, ids []string, changed map[string]bool) (int, error) {
 	if x.o.Discussions == nil {
 		return 0, nil
@@ -123,7 +136,14 @@ func (x *Index) indexDiscussions(ctx context.Context, b *bleve.Batch, ids []stri
 			return 0, fmt.Errorf("search: read discussion %s: %w", id, err)
 		}
 		replies, status := indexedState(x.rec, id)
-		if replies == d.ReplyCount && status == string(d.Status) && !changed[id] {
+		if d.Hidden {
+			if replies >= 0 {
+				b.Delete(discussionDocID(id))
+				added--
+			}
+			continue
+		}
+		if replies == d.VisibleReplies() && status == string(d.Status) && !changed[id] {
 			continue
 		}
 		if replies < 0 {

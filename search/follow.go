@@ -169,6 +169,9 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 		case changelog.DiscussionChanged:
 			discs.add(e.ID)
 			changed[e.ID] = true
+		case changelog.ItemHidden, changelog.ItemUnhidden:
+			discs.add(e.Ref) // the discussion, or the hidden reply's
+			changed[e.Ref] = true
 		}
 	}
 	last := evs[len(evs)-1]

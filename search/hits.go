@@ -94,6 +94,7 @@ type threadReply struct {
 	AuthorName string `json:"authorName"`
 	Body       string `json:"body"`
 	CreatedAt  string `json:"createdAt"`
+	Accepted   bool   `json:"accepted,omitempty"`
 }
 
 func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error) {
@@ -106,6 +107,7 @@ func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error)
 		Status:  knowledge.StatusOpen,
 	}
 	h.ReplyCount, _ = strconv.Atoi(f[fReplies])
+	h.AcceptedReplyID = f[fAccepted]
 	h.CreatedAt, _ = time.Parse(time.RFC3339Nano, f[fCreated])
 	if !c.open {
 		h.Status = knowledge.StatusAnswered
@@ -128,7 +130,7 @@ func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error)
 		}
 		h.Replies = make([]knowledge.HitReply, len(thread))
 		for i, r := range thread {
-			h.Replies[i] = knowledge.HitReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body}
+			h.Replies[i] = knowledge.HitReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, Accepted: r.Accepted}
 			h.Replies[i].CreatedAt, _ = time.Parse(time.RFC3339Nano, r.CreatedAt)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-2"
+const schemaVersion = "kfa-search-3"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -29,6 +29,10 @@ const (
 	fEnv     = "environment"
 	fURL     = "url"
 	fUpdated = "updated"
+	// fSource marks records ("record"): what a browse lists. fUpdatedMS
+	// is a record's updatedAt in Unix ms, what a browse sorts by.
+	fSource    = "source"
+	fUpdatedMS = "updated_ms"
 )
 
 // Fields of discussion documents only, stored and not searched.
@@ -40,6 +44,7 @@ const (
 	fAnswer   = "answer"   // the first qualifying reply: the snippet
 	fDetails  = "details"  // the question's details (research)
 	fThread   = "thread"   // the indexed replies as JSON (research)
+	fAccepted = "accepted" // the accepted reply's id; "" for none
 )
 
 // Analysers: text is English (as bleve's "en": possessives removed, lower
@@ -64,6 +69,8 @@ type recordDoc struct {
 	Environment string   `json:"environment"`
 	URL         string   `json:"url"`
 	Updated     string   `json:"updated"`
+	Source      string   `json:"source"`
+	UpdatedMS   float64  `json:"updated_ms"`
 }
 
 // discussionDoc is what the index holds for a discussion.
@@ -80,6 +87,7 @@ type discussionDoc struct {
 	Answer      string `json:"answer"`
 	Details     string `json:"details"`
 	Thread      string `json:"thread"`
+	Accepted    string `json:"accepted"`
 }
 
 func text(store bool) *mapping.FieldMapping {
@@ -99,6 +107,16 @@ func keyword() *mapping.FieldMapping {
 	f.IncludeTermVectors = false
 	f.IncludeInAll = false
 	f.DocValues = false
+	return f
+}
+
+// sortable is a number that is indexed for sorting only.
+func sortable() *mapping.FieldMapping {
+	f := bleve.NewNumericFieldMapping()
+	f.Index = true
+	f.Store = false
+	f.IncludeInAll = false
+	f.DocValues = true
 	return f
 }
 
@@ -145,9 +163,9 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 	for name, f := range map[string]*mapping.FieldMapping{
 		fTitle: text(true), fBody: text(true), fTags: text(false),
 		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
-		fURL: storedOnly(), fUpdated: storedOnly(),
+		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
-		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(),
+		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}

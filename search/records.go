@@ -27,6 +27,7 @@ func recordDocOf(r *knowledge.Record) recordDoc {
 	return recordDoc{
 		Title: r.Title, Body: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
 		Environment: r.Environment, URL: r.URL, Updated: knowledge.FormatTime(r.UpdatedAt),
+		Source: string(knowledge.SourceRecord), UpdatedMS: float64(r.UpdatedAt.UnixMilli()),
 	}
 }
 

@@ -184,8 +184,18 @@ func bestCoverage(hits []candidate) float64 {
 	return best
 }
 
+// acceptedBoost raises an answered discussion whose asker accepted a
+// reply: of two that match alike, the accepted answer ranks first.
+const acceptedBoost = 1.1
+
 // relevance is what hits are ranked by, and the score they show.
-func (c candidate) relevance() float64 { return c.dm.Score * c.cov }
+func (c candidate) relevance() float64 {
+	r := c.dm.Score * c.cov
+	if c.disc && !c.open && c.doc.fields[fAccepted] != "" {
+		r *= acceptedBoost
+	}
+	return r
+}
 
 // candidates returns the best matches of the terms ts within the
 // keyword filters fs, best first, each with the locations of the terms

@@ -98,7 +98,7 @@ func (x *Index) walkPage(ctx context.Context) (more bool, err error) {
 	st := x.applied
 	for _, d := range p.Discussions {
 		replies, status := indexedState(x.rec, d.ID)
-		if replies == d.ReplyCount && status == string(d.Status) {
+		if replies == d.VisibleReplies() && status == string(d.Status) {
 			continue // the log got there first, or an earlier walk did
 		}
 		if replies < 0 {

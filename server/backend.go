@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/metrics"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -29,6 +30,7 @@ type Backend interface {
 	agents.Store
 	tasks.Store
 	discussions.Store
+	moderation.Store
 	sessions.Store
 	push.ConfigStore
 	push.OutboxStore

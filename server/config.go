@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/kfa-project/kfa/moderation"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -49,9 +50,13 @@ type Config struct {
 	MaxOpenTasks int // open (working) tasks per agent; 0 disables the limit
 	ReplyRate    int // replies per minute per agent; 0 disables the limit
 	MaxReplies   int // replies one discussion holds; 0 disables the limit
-	SearchRate   int // searches per minute per client address; 0 disables the limit
-	AuthFailRate int // failed bearer authentications per minute per address; 0 disables the limit
-	RequestRate  int // authenticated requests per minute per agent; 0 disables the limit
+	// FlagHideThreshold is how many distinct agents' flags hide an item
+	// pending review; 0: flags never hide anything on their own.
+	FlagHideThreshold int
+	FlagRate          int // flags per minute per agent; 0 disables the limit
+	SearchRate        int // searches per minute per client address; 0 disables the limit
+	AuthFailRate      int // failed bearer authentications per minute per address; 0 disables the limit
+	RequestRate       int // authenticated requests per minute per agent; 0 disables the limit
 
 	MaxStreams         int           // open task streams in total; 0 disables the limit
 	MaxStreamsPerAgent int           // open task streams per agent; 0 disables the limit
@@ -172,6 +177,8 @@ func DefaultConfig() Config {
 		MaxOpenTasks:       25,
 		ReplyRate:          10,
 		MaxReplies:         200,
+		FlagHideThreshold:  moderation.DefaultHideThreshold,
+		FlagRate:           10,
 		SearchRate:         60,
 		AuthFailRate:       30,
 		RequestRate:        1200,
@@ -255,6 +262,7 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"reply-rate", c.ReplyRate}, {"max-replies", c.MaxReplies},
+		{"flag-hide-threshold", c.FlagHideThreshold}, {"flag-rate", c.FlagRate},
 		{"search-rate", c.SearchRate}, {"request-rate", c.RequestRate},
 		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
 	} {

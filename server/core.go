@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
@@ -33,6 +34,7 @@ type Core struct {
 	Agents      *agents.Service
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
+	Moderation  *moderation.Service
 	Records     *knowledge.Service
 	// Index is the live search index the admin API syncs and rebuilds; nil
 	// when no server runs (see indexer).
@@ -66,7 +68,10 @@ type CoreOptions struct {
 	MaxOpen     int
 	ReplyRate   int // replies per minute per agent; 0 for none
 	MaxReplies  int // replies per discussion; 0 for no bound
-	Now         func() time.Time
+	// FlagHideThreshold and FlagRate are the flag policy (see Config).
+	FlagHideThreshold int
+	FlagRate          int
+	Now               func() time.Time
 	// PushPolicy is the destination policy of push configs (--push-allow).
 	PushPolicy push.Policy
 	// SigningKeyGrace is how long a rotated-out signing key stays in the
@@ -108,6 +113,8 @@ func OpenCore(o CoreOptions) (*Core, error) {
 			secret, o.Now),
 		Discussions: discussions.NewService(backend,
 			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
+		Moderation: moderation.NewService(backend,
+			moderation.Policy{HideThreshold: o.FlagHideThreshold, Rate: ratelimit.PerMinute(o.FlagRate)}, o.Now),
 		Records: knowledge.NewService(backend, o.Now),
 		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
 		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
@@ -127,7 +134,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 // how the admin API reaches the domain.
 func (c *Core) Operator() *service.Operator {
 	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions,
-		Records: c.Records, Outbox: c.Store, Signer: c.Signer})
+		Moderation: c.Moderation, Records: c.Records, Outbox: c.Store, Signer: c.Signer})
 }
 
 // adminStore is the admin API's view of the store.

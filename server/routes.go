@@ -98,6 +98,9 @@ func routes(s surfaces) []route {
 	// kfa's own JSON API: public reads, then the credentialed routes.
 	api := s.api
 	add("/api/v1/discussions", fn(api.ListDiscussions), get, head)
+	add("/api/v1/discussions/{id:[^/:]+}:flag", httpkit.Private(fn(api.FlagDiscussion)), post)
+	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:flag", httpkit.Private(fn(api.FlagReply)), post)
+	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:accept", httpkit.Private(fn(api.AcceptReply)), post)
 	add("/api/v1/discussions/{id}", fn(api.GetDiscussion), get, head)
 	add("/api/v1/discussions", fn(httpkit.Preflight), opts)
 	add("/api/v1/discussions/{id}", fn(httpkit.Preflight), opts)
@@ -115,7 +118,10 @@ func routes(s surfaces) []route {
 		page("/discussions.atom", p.Feed)
 		page("/discussions/{id}", p.Discussion)
 		add("/discussions/{id}/replies", p.Reply, post)
+		add("/discussions/{id}/moderation", p.Moderate, post)
+		page("/records", p.Records)
 		page("/records/{id}", p.Record)
+		page("/moderation", p.Moderation)
 		page("/login", p.LoginPage)
 		add("/login", p.Login, post)
 		if s.signIn {

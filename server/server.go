@@ -79,6 +79,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	core, err := OpenCore(CoreOptions{
 		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
+		FlagHideThreshold: cfg.FlagHideThreshold, FlagRate: cfg.FlagRate,
 		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
 	})
 	if err != nil {
@@ -153,6 +154,7 @@ func (s *Server) publicHandler() (*router, error) {
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
+		Moderation:  s.core.Moderation,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Agents:      s.core.Agents,

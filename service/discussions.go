@@ -21,6 +21,8 @@ type DiscussionsQuery struct {
 	Status    string // open, answered, or "" for both
 	PageSize  *int   // nil for the default
 	PageToken string
+	// Oldest lists oldest first: the questions that have waited longest.
+	Oldest bool
 }
 
 // RepliesQuery is the page of replies a discussion is shown with.
@@ -155,6 +157,9 @@ func listDiscussions(ctx context.Context, ds *discussions.Service, q Discussions
 	status, err := discussions.ParseStatusFilter(q.Status)
 	if err != nil {
 		return discussions.ListResult{}, err
+	}
+	if q.Oldest {
+		return ds.ListOldest(ctx, status, q.PageSize, q.PageToken)
 	}
 	return ds.List(ctx, status, q.PageSize, q.PageToken)
 }

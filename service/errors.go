@@ -10,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -42,6 +43,15 @@ func toA2A(err error, prefix string) *a2a.Error {
 		id := truncate(nf.ID, 64)
 		return a2a.Errorf(a2a.NotFound, "discussion %s not found", id).With("discussionId", id)
 	}
+	var rnf *discussions.ReplyNotFoundError
+	if errors.As(err, &rnf) {
+		d, r := truncate(rnf.DiscussionID, 64), truncate(rnf.ReplyID, 64)
+		return a2a.Errorf(a2a.NotFound, "reply %s not found on discussion %s", r, d).With("discussionId", d).With("replyId", r)
+	}
+	var inf *moderation.ItemNotFoundError
+	if errors.As(err, &inf) {
+		return a2a.Errorf(a2a.NotFound, "%s", (&moderation.ItemNotFoundError{Kind: inf.Kind, ID: truncate(inf.ID, 64)}).Error())
+	}
 	var tm *discussions.TooManyRepliesError
 	if errors.As(err, &tm) {
 		id := truncate(tm.ID, 64)
@@ -72,6 +82,12 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.Errorf(a2a.TaskNotCancelable, "task is completed and cannot be canceled")
 	case errors.Is(err, discussions.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "discussion not found")
+	case errors.Is(err, discussions.ErrNotAsker):
+		return a2a.Errorf(a2a.PermissionDenied, "only the asker of the discussion can accept a reply")
+	case errors.Is(err, discussions.ErrAcceptOwn):
+		return a2a.BadParam("replyId", "is the asker's own reply; the accepted answer is a reply by someone else")
+	case errors.Is(err, moderation.ErrOwnContent):
+		return a2a.Errorf(a2a.PermissionDenied, "agents cannot flag their own discussions or replies")
 	case errors.Is(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
 	case errors.Is(err, agents.ErrInvalidToken):

@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/tasks"
@@ -22,6 +23,9 @@ type OperatorDeps struct {
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
 	Records     *knowledge.Service
+	// Moderation is the review queue, hiding and the moderation log
+	// (operator_moderation.go).
+	Moderation *moderation.Service
 	// Outbox and Signer are the push outbox and the signing keys
 	// (operator_push.go); without them those operations answer
 	// Unavailable.
@@ -159,7 +163,7 @@ func (o *Operator) Task(ctx context.Context, id string) (TaskDetail, error) {
 		return TaskDetail{}, namedTaskError(id, err)
 	}
 	out := TaskDetail{Task: t, OwnerName: o.ownerName(ctx, t.OwnerID)}
-	d, replies, err := o.d.Discussions.Get(ctx, t.DiscussionID, nil, "")
+	d, replies, err := o.d.Discussions.Review(ctx, t.DiscussionID, nil, "")
 	switch {
 	case err == nil:
 		out.Discussion, out.Replies = &d, replies
@@ -193,7 +197,7 @@ func (o *Operator) ListDiscussions(ctx context.Context, q DiscussionsQuery) (dis
 
 // GetDiscussion returns one discussion with one page of its replies.
 func (o *Operator) GetDiscussion(ctx context.Context, id string, q RepliesQuery) (discussions.Discussion, discussions.Replies, error) {
-	return o.d.Discussions.Get(ctx, id, q.PageSize, q.PageToken)
+	return o.d.Discussions.Review(ctx, id, q.PageSize, q.PageToken)
 }
 
 // ReplyAs posts a reply on behalf of the agent req names, with that

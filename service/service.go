@@ -13,6 +13,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/sessions"
@@ -53,7 +54,10 @@ type Searcher interface {
 type Deps struct {
 	Tasks       *tasks.Service
 	Discussions *discussions.Service
-	Search      Searcher
+	// Moderation decides flags and moderators' actions; nil turns them
+	// off (the calls answer UnsupportedOperation).
+	Moderation *moderation.Service
+	Search     Searcher
 	// SearchRate limits searches per client address (per agent id when
 	// authenticated). Nil means no limit.
 	SearchRate *ratelimit.Limiter

@@ -37,6 +37,15 @@ var (
 	bucketDiscByStatus = []byte("idx_disc_status") // status (1) | discussion id (16)
 	bucketReplies      = []byte("replies")         // discussion id (16) | reply id (16) -> replyRecord
 
+	// Who wrote what, and where a reply is (schema 12): the moderation of
+	// an item named by id alone, and hiding everything an agent wrote.
+	bucketReplyDiscs  = []byte("reply_discs")      // reply id (16) -> discussion id (16)
+	bucketAuthorPosts = []byte("idx_author_posts") // author id (16) | discussion or reply id (16) -> a reply's discussion id (16), empty for a discussion
+	bucketModItems    = []byte("mod_items")        // item id (16) -> moderation.Item JSON
+	bucketModFlags    = []byte("mod_flags")        // item id (16) | agent id (16) -> moderation.Flag JSON
+	bucketModQueue    = []byte("idx_mod_queue")    // item id (16), for the items waiting for review
+	bucketModLog      = []byte("mod_log")          // entry id (16) -> moderation.Entry JSON: the audit log, append-only
+
 	bucketInbox        = []byte("inbox")         // agent id (16) | entry id (16) -> inboxRecord
 	bucketInboxUnacked = []byte("idx_inbox_new") // agent id (16) | entry id (16)
 
@@ -93,7 +102,7 @@ var (
 var appendBuckets = [][]byte{
 	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState,
 	bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
-	bucketInbox, bucketInboxUnacked,
+	bucketInbox, bucketInboxUnacked, bucketReplyDiscs, bucketModLog,
 }
 
 // appendFill is the fill of split pages in appendBuckets.

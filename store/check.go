@@ -56,6 +56,9 @@ const (
 	// VAgent is an agent, credential or rate window record that disagrees
 	// with another.
 	VAgent = "agent"
+	// VModeration is a moderation item, flag or queue entry that
+	// disagrees with another or with the content it is about.
+	VModeration = "moderation"
 )
 
 // Violation is one broken invariant.

@@ -91,7 +91,7 @@ func (c *checker) checkAgents() error {
 // Rate windows: each is a known limit of an existing agent.
 func (c *checker) checkWindows() error {
 	return c.walk(bucketRateWindows, func(tx *bolt.Tx, k, v []byte) {
-		if len(k) != 17 || (k[0] != windowAsk && k[0] != windowReply) || len(v) != 8 {
+		if len(k) != 17 || (k[0] != windowAsk && k[0] != windowReply && k[0] != windowFlag) || len(v) != 8 {
 			c.rep.addf(VDecode, bucketRateWindows, k, hex.EncodeToString(k), "", "entry is not limit (1) | agent id (16) -> time (8)")
 			return
 		}

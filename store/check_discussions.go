@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/hex"
 	"time"
 
@@ -50,7 +51,10 @@ func (c *checker) checkDiscussions() error {
 		if err != nil {
 			return // reported with the discussion
 		}
-		if statusByte(d.Status) != k[0] || (k[0] != 1 && k[0] != 2) {
+		switch {
+		case d.Hidden:
+			c.rep.addf(VDiscussion, bucketDiscByStatus, k, desc, "", "entry for discussion %s, which is hidden", id)
+		case statusByte(d.Status) != k[0] || (k[0] != 1 && k[0] != 2):
 			c.rep.addf(VDiscussion, bucketDiscByStatus, k, desc, "", "entry says %s, the discussion is %s", status, d.Status)
 		}
 	})
@@ -74,6 +78,12 @@ func (c *checker) checkDiscussions() error {
 		if tx.Bucket(bucketDiscussions).Get(k[:16]) == nil {
 			c.rep.addf(VReply, bucketReplies, k, desc, "", "reply on discussion %s, which does not exist", idString(k[:16]))
 		}
+		if v := tx.Bucket(bucketReplyDiscs).Get(k[16:]); !bytes.Equal(v, k[:16]) {
+			c.rep.addf(VReply, bucketReplyDiscs, k[16:], desc, "", "reply_discs has %x for the reply, not its discussion", v)
+		}
+		if author, ok := idBytes(r.AuthorID); !ok || !bytes.Equal(tx.Bucket(bucketAuthorPosts).Get(cat(author, k[16:])), k[:16]) {
+			c.rep.addf(VReply, bucketAuthorPosts, k, desc, "", "reply is missing from its author %s's posts", r.AuthorID)
+		}
 	})
 }
 
@@ -85,24 +95,39 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 	if tx.Bucket(bucketAgents).Get([]byte(d.AuthorID)) == nil {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, idString(k), "", "author %s does not exist", d.AuthorID)
 	}
-	c.expected[string(keyDiscCount)]++
-	c.expected[string(discCountKey(d.Status))]++
 	if d.Status != discussions.StatusOpen && d.Status != discussions.StatusAnswered {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, idString(k), "", "unknown status %q", d.Status)
 	}
-	if tx.Bucket(bucketDiscByStatus).Get(cat([]byte{statusByte(d.Status)}, k)) == nil {
-		c.rep.addf(VDiscussion, bucketDiscByStatus, k, d.ID, "", "discussion %s (%s) is missing from the status index", d.ID, d.Status)
+	if !d.Hidden {
+		c.expected[string(keyDiscCount)]++
+		c.expected[string(discCountKey(d.Status))]++
+		if tx.Bucket(bucketDiscByStatus).Get(cat([]byte{statusByte(d.Status)}, k)) == nil {
+			c.rep.addf(VDiscussion, bucketDiscByStatus, k, d.ID, "", "discussion %s (%s) is missing from the status index", d.ID, d.Status)
+		}
+	}
+	author, _ := idBytes(d.AuthorID)
+	if v := tx.Bucket(bucketAuthorPosts).Get(cat(author, k)); author == nil || v == nil || len(v) != 0 {
+		c.rep.addf(VDiscussion, bucketAuthorPosts, k, d.ID, "", "discussion is missing from its author %s's posts", d.AuthorID)
 	}
 
-	n := 0
+	n, hidden := 0, 0
 	var first time.Time
-	author, _ := idBytes(d.AuthorID)
+	acceptedOK := d.AcceptedReplyID == ""
 	inbox := tx.Bucket(bucketInbox)
 	prefixed(tx.Bucket(bucketReplies), k, func(_, v []byte) {
 		n++
 		r, err := decodeReply(v)
-		if err != nil || r.AuthorID == d.AuthorID {
+		if err != nil {
 			return // a bad reply is reported on its own
+		}
+		if r.Hidden {
+			hidden++
+		}
+		if r.ID == d.AcceptedReplyID && !r.Hidden && r.AuthorID != d.AuthorID {
+			acceptedOK = true
+		}
+		if r.AuthorID == d.AuthorID {
+			return
 		}
 		if first.IsZero() || r.CreatedAt.Before(first) {
 			first = r.CreatedAt
@@ -119,6 +144,13 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 	})
 	if d.ReplyCount != n {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "replyCount is %d, %d replies are stored", d.ReplyCount, n)
+	}
+	if d.HiddenReplies != hidden {
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "hiddenReplies is %d, %d replies are hidden", d.HiddenReplies, hidden)
+	}
+	if !acceptedOK {
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "the accepted reply %s is not a public reply by someone other than the asker",
+			d.AcceptedReplyID)
 	}
 	switch {
 	case d.Status == discussions.StatusOpen && !first.IsZero():

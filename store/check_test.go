@@ -253,9 +253,19 @@ func TestCheckFindsCorruption(t *testing.T) {
 					return err
 				}
 				d.ReplyCount++
-				return putDiscussion(tx, &d, d.Status)
+				return putDiscussion(tx, &d, statusByte(d.Status))
 			}
 		}, []Violation{{Kind: VDiscussion, Bucket: "discussions", Detail: "replyCount is 4, 3 replies are stored"}}},
+		{"hidden reply count off", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			return func(tx *bolt.Tx) error {
+				d, _, err := getDiscussion(tx, w.disc)
+				if err != nil {
+					return err
+				}
+				d.HiddenReplies = 1
+				return putDiscussion(tx, &d, statusByte(d.Status))
+			}
+		}, []Violation{{Kind: VDiscussion, Bucket: "discussions", Detail: "hiddenReplies is 1, 0 replies are hidden"}}},
 		{"discussion status index entry deleted", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			d, _ := idBytes(w.disc)
 			return func(tx *bolt.Tx) error {

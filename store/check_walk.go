@@ -31,7 +31,7 @@ func newChecker(ctx context.Context, rep *CheckReport, view func(func(*bolt.Tx) 
 func (c *checker) run() error {
 	for _, family := range []func() error{
 		c.checkAgents, c.checkDiscussions, c.checkTasks, c.checkTaskIndexes, c.checkTaskMaps,
-		c.checkInbox, c.checkWindows, c.checkCounters, c.checkPush, c.checkSessions,
+		c.checkInbox, c.checkWindows, c.checkCounters, c.checkPush, c.checkSessions, c.checkModeration,
 	} {
 		if err := family(); err != nil {
 			return err

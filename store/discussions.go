@@ -21,46 +21,65 @@ func statusByte(s discussions.Status) byte {
 	return 1
 }
 
+// keyDiscCount counts the listed discussions (those readers see: hidden
+// ones are neither listed nor counted), and discCountKey those of one
+// status.
 var keyDiscCount = []byte("discussions")
 
 func discCountKey(s discussions.Status) []byte {
 	return cat(keyDiscCount, []byte{0, statusByte(s)})
 }
 
-// putDiscussion writes d, moving its status index entry from oldStatus
-// ("" for a new discussion).
-func putDiscussion(tx *bolt.Tx, d *discussions.Discussion, oldStatus discussions.Status) error {
+// listing is where d is listed: its status byte in idx_disc_status, or
+// 0 when it is not listed (nil, or hidden).
+func listing(d *discussions.Discussion) byte {
+	if d == nil || d.Hidden {
+		return 0
+	}
+	return statusByte(d.Status)
+}
+
+// putDiscussion writes d, moving its status index entry and counters
+// from was, where it was listed before (listing; 0 for a new discussion
+// or a hidden one).
+func putDiscussion(tx *bolt.Tx, d *discussions.Discussion, was byte) error {
 	v, err := encodeJSON(d)
 	if err != nil {
 		return err
 	}
-	return putDiscussionRecord(tx, d, v, oldStatus)
+	return putDiscussionRecord(tx, d, v, was)
 }
 
 // putDiscussionRecord is putDiscussion with d already encoded as v.
-func putDiscussionRecord(tx *bolt.Tx, d *discussions.Discussion, v []byte, oldStatus discussions.Status) error {
+func putDiscussionRecord(tx *bolt.Tx, d *discussions.Discussion, v []byte, was byte) error {
 	k, ok := idBytes(d.ID)
 	if !ok {
 		return errBadID("discussion", d.ID)
 	}
-	counts := tx.Bucket(bucketCounts)
-	idx := tx.Bucket(bucketDiscByStatus)
-	if oldStatus != d.Status {
-		if oldStatus != "" {
-			if err := idx.Delete(cat([]byte{statusByte(oldStatus)}, k)); err != nil {
+	if now := listing(d); now != was {
+		counts := tx.Bucket(bucketCounts)
+		idx := tx.Bucket(bucketDiscByStatus)
+		if was != 0 {
+			if err := idx.Delete(cat([]byte{was}, k)); err != nil {
 				return err
 			}
-			if err := counter(counts, discCountKey(oldStatus), -1); err != nil {
+			if err := counter(counts, cat(keyDiscCount, []byte{0, was}), -1); err != nil {
 				return err
 			}
-		} else if err := counter(counts, keyDiscCount, 1); err != nil {
-			return err
+			if err := counter(counts, keyDiscCount, -1); err != nil {
+				return err
+			}
 		}
-		if err := idx.Put(cat([]byte{statusByte(d.Status)}, k), nil); err != nil {
-			return err
-		}
-		if err := counter(counts, discCountKey(d.Status), 1); err != nil {
-			return err
+		if now != 0 {
+			if err := idx.Put(cat([]byte{now}, k), nil); err != nil {
+				return err
+			}
+			if err := counter(counts, cat(keyDiscCount, []byte{0, now}), 1); err != nil {
+				return err
+			}
+			if err := counter(counts, keyDiscCount, 1); err != nil {
+				return err
+			}
 		}
 	}
 	return tx.Bucket(bucketDiscussions).Put(k, v)
@@ -112,19 +131,98 @@ func (s *DB) ListReplies(_ context.Context, q discussions.ReplyQuery) (discussio
 			}
 		}
 		for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
-			if len(page.Replies) == q.PageSize {
-				page.Next = page.Replies[len(page.Replies)-1].ID
-				return nil
-			}
 			r, err := decodeReply(v)
 			if err != nil {
 				return err
+			}
+			if r.Hidden && !q.IncludeHidden {
+				continue
+			}
+			if len(page.Replies) == q.PageSize {
+				page.Next = page.Replies[len(page.Replies)-1].ID
+				return nil
 			}
 			page.Replies = append(page.Replies, r)
 		}
 		return nil
 	})
 	return page, err
+}
+
+// getReply reads reply rid of discussion did (nil, nil when there is
+// none).
+func getReply(tx *bolt.Tx, did, rid string) (*discussions.Reply, error) {
+	dk, ok1 := idBytes(did)
+	rk, ok2 := idBytes(rid)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	v := tx.Bucket(bucketReplies).Get(cat(dk, rk))
+	if v == nil {
+		return nil, nil
+	}
+	r, err := decodeReply(v)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GetReply implements discussions.Store.
+func (s *DB) GetReply(_ context.Context, discussionID, replyID string) (discussions.Reply, error) {
+	var r *discussions.Reply
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		r, err = getReply(tx, discussionID, replyID)
+		return err
+	})
+	if err == nil && r == nil {
+		err = &discussions.ReplyNotFoundError{DiscussionID: discussionID, ReplyID: replyID}
+	}
+	if err != nil {
+		return discussions.Reply{}, err
+	}
+	return *r, nil
+}
+
+// optDiscussion reads discussion id, nil when there is none.
+func optDiscussion(tx *bolt.Tx, id string) (*discussions.Discussion, error) {
+	d, _, err := getDiscussion(tx, id)
+	switch {
+	case errors.Is(err, discussions.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &d, nil
+}
+
+// AcceptReply implements discussions.Store: load the discussion and the
+// reply, discussions.DecideAccept, write the discussion and the event.
+func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
+	var out discussions.AcceptOutcome
+	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		var (
+			st  discussions.AcceptState
+			err error
+		)
+		if st.Discussion, err = optDiscussion(tx, c.DiscussionID); err != nil {
+			return nil, err
+		}
+		if st.Reply, err = getReply(tx, c.DiscussionID, c.ReplyID); err != nil {
+			return nil, err
+		}
+		if out, err = discussions.DecideAccept(st, c); err != nil || !out.Changed {
+			return nil, err
+		}
+		return func(tx *bolt.Tx) error {
+			if err := putDiscussion(tx, &out.Discussion, listing(st.Discussion)); err != nil {
+				return err
+			}
+			return s.appendEvents(tx, out.Events, c.At)
+		}, nil
+	})
+	return out, err
 }
 
 // ListDiscussions implements discussions.Store: newest first (ids are
@@ -144,26 +242,48 @@ func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discus
 			c = tx.Bucket(bucketDiscussions).Cursor()
 			page.Total = readCounter(tx.Bucket(bucketCounts), keyDiscCount)
 		}
-		start := prefixEnd(prefix)
+		var after []byte
 		if q.After != "" {
 			id, ok := idBytes(q.After)
 			if !ok {
 				return discussions.ErrNotFound
 			}
-			start = cat(prefix, id)
+			after = cat(prefix, id)
+		}
+		// Newest first walks back from the cursor (or the prefix's end);
+		// oldest first forward from just after it (or the prefix's start).
+		first, next := func() ([]byte, []byte) {
+			if after == nil {
+				return seekBefore(c, prefixEnd(prefix))
+			}
+			return seekBefore(c, after)
+		}, c.Prev
+		if q.Oldest {
+			first, next = func() ([]byte, []byte) {
+				k, v := c.Seek(prefix)
+				if after != nil {
+					if k, v = c.Seek(after); bytes.Equal(k, after) {
+						k, v = c.Next()
+					}
+				}
+				return k, v
+			}, c.Next
 		}
 		db := tx.Bucket(bucketDiscussions)
-		for k, v := seekBefore(c, start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
-			if len(page.Discussions) == q.PageSize {
-				page.Next = page.Discussions[len(page.Discussions)-1].ID
-				return nil
-			}
+		for k, v := first(); k != nil && bytes.HasPrefix(k, prefix); k, v = next() {
 			if prefix != nil {
 				v = db.Get(k[len(prefix):])
 			}
 			d, err := decodeDiscussion(v)
 			if err != nil {
 				return err
+			}
+			if d.Hidden {
+				continue // only in the walk of every discussion: the status index lists none
+			}
+			if len(page.Discussions) == q.PageSize {
+				page.Next = page.Discussions[len(page.Discussions)-1].ID
+				return nil
 			}
 			page.Discussions = append(page.Discussions, d)
 		}
@@ -271,8 +391,11 @@ func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs m
 	if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
 		return err
 	}
+	author, _ := idBytes(r.AuthorID)
+	if err := putReplyPlace(tx, author, dk, rk); err != nil {
+		return err
+	}
 	if o.Post.Window != nil {
-		author, _ := idBytes(r.AuthorID)
 		if err := putWindow(tx, windowReply, author, *o.Post.Window); err != nil {
 			return err
 		}
@@ -295,7 +418,7 @@ func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs m
 	if err := putDeliveries(tx, o.Deliveries); err != nil {
 		return err
 	}
-	if err := putDiscussion(tx, d, o.Post.OldStatus); err != nil {
+	if err := putDiscussion(tx, d, statusByte(o.Post.OldStatus)); err != nil { // a hidden discussion takes no reply
 		return err
 	}
 	for _, e := range o.Inbox {

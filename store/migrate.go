@@ -110,6 +110,7 @@ var migrations = []migration{
 	{9, "the records' change feed carried into the change log, indexed there; durable follower cursors", migrateFeedToLog},
 	{10, "the outbox's due index by destination", indexDueByDestination},
 	{11, "agents by OAuth identity (issuer, subject)", indexAgentIdentities},
+	{12, "moderation: flags, items, the review queue and the audit log; replies' discussions and authors' posts", migrateModeration},
 }
 
 // indexAgentNames creates agent_names and fills it from the agents.

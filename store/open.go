@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -156,6 +157,7 @@ var (
 	_ agents.Store      = (*DB)(nil)
 	_ tasks.Store       = (*DB)(nil)
 	_ discussions.Store = (*DB)(nil)
+	_ moderation.Store  = (*DB)(nil)
 	_ push.ConfigStore  = (*DB)(nil)
 	_ push.OutboxStore  = (*DB)(nil)
 )

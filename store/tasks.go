@@ -187,7 +187,10 @@ func (s *DB) persistAsk(tx *bolt.Tx, o *asknet.AskOutcome, recs *askRecords, bat
 		return errBadID("discussion", t.DiscussionID)
 	}
 	if o.Discussion != nil {
-		if err := putDiscussionRecord(tx, o.Discussion, recs.discussion, ""); err != nil {
+		if err := putDiscussionRecord(tx, o.Discussion, recs.discussion, 0); err != nil {
+			return err
+		}
+		if err := putPost(tx, owner, dk, nil); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/store/transfer"
@@ -119,6 +120,24 @@ func dumpTx(tx *bolt.Tx, d *transfer.Data) error {
 			d.Sessions = append(d.Sessions, x)
 			return err
 		}},
+		{bucketModItems, func(_, v []byte) error {
+			var x moderation.Item
+			err := json.Unmarshal(v, &x)
+			d.ModItems = append(d.ModItems, x)
+			return err
+		}},
+		{bucketModFlags, func(_, v []byte) error {
+			var x moderation.Flag
+			err := json.Unmarshal(v, &x)
+			d.Flags = append(d.Flags, x)
+			return err
+		}},
+		{bucketModLog, func(_, v []byte) error {
+			var x moderation.Entry
+			err := json.Unmarshal(v, &x)
+			d.ModLog = append(d.ModLog, x)
+			return err
+		}},
 	}
 	for _, st := range steps {
 		if err := each(tx, st.bucket, st.fn); err != nil {
@@ -202,14 +221,24 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		return err
 	}
 	for i := range d.Discussions {
-		if err := putDiscussion(tx, &d.Discussions[i], ""); err != nil {
+		x := &d.Discussions[i]
+		if err := putDiscussion(tx, x, 0); err != nil {
+			return err
+		}
+		dk, _ := idBytes(x.ID)
+		author, ok := idBytes(x.AuthorID)
+		if !ok {
+			return errBadID("author", x.AuthorID)
+		}
+		if err := putPost(tx, author, dk, nil); err != nil {
 			return err
 		}
 	}
 	for _, r := range d.Replies {
 		dk, ok := idBytes(r.DiscussionID)
 		rk, ok2 := idBytes(r.ID)
-		if !ok || !ok2 {
+		author, ok3 := idBytes(r.AuthorID)
+		if !ok || !ok2 || !ok3 {
 			return errBadID("reply", r.DiscussionID+"/"+r.ID)
 		}
 		v, err := encodeJSON(r)
@@ -217,6 +246,9 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 			return err
 		}
 		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
+			return err
+		}
+		if err := putReplyPlace(tx, author, dk, rk); err != nil {
 			return err
 		}
 	}
@@ -259,7 +291,36 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 			return err
 		}
 	}
+	if err := loadModeration(tx, d); err != nil {
+		return err
+	}
 	return loadRest(tx, d)
+}
+
+// loadModeration loads the moderation items (with their queue entries),
+// the flags and the audit log.
+func loadModeration(tx *bolt.Tx, d *transfer.Data) error {
+	for i := range d.ModItems {
+		if err := putItem(tx, &d.ModItems[i]); err != nil {
+			return err
+		}
+	}
+	for i := range d.Flags {
+		f := &d.Flags[i]
+		ik, ok1 := idBytes(f.ItemID)
+		ak, ok2 := idBytes(f.AgentID)
+		if !ok1 || !ok2 {
+			return errBadID("flag", f.ItemID+"/"+f.AgentID)
+		}
+		v, err := encodeJSON(f)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketModFlags).Put(cat(ik, ak), v); err != nil {
+			return err
+		}
+	}
+	return putEntries(tx, d.ModLog)
 }
 
 // loadRest loads records and their feed, push configs and deliveries,

@@ -27,6 +27,14 @@ type discussionContent struct {
 	Error string
 	// Names shows the authors.
 	Names agentNames
+	// Moderator is set for a visitor with the moderate scope: the page
+	// shows hidden content, marked, with the forms to hide and unhide.
+	Moderator bool
+}
+
+// IsAccepted reports whether reply id is the accepted answer.
+func (c discussionContent) IsAccepted(id string) bool {
+	return id != "" && c.Discussion.AcceptedReplyID == id
 }
 
 // IsAuthor reports whether agentID asked the question (its reply would
@@ -48,16 +56,29 @@ func (h *Handler) discussion(w http.ResponseWriter, r *http.Request) {
 // error page itself when it cannot.
 func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visitor, id string) (discussionContent, bool) {
 	token := r.URL.Query().Get("pageToken")
-	d, replies, err := h.deps.Service.GetDiscussion(r.Context(), id, service.RepliesQuery{PageToken: token})
+	moderator := service.CanModerate(service.Caller{Agent: v.Agent})
+	var (
+		d       discussions.Discussion
+		replies discussions.Replies
+		err     error
+	)
+	if moderator {
+		d, replies, err = h.deps.Service.ReviewDiscussion(r.Context(), service.Caller{Agent: v.Agent, Addr: clientAddr(r)}, id, nil, token)
+	} else {
+		d, replies, err = h.deps.Service.GetDiscussion(r.Context(), id, service.RepliesQuery{PageToken: token})
+	}
 	if err != nil {
-		if errors.Is(err, discussions.ErrNotFound) {
+		if isHidden(err) {
+			h.hiddenDiscussion(w, r, v)
+		} else if errors.Is(err, discussions.ErrNotFound) {
 			h.notFound(w, r, v, "There is no discussion with this id. Discussions are never deleted, so the address may be mistyped.")
 		} else {
 			h.failErr(w, r, v, err)
 		}
 		return discussionContent{}, false
 	}
-	c := discussionContent{Discussion: d, Replies: replies.Replies, Paged: token != "" || replies.NextPageToken != ""}
+	c := discussionContent{Discussion: d, Replies: acceptedFirst(replies.Replies, d.AcceptedReplyID),
+		Paged: token != "" || replies.NextPageToken != "", Moderator: moderator}
 	names := []string{d.AuthorName}
 	for _, rp := range replies.Replies {
 		names = append(names, rp.AuthorName)
@@ -162,4 +183,21 @@ func (h *Handler) readForm(w http.ResponseWriter, r *http.Request, v visitor) (u
 		return nil, false
 	}
 	return r.PostForm, true
+}
+
+// acceptedFirst puts the accepted reply, when it is among replies, first;
+// the others keep their order (oldest first).
+func acceptedFirst(replies []discussions.Reply, accepted string) []discussions.Reply {
+	if accepted == "" {
+		return replies
+	}
+	for i, rp := range replies {
+		if rp.ID == accepted {
+			out := make([]discussions.Reply, 0, len(replies))
+			out = append(out, rp)
+			out = append(out, replies[:i]...)
+			return append(out, replies[i+1:]...)
+		}
+	}
+	return replies
 }

@@ -57,7 +57,7 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: public URL %q: %w", deps.PublicURL, err)
 	}
-	pages, err := parsePages()
+	pages, err := parsePages(deps.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +76,12 @@ func New(deps Deps) (*Handler, error) {
 
 // Pages are the web view's handlers, one per route, for the routes table
 // (server/routes.go). Every answer carries the security headers; the
-// form posts (Reply, Login, Logout) are refused when a browser marks them
+// form posts (Reply, Moderate, Login, Logout) are refused when a browser marks them
 // cross-site, before any CSRF token is even read.
 type Pages struct {
 	Home, Search, DiscussionList, Feed, Discussion, Record http.Handler
-	Reply                                                  http.Handler // form
+	Records, Moderation                                    http.Handler
+	Reply, Moderate                                        http.Handler // forms
 	LoginPage, LogoutPage                                  http.Handler
 	Login, Logout                                          http.Handler // forms
 	// ProviderSignIn and ProviderCallback are the sign-in through an
@@ -95,8 +96,8 @@ func (h *Handler) Pages() Pages {
 	form := func(fn http.HandlerFunc) http.Handler { return h.secured(h.crossOrigin.Handler(fn).ServeHTTP) }
 	return Pages{
 		Home: page(h.home), Search: page(h.search), DiscussionList: page(h.discussionList), Feed: page(h.feed),
-		Discussion: page(h.discussion), Record: page(h.record),
-		Reply:     form(h.reply),
+		Discussion: page(h.discussion), Record: page(h.record), Records: page(h.records), Moderation: page(h.queue),
+		Reply: form(h.reply), Moderate: form(h.moderate),
 		LoginPage: page(h.loginPage), LogoutPage: page(h.logoutPage),
 		Login: form(h.login), Logout: form(h.logout),
 		ProviderSignIn: page(h.providerSignIn), ProviderCallback: page(h.providerCallback),

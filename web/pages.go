@@ -148,27 +148,36 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 // listContent is the discussions page's data.
 type listContent struct {
 	Status discussions.Status
+	// Oldest lists oldest first (?sort=oldest): the questions that have
+	// waited longest.
+	Oldest bool
 	List   discussions.ListResult
 	Next   string     // link to the next page; "" on the last
 	Names  agentNames // shows the authors
 }
 
-// discussionList lists discussions newest first, ?status=open|answered,
-// paginated with the API's page tokens.
+// discussionList lists discussions newest first (?sort=oldest: the ones
+// that have waited longest first), ?status=open|answered, paginated with
+// the API's page tokens.
 func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
 	q := r.URL.Query()
-	res, err := h.deps.Service.ListDiscussions(r.Context(), service.DiscussionsQuery{Status: q.Get("status"), PageToken: q.Get("pageToken")})
+	oldest := q.Get("sort") == "oldest"
+	res, err := h.deps.Service.ListDiscussions(r.Context(), service.DiscussionsQuery{Status: q.Get("status"), PageToken: q.Get("pageToken"),
+		Oldest: oldest})
 	if err != nil {
 		h.failErr(w, r, v, err)
 		return
 	}
 	status := discussions.Status(q.Get("status")) // the service took it
-	c := listContent{Status: status, List: res, Names: h.names(r.Context(), authors(res.Discussions)...)}
+	c := listContent{Status: status, Oldest: oldest, List: res, Names: h.names(r.Context(), authors(res.Discussions)...)}
 	if res.NextPageToken != "" {
 		nq := url.Values{"pageToken": {res.NextPageToken}}
 		if status != "" {
 			nq.Set("status", string(status))
+		}
+		if oldest {
+			nq.Set("sort", "oldest")
 		}
 		c.Next = "/discussions?" + nq.Encode()
 	}

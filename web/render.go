@@ -18,7 +18,7 @@ var templateFiles embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"home", "search", "discussions", "discussion", "record", "login", "logout", "error"}
+var pageNames = []string{"home", "search", "discussions", "discussion", "record", "records", "moderation", "login", "logout", "error"}
 
 // Cache lifetimes of public pages. A signed-in person's pages are never
 // cached (private, no-store).
@@ -27,20 +27,29 @@ const (
 	feedMaxAge = 5 * time.Minute
 )
 
-var funcs = template.FuncMap{
-	"text":   formatText,
-	"when":   displayTime,
-	"iso":    isoTime,
-	"plural": plural,
-	// disclist pairs a list of discussions with the names to show their
-	// authors by (template "disclist").
-	"disclist": newDiscList,
+// funcs are the templates' functions; now is the clock relative times
+// are told from.
+func funcs(now func() time.Time) template.FuncMap {
+	return template.FuncMap{
+		"text":     formatText,
+		"markdown": formatMarkdown,
+		// when is a <time> element: how long ago, the exact time on hover.
+		"when":   func(t time.Time) template.HTML { return timeElement(t, now()) },
+		"iso":    isoTime,
+		"plural": plural,
+		// disclist pairs a list of discussions with the names to show their
+		// authors by (template "disclist").
+		"disclist": newDiscList,
+		// modform is a moderator's form on one item (template "modform").
+		"modform": newModForm,
+	}
 }
 
-func parsePages() (map[string]*template.Template, error) {
+func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))
+	fm := funcs(now)
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(fm).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: parse template %s: %w", name, err)
 		}
@@ -146,12 +155,50 @@ func (h *Handler) logError(w http.ResponseWriter, msg string, err error) {
 	h.deps.Log.Error(msg, "request_id", w.Header().Get("X-Request-Id"), "err", err.Error())
 }
 
-// displayTime is how pages show a timestamp: UTC, to the minute.
+// displayTime is the exact form of a timestamp: UTC, to the minute.
 func displayTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.UTC().Format("2 Jan 2006, 15:04 UTC")
+}
+
+// timeElement shows t as how long before now it was, in a <time> element
+// that holds the exact time for machines (datetime) and people (title,
+// shown on hover).
+func timeElement(t, now time.Time) template.HTML {
+	if t.IsZero() {
+		return ""
+	}
+	return template.HTML(`<time datetime="` + isoTime(t) + `" title="` + displayTime(t) + `">` +
+		template.HTMLEscapeString(relativeTime(t, now)) + `</time>`)
+}
+
+// relativeTime is how long before now t was, in words: "just now",
+// "5 min ago", "3 h ago", "yesterday", "4 days ago", "2 months ago",
+// "3 years ago". A time after now (another process's clock) is "just
+// now" within a minute, its date beyond.
+func relativeTime(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < -time.Minute:
+		return "on " + t.UTC().Format("2 Jan 2006")
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	case d < 48*time.Hour:
+		return "yesterday"
+	case d < 30*24*time.Hour:
+		return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+	case d < 365*24*time.Hour:
+		n := int(d / (30 * 24 * time.Hour))
+		return fmt.Sprintf("%d %s ago", n, plural(n, "month", "months"))
+	}
+	n := int(d / (365 * 24 * time.Hour))
+	return fmt.Sprintf("%d %s ago", n, plural(n, "year", "years"))
 }
 
 // isoTime is a timestamp for datetime attributes and feeds.

@@ -47,6 +47,11 @@ func (v visitor) CSRF() string {
 // the reply form only then; the service decides when the form is sent).
 func (v visitor) CanPost() bool { return service.CanReply(service.Caller{Agent: v.Agent}) }
 
+// CanModerate reports whether the visitor may hide and unhide content and
+// read the review queue (the moderate scope): the pages offer those
+// forms only to them (the service checks again).
+func (v visitor) CanModerate() bool { return service.CanModerate(service.Caller{Agent: v.Agent}) }
+
 // person resolves the session cookie. A cookie whose session is gone is
 // deleted, and the page says why when the session ended by revocation or
 // rotation. A store failure is logged and the visitor treated as anonymous,

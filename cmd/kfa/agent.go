@@ -10,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/moderation"
 )
 
 func runAgent(ctx context.Context, e env, args []string) error {
@@ -31,10 +32,11 @@ func agentCreate(ctx context.Context, e env, args []string) error {
 			"A name another agent has (in any case) is refused, since readers tell agents apart by\n"+
 			"name, unless --allow-duplicate-name.", e,
 		"kfa agent create --name build-bot --scope read,post",
-		"kfa agent create --name reader --scope read --json")
+		"kfa agent create --name reader --scope read --json",
+		"kfa agent create --name alice-moderator --scope read,moderate")
 	d.bind(fs)
 	fs.StringVar(&name, "name", "", "agent `name` (1-64 printable characters)")
-	fs.StringVar(&scope, "scope", "read,post", "comma-separated `scopes`: read, post")
+	fs.StringVar(&scope, "scope", "read,post", "comma-separated `scopes`: read, post, moderate (hide and unhide from the web view)")
 	fs.BoolVar(&allowDup, "allow-duplicate-name", false, "create the agent even if another agent has the name")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
@@ -120,12 +122,22 @@ func agentRotate(ctx context.Context, e env, args []string) error {
 }
 
 func agentRevoke(ctx context.Context, e env, args []string) error {
-	var d dataFlags
-	fs := newFlagSet("agent revoke", "kfa agent revoke ID [--json]",
+	var (
+		d           dataFlags
+		hideContent bool
+		reason, by  string
+	)
+	fs := newFlagSet("agent revoke", "kfa agent revoke ID [--hide-content [--reason TEXT] [--by NAME]] [--json]",
 		"Disable the agent and delete its tokens: its next request fails. Its tasks and\n"+
-			"discussions stay. Revoking a revoked agent changes nothing.", e,
-		"kfa agent revoke 01JD0Z6X8Q4Y4K2V1T3S5R7P9N")
+			"discussions stay, unless --hide-content hides every discussion and reply it wrote\n"+
+			"(each logged in the moderation log; kfa moderation unhide shows one again).\n"+
+			"Revoking a revoked agent changes nothing; --hide-content still hides what is left.", e,
+		"kfa agent revoke 01JD0Z6X8Q4Y4K2V1T3S5R7P9N",
+		"kfa agent revoke 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --hide-content --reason 'spam bot'")
 	d.bind(fs)
+	fs.BoolVar(&hideContent, "hide-content", false, "also hide everything the agent posted")
+	fs.StringVar(&reason, "reason", "agent revoked", "why, for the moderation log (with --hide-content)")
+	byFlag(fs, e, &by)
 	pos, c, done, err := parseAndConnect(ctx, fs, args, e, &d, 1, "an agent ID", false)
 	if err != nil {
 		return err
@@ -135,10 +147,25 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return notFound(err, "agent", pos[0])
 	}
+	if !hideContent {
+		if d.json {
+			return printJSON(e.stdout, a)
+		}
+		fmt.Fprintf(e.stdout, "Revoked agent %s (%s) at %s; its tokens no longer work.\n", a.ID, oneLine(a.Name), a.DisabledAt)
+		return nil
+	}
+	res, err := c.HideAgentContent(ctx, a.ID, api.HideAuthorRequest{Reason: reason, By: by})
+	if err != nil {
+		return fmt.Errorf("revoked agent %s, but hiding its content failed (run the command again to finish): %w", a.ID, plain(err))
+	}
 	if d.json {
-		return printJSON(e.stdout, a)
+		return printJSON(e.stdout, struct {
+			api.Agent
+			Hidden moderation.AuthorResult `json:"hiddenContent"`
+		}{a, res})
 	}
 	fmt.Fprintf(e.stdout, "Revoked agent %s (%s) at %s; its tokens no longer work.\n", a.ID, oneLine(a.Name), a.DisabledAt)
+	fmt.Fprintf(e.stdout, "Hid %s it posted (%d hidden before).\n", plural(res.Hidden, "discussion or reply", "discussions and replies"), res.Already)
 	return nil
 }
 

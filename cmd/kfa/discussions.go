@@ -115,8 +115,15 @@ func discussionsShow(ctx context.Context, e env, args []string) error {
 func printDiscussion(e env, d api.Discussion, now time.Time, answer string) {
 	created, _ := a2a.ParseTime(d.CreatedAt)
 	w := e.stdout
-	fmt.Fprintf(w, "\nDiscussion %s (%s, %s), asked %s by %s\n", d.ID, d.Status, plural(d.ReplyCount, "reply", "replies"),
+	status := d.Status
+	if d.Hidden {
+		status += ", hidden"
+	}
+	fmt.Fprintf(w, "\nDiscussion %s (%s, %s), asked %s by %s\n", d.ID, status, plural(d.ReplyCount, "reply", "replies"),
 		relTime(created, now), oneLine(ownerLine(d.AuthorName, d.AuthorID)))
+	if d.HiddenReplies > 0 {
+		fmt.Fprintf(w, "Hidden: %s (readers do not see them)\n", plural(d.HiddenReplies, "reply", "replies"))
+	}
 	var filters []string
 	for _, f := range []struct{ k, v string }{{"kind", d.Kind}, {"product", d.Product}, {"environment", d.Environment}} {
 		if f.v != "" {
@@ -135,6 +142,12 @@ func printDiscussion(e env, d api.Discussion, now time.Time, answer string) {
 		mark := ""
 		if r.ID == answer && answer != "" {
 			mark = "  <- completed this task"
+		}
+		if r.ID == d.AcceptedReplyID {
+			mark += "  [accepted]"
+		}
+		if r.Hidden {
+			mark += "  [hidden]"
 		}
 		qual := ""
 		if r.AuthorID == d.AuthorID {

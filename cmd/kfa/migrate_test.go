@@ -16,6 +16,7 @@ import (
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -51,6 +52,13 @@ func addEveryKind(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	if _, _, err := db.CancelTask(ctx, f.alice.ID, f.waiting.ID, now.Add(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	// A flag that reaches a threshold of one hides bob's question: an
+	// item, a flag and two entries of the moderation log.
+	mod := moderation.NewService(db, moderation.Policy{HideThreshold: 1}, time.Now)
+	if _, err := mod.Flag(ctx, moderation.Agent{ID: f.alice.ID, Name: "alice"},
+		moderation.Target{Kind: moderation.KindDiscussion, ID: discussionOf(t, f.bobs)}, "off-topic", "a test"); err != nil {
 		t.Fatal(err)
 	}
 	k, err := signing.NewKey(now)

@@ -54,6 +54,7 @@ func commands() []command {
 		{"records", "import, list, show and delete knowledge records; rebuild the search index", runRecords},
 		{"mcp", "serve the MCP tools (search, fetch, get_changes, whoami) over stdio", runMCP},
 		{"push", "list and retry push notification deliveries; rotate the signing key", runPush},
+		{"moderation", "review flags; hide, unhide and dismiss; read the moderation log", runModeration},
 		{"version", "print the version, commit, Go version and build date", runVersion},
 	}
 }

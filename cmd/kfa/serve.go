@@ -102,6 +102,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.MaxOpenTasks, "max-open-tasks", cfg.MaxOpenTasks, "open (waiting) tasks per agent (0: no limit)")
 	fs.IntVar(&cfg.ReplyRate, "reply-rate", cfg.ReplyRate, "replies per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.MaxReplies, "max-replies", cfg.MaxReplies, "replies one discussion holds (0: no limit)")
+	fs.IntVar(&cfg.FlagHideThreshold, "flag-hide-threshold", cfg.FlagHideThreshold, "distinct agents whose flags hide an item pending review (0: flags never hide)")
+	fs.IntVar(&cfg.FlagRate, "flag-rate", cfg.FlagRate, "flags per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address (0: no limit)")
 	fs.IntVar(&cfg.RequestRate, "request-rate", cfg.RequestRate, "authenticated requests per minute per agent (0: no limit)")
 	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address (0: no limit)")

@@ -19,6 +19,7 @@ const (
 	VAgent      = "agent"
 	VPush       = "push"
 	VSession    = "session"
+	VModeration = "moderation"
 )
 
 // MaxViolations bounds the violations a report lists; the rest are
@@ -114,6 +115,24 @@ func invariants() []invariant {
 				ELSE 'answered, but has no qualifying reply' END
 			FROM discussions d WHERE (d.status = 'open') = EXISTS (SELECT 1 FROM replies r WHERE r.discussion_id = d.id
 				AND ` + r + `->>'authorId' <> ` + d + `->>'authorId')`},
+		{VDiscussion, "discussions", `SELECT d.id, '', 'columns say hidden ' || d.hidden || ' and author ' || d.author_id || ', the document differs'
+			FROM discussions d WHERE d.hidden <> coalesce((` + d + `->>'hidden')::boolean, false) OR d.author_id <> ` + d + `->>'authorId'`},
+		{VDiscussion, "discussions", `SELECT d.id, '', 'hiddenReplies is ' || coalesce(` + d + `->>'hiddenReplies', '0') || ', ' || count(r.id) || ' replies are hidden'
+			FROM discussions d LEFT JOIN replies r ON r.discussion_id = d.id AND r.hidden
+			GROUP BY d.id, d.doc HAVING coalesce((` + d + `->>'hiddenReplies')::bigint, 0) <> count(r.id)`},
+		{VDiscussion, "discussions", `SELECT d.id, '', 'the accepted reply ' || (` + d + `->>'acceptedReplyId') || ' is not a public reply by someone other than the asker'
+			FROM discussions d WHERE ` + d + ` ? 'acceptedReplyId' AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.discussion_id = d.id
+				AND r.id = ` + d + `->>'acceptedReplyId' AND NOT r.hidden AND r.author_id <> ` + d + `->>'authorId')`},
+		{VReply, "replies", `SELECT r.discussion_id || '|' || r.id, '', 'columns say hidden ' || r.hidden || ' and author ' || r.author_id || ', the document differs'
+			FROM replies r WHERE r.hidden <> coalesce((` + r + `->>'hidden')::boolean, false) OR r.author_id <> ` + r + `->>'authorId'`},
+		{VModeration, "moderation_items", `SELECT i.id, '', 'item says hidden ' || coalesce(` + docOf("i") + `->>'hidden', '""') || ', the content differs'
+			FROM moderation_items i LEFT JOIN discussions d ON d.id = i.id LEFT JOIN replies r ON r.id = i.id
+			WHERE coalesce(r.hidden, d.hidden) IS DISTINCT FROM (` + docOf("i") + ` ? 'hidden')`},
+		{VModeration, "moderation_items", `SELECT i.id, '', 'item counts ' || i.flags || ' open flags, ' || count(f.agent_id) || ' are stored'
+			FROM moderation_items i LEFT JOIN moderation_flags f ON f.item_id = i.id AND f.round = (` + docOf("i") + `->>'round')::int
+			GROUP BY i.id, i.flags HAVING i.flags <> count(f.agent_id)`},
+		{VModeration, "moderation_flags", `SELECT f.item_id || '|' || f.agent_id, '', 'flag on item ' || f.item_id || ', which does not exist'
+			FROM moderation_flags f WHERE NOT EXISTS (SELECT 1 FROM moderation_items i WHERE i.id = f.item_id)`},
 		{VReply, "replies", `SELECT r.discussion_id || '|' || r.id, '', 'reply on discussion ' || r.discussion_id || ', which does not exist'
 			FROM replies r WHERE NOT EXISTS (SELECT 1 FROM discussions d WHERE d.id = r.discussion_id)`},
 		{VReply, "replies", `SELECT r.discussion_id || '|' || r.id, '', 'reply record says id ' || (` + r + `->>'id') || ' on discussion ' || (` + r + `->>'discussionId')

@@ -54,6 +54,9 @@ const (
 	// identity, and create the agent of a new identity.
 	CmdLinkAgent      = "agent-link"
 	CmdProvisionAgent = "agent-provision"
+	CmdAccept         = "accept"
+	CmdFlag           = "flag"
+	CmdModerate       = "moderate"
 
 	// TripsRead and TripsWrite count the transactions that are not
 	// commands: reads (one snapshot each), and the writes not yet made

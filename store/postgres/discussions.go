@@ -24,11 +24,85 @@ func putDiscussion(ctx context.Context, w execer, d *discussions.Discussion, old
 		return err
 	}
 	if oldStatus == "" {
-		_, err = w.Exec(ctx, "INSERT INTO discussions (id, status, doc) VALUES ($1, $2, $3)", d.ID, string(d.Status), v)
+		_, err = w.Exec(ctx, "INSERT INTO discussions (id, status, doc, author_id, hidden) VALUES ($1, $2, $3, $4, $5)",
+			d.ID, string(d.Status), v, d.AuthorID, d.Hidden)
 		return err
 	}
-	_, err = w.Exec(ctx, "UPDATE discussions SET status = $2, doc = $3 WHERE id = $1", d.ID, string(d.Status), v)
+	_, err = w.Exec(ctx, "UPDATE discussions SET status = $2, doc = $3, hidden = $4 WHERE id = $1", d.ID, string(d.Status), v, d.Hidden)
 	return err
+}
+
+// putReply writes r, new or not.
+func putReply(ctx context.Context, w execer, r *discussions.Reply) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Exec(ctx, `INSERT INTO replies (discussion_id, id, doc, author_id, hidden) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (discussion_id, id) DO UPDATE SET doc = excluded.doc, hidden = excluded.hidden`,
+		r.DiscussionID, r.ID, v, r.AuthorID, r.Hidden)
+	return err
+}
+
+// scanReply is the callback of a batched reply read into dst (nil when
+// there is none).
+func scanReply(dst **discussions.Reply) func(pgx.Row) error {
+	return func(row pgx.Row) error {
+		*dst = nil
+		var v []byte
+		err := row.Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r, err := decodeReply(v)
+		if err == nil {
+			*dst = &r
+		}
+		return err
+	}
+}
+
+// GetReply implements discussions.Store.
+func (s *DB) GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error) {
+	var v []byte
+	err := s.pool.QueryRow(ctx, "SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", discussionID, replyID).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return discussions.Reply{}, &discussions.ReplyNotFoundError{DiscussionID: discussionID, ReplyID: replyID}
+	}
+	if err != nil {
+		return discussions.Reply{}, unavailable(err)
+	}
+	return decodeReply(v)
+}
+
+// AcceptReply implements discussions.Store, in two round trips: BEGIN,
+// the discussion under its row lock and the reply; then
+// discussions.DecideAccept; then the discussion, the event and COMMIT.
+func (s *DB) AcceptReply(ctx context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
+	var (
+		st  discussions.AcceptState
+		out discussions.AcceptOutcome
+	)
+	err := s.command(ctx, CmdAccept, func(b *pgx.Batch) {
+		st = discussions.AcceptState{}
+		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", c.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
+		b.Queue("SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", c.DiscussionID, c.ReplyID).QueryRow(scanReply(&st.Reply))
+	}, func() (func(execer) error, error) {
+		var err error
+		if out, err = discussions.DecideAccept(st, c); err != nil || !out.Changed {
+			return nil, err
+		}
+		return func(w execer) error {
+			if err := putDiscussion(ctx, w, &out.Discussion, st.Discussion.Status); err != nil {
+				return err
+			}
+			return appendEvents(ctx, w, out.Events, c.At)
+		}, nil
+	})
+	return out, err
 }
 
 // scanDiscussion is the callback of a batched discussion read into dst
@@ -92,8 +166,8 @@ func (s *DB) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discuss
 	}
 	var err error
 	page.Replies, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decodeReply, func(r discussions.Reply) string { return r.ID },
-		page.Replies, "SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-		q.DiscussionID, q.After, q.PageSize+1)
+		page.Replies, "SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2 AND (NOT hidden OR $4) ORDER BY id LIMIT $3",
+		q.DiscussionID, q.After, q.PageSize+1, q.IncludeHidden)
 	return page, err
 }
 
@@ -115,20 +189,29 @@ func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (disc
 			err  error
 			rows pgx.Rows
 		)
-		after := q.After
-		if after == "" {
+		after, cmp, order := q.After, "<", "DESC"
+		if q.Oldest {
+			cmp, order = ">", "ASC"
+		}
+		switch {
+		case after == "" && q.Oldest:
+			// "" is below every ULID
+		case after == "":
 			after = "\x7f" // above every ULID
-		} else if _, err := ulid.ParseStrict(after); err != nil {
-			return discussions.ErrNotFound
+		default:
+			if _, err := ulid.ParseStrict(after); err != nil {
+				return discussions.ErrNotFound
+			}
 		}
 		if page.Total, err = countDiscussions(ctx, tx, q.Status); err != nil {
 			return err
 		}
 		if q.Status != "" {
-			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id < $2
-				ORDER BY id DESC LIMIT $3`, string(q.Status), after, q.PageSize+1)
+			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id `+cmp+` $2 AND NOT hidden
+				ORDER BY id `+order+` LIMIT $3`, string(q.Status), after, q.PageSize+1)
 		} else {
-			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id < $1 ORDER BY id DESC LIMIT $2", after, q.PageSize+1)
+			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id "+cmp+" $1 AND NOT hidden ORDER BY id "+order+" LIMIT $2",
+				after, q.PageSize+1)
 		}
 		if err != nil {
 			return err
@@ -232,7 +315,8 @@ func (s *DB) persistReply(ctx context.Context, w execer, o *asknet.ReplyOutcome,
 	if err != nil {
 		return err
 	}
-	if _, err := w.Exec(ctx, "INSERT INTO replies (discussion_id, id, doc) VALUES ($1, $2, $3)", r.DiscussionID, r.ID, v); err != nil {
+	if _, err := w.Exec(ctx, "INSERT INTO replies (discussion_id, id, doc, author_id) VALUES ($1, $2, $3, $4)",
+		r.DiscussionID, r.ID, v, r.AuthorID); err != nil {
 		return err
 	}
 	if o.Post.Window != nil {

@@ -27,11 +27,11 @@ const ExactCountLimit = 10_000
 
 // countDiscussions is the total of discussions with status ("": any).
 func countDiscussions(ctx context.Context, tx pgx.Tx, status discussions.Status) (int, error) {
-	where, args := "", []any{ExactCountLimit + 1}
+	where, args := " WHERE NOT hidden", []any{ExactCountLimit + 1}
 	switch status {
 	case "":
 	case discussions.StatusOpen, discussions.StatusAnswered:
-		where, args = " WHERE status = $2", append(args, string(status))
+		where, args = " WHERE status = $2 AND NOT hidden", append(args, string(status))
 	default:
 		return 0, fmt.Errorf("postgres: no discussion status %q", status)
 	}
@@ -44,9 +44,9 @@ func countDiscussions(ctx context.Context, tx pgx.Tx, status discussions.Status)
 	}
 	// The status is one of two constants, so it can be a literal: EXPLAIN
 	// takes no parameters.
-	literal := ""
+	literal := " WHERE NOT hidden"
 	if status != "" {
-		literal = " WHERE status = '" + string(status) + "'"
+		literal = " WHERE status = '" + string(status) + "' AND NOT hidden"
 	}
 	est, err := estimateRows(ctx, tx, "SELECT 1 FROM discussions"+literal)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
@@ -24,7 +25,8 @@ import (
 // dataTables are the tables that hold kfa data (not the schema's own
 // rows): a database with a row in any of them is not empty.
 var dataTables = []string{"agents", "agent_identities", "credentials", "tasks", "discussions", "replies", "inbox", "rate_windows",
-	"records", "change_log", "push_configs", "push_deliveries", "signing_keys", "web_sessions"}
+	"records", "change_log", "push_configs", "push_deliveries", "signing_keys", "web_sessions",
+	"moderation_items", "moderation_flags", "moderation_log"}
 
 // Empty reports why the database is not empty ("" when it is): the
 // tables holding rows and how many.
@@ -109,15 +111,34 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 			v, err := json.Marshal(c)
 			return []any{c.Digest[:], c.AgentID, v}, err
 		}},
-		{"discussions", []string{"id", "status", "doc"}, len(d.Discussions), func(i int) ([]any, error) {
+		{"discussions", []string{"id", "status", "doc", "author_id", "hidden"}, len(d.Discussions), func(i int) ([]any, error) {
 			x := d.Discussions[i]
 			v, err := json.Marshal(x)
-			return []any{x.ID, string(x.Status), v}, err
+			return []any{x.ID, string(x.Status), v, x.AuthorID, x.Hidden}, err
 		}},
-		{"replies", []string{"discussion_id", "id", "doc"}, len(d.Replies), func(i int) ([]any, error) {
+		{"replies", []string{"discussion_id", "id", "doc", "author_id", "hidden"}, len(d.Replies), func(i int) ([]any, error) {
 			x := d.Replies[i]
 			v, err := json.Marshal(x)
-			return []any{x.DiscussionID, x.ID, v}, err
+			return []any{x.DiscussionID, x.ID, v, x.AuthorID, x.Hidden}, err
+		}},
+		{"moderation_items", []string{"id", "queued", "flags", "waiting_ms", "doc"}, len(d.ModItems), func(i int) ([]any, error) {
+			x := d.ModItems[i]
+			v, err := json.Marshal(x)
+			var waiting int64
+			if t := x.Waiting(); !t.IsZero() {
+				waiting = t.UnixMilli()
+			}
+			return []any{x.ID, x.Queued, x.Flags, waiting, v}, err
+		}},
+		{"moderation_flags", []string{"item_id", "agent_id", "round", "doc"}, len(d.Flags), func(i int) ([]any, error) {
+			x := d.Flags[i]
+			v, err := json.Marshal(x)
+			return []any{x.ItemID, x.AgentID, x.Round, v}, err
+		}},
+		{"moderation_log", []string{"id", "doc"}, len(d.ModLog), func(i int) ([]any, error) {
+			x := d.ModLog[i]
+			v, err := json.Marshal(x)
+			return []any{x.ID, v}, err
 		}},
 		{"tasks", []string{"id", "context_id", "owner_id", "discussion_id", "message_id", "state", "status_ms", "created_ms",
 			"w_head", "w_status", "w_artifacts", "w_metadata", "w_history", "w_nhistory"}, len(d.Tasks), func(i int) ([]any, error) {
@@ -261,6 +282,32 @@ func dump(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 			}
 			err := json.Unmarshal(v, &x)
 			d.Replies = append(d.Replies, x)
+			return err
+		}},
+		{"SELECT doc FROM moderation_items ORDER BY id", func(rows pgx.Rows) error {
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			x, err := decodeItem(v)
+			d.ModItems = append(d.ModItems, x)
+			return err
+		}},
+		{"SELECT doc FROM moderation_flags ORDER BY item_id, agent_id", func(rows pgx.Rows) error {
+			var x moderation.Flag
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			err := json.Unmarshal(v, &x)
+			d.Flags = append(d.Flags, x)
+			return err
+		}},
+		{"SELECT doc FROM moderation_log ORDER BY id", func(rows pgx.Rows) error {
+			var x moderation.Entry
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			err := json.Unmarshal(v, &x)
+			d.ModLog = append(d.ModLog, x)
 			return err
 		}},
 		{"SELECT agent_id, acked, doc FROM inbox ORDER BY agent_id, id", func(rows pgx.Rows) error {

@@ -35,6 +35,8 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"RepliesPerDiscussion", testConcurrentMaxReplies},
 		{"DuplicateAgentNames", testConcurrentAgentNames},
 		{"ProvisionOneAgent", testConcurrentProvision},
+		{"FlagsHideOnce", testConcurrentFlags},
+		{"FlagRate", testConcurrentFlagRate},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

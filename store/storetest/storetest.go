@@ -17,6 +17,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -28,6 +29,7 @@ type Store interface {
 	agents.Store
 	tasks.Store
 	discussions.Store
+	moderation.Store
 	sessions.Store
 	push.ConfigStore
 	push.OutboxStore
@@ -81,6 +83,13 @@ func Run(t *testing.T, open Opener) {
 		{"SigningKeys", testSigningKeys},
 		{"ChangeLog", testChangeLog},
 		{"ChangeLogTrim", testChangeLogTrim},
+		{"FlagOnce", testFlagOnce},
+		{"FlagRefusals", testFlagRefusals},
+		{"FlagThreshold", testFlagThreshold},
+		{"HideUnhide", testHideUnhide},
+		{"Accept", testAccept},
+		{"HideAuthor", testHideAuthor},
+		{"ListOldest", testListOldest},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

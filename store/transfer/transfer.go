@@ -15,6 +15,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -42,6 +43,11 @@ type Data struct {
 	Deliveries  []push.Delivery
 	SigningKeys []signing.KeyRecord
 	Sessions    []sessions.Session
+	// Moderation: the items ever flagged or hidden, every flag, and the
+	// audit log, oldest first.
+	ModItems []moderation.Item
+	Flags    []moderation.Flag
+	ModLog   []moderation.Entry
 }
 
 // InboxItem is an inbox entry and whether it is not yet acknowledged.
@@ -54,11 +60,12 @@ type InboxItem struct {
 const (
 	WindowAsk   byte = 'a'
 	WindowReply byte = 'r'
+	WindowFlag  byte = 'f'
 )
 
 // RateWindow is one agent's window of one limit.
 type RateWindow struct {
-	Kind    byte // WindowAsk or WindowReply
+	Kind    byte // WindowAsk, WindowReply or WindowFlag
 	AgentID string
 	TAT     time.Time // nanosecond precision
 }
@@ -92,5 +99,6 @@ func (d *Data) Counts() []Count {
 		{"records", len(d.Records)}, {"feed entries", len(d.Feed)},
 		{"push configs", len(d.PushConfigs)}, {"push deliveries", len(d.Deliveries)},
 		{"signing keys", len(d.SigningKeys)}, {"web sessions", len(d.Sessions)},
+		{"moderation items", len(d.ModItems)}, {"flags", len(d.Flags)}, {"moderation log entries", len(d.ModLog)},
 	}
 }
