@@ -371,6 +371,16 @@ func TestThousandSubscribers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		// A stream that could not open ended its goroutine with the
+		// reason logged above, and left a nil in streams.
+		for _, s := range streams {
+			if s != nil {
+				s.close()
+			}
+		}
+		t.FailNow()
+	}
 	start := time.Now()
 	rep, err := bc.Reply(bg(), disc, "one answer for all")
 	if err != nil || rep.CompletedTasks != 50 {
