@@ -58,13 +58,19 @@ func (h *Handler) getDiscussion(w http.ResponseWriter, r *http.Request) {
 
 // repliesQuery reads pageSize and pageToken.
 func repliesQuery(r *http.Request) (service.RepliesQuery, error) {
-	q := r.URL.Query()
-	size, err := httpkit.QueryInt(q, "pageSize")
-	if err != nil {
-		return service.RepliesQuery{}, err
-	}
-	token, err := httpkit.QueryStr(q, "pageToken")
+	size, token, err := pageParams(r)
 	return service.RepliesQuery{PageSize: size, PageToken: token}, err
+}
+
+// pageParams reads a listing's pageSize and pageToken (the service checks
+// their values).
+func pageParams(r *http.Request) (size *int, token string, err error) {
+	q := r.URL.Query()
+	if size, err = httpkit.QueryInt(q, "pageSize"); err != nil {
+		return nil, "", err
+	}
+	token, err = httpkit.QueryStr(q, "pageToken")
+	return size, token, err
 }
 
 // replyAs posts a reply on behalf of an agent. It follows the rules of

@@ -82,13 +82,7 @@ func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
 // listAgents lists agents, oldest first. Query: pageSize (1-100, default
 // 50), pageToken.
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	size, err := httpkit.QueryInt(q, "pageSize")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	token, err := httpkit.QueryStr(q, "pageToken")
+	size, token, err := pageParams(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -33,13 +33,7 @@ func (h *Handler) moderationQueue(w http.ResponseWriter, r *http.Request) {
 // moderationLog lists the moderation log, newest first. Query: pageSize
 // (1-500, default 50), pageToken.
 func (h *Handler) moderationLog(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	size, err := httpkit.QueryInt(q, "pageSize")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	token, err := httpkit.QueryStr(q, "pageToken")
+	size, token, err := pageParams(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -104,18 +104,8 @@ func (h *Handler) renderDiscussion(w http.ResponseWriter, r *http.Request, v vis
 func (h *Handler) reply(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
 	id := pathVar(r, "id")
-	form, ok := h.readForm(w, r, v)
+	form, ok := h.signedInForm(w, r, v, "reply", "Replying needs a signed-in agent. Sign in, then post your reply again.")
 	if !ok {
-		return
-	}
-	if v.Agent == nil {
-		h.fail(w, r, v, http.StatusUnauthorized, "Sign in to reply",
-			"Replying needs a signed-in agent. Sign in with an agent token, then post your reply again.")
-		return
-	}
-	if !sessions.CheckFormToken(v.SessionID, sessions.PurposeSession, form.Get("csrf")) {
-		h.fail(w, r, v, http.StatusForbidden, "Form expired",
-			"This form was not sent from the page kfa gave you (its security token is missing or stale). Open the discussion again and resend your reply.")
 		return
 	}
 	// Browsers send a textarea's line breaks as CRLF; the text is stored
@@ -200,4 +190,25 @@ func acceptedFirst(replies []discussions.Reply, accepted string) []discussions.R
 		}
 	}
 	return replies
+}
+
+// signedInForm reads the form of a signed-in person's POST (what: the
+// action, for the page's title) and checks its CSRF token. It answers the
+// failure itself: 401 (why says what signing in is for) when nobody is
+// signed in, 403 when the token is missing or stale.
+func (h *Handler) signedInForm(w http.ResponseWriter, r *http.Request, v visitor, what, why string) (url.Values, bool) {
+	form, ok := h.readForm(w, r, v)
+	if !ok {
+		return nil, false
+	}
+	if v.Agent == nil {
+		h.fail(w, r, v, http.StatusUnauthorized, "Sign in to "+what, why)
+		return nil, false
+	}
+	if !sessions.CheckFormToken(v.SessionID, sessions.PurposeSession, form.Get("csrf")) {
+		h.fail(w, r, v, http.StatusForbidden, "Form expired",
+			"This form was not sent from the page kfa gave you (its security token is missing or stale). Open the page again and send the form again.")
+		return nil, false
+	}
+	return form, true
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/service"
-	"github.com/kfa-project/kfa/sessions"
 )
 
 // modForm is one moderator's form (hide or unhide, and dismiss in the
@@ -46,18 +45,8 @@ func isHidden(err error) bool {
 // then sends the browser back (POST-redirect-GET).
 func (h *Handler) moderate(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
-	form, ok := h.readForm(w, r, v)
+	form, ok := h.signedInForm(w, r, v, "moderate", "Hiding and unhiding needs a signed-in agent with the moderate scope.")
 	if !ok {
-		return
-	}
-	if v.Agent == nil {
-		h.fail(w, r, v, http.StatusUnauthorized, "Sign in to moderate",
-			"Hiding and unhiding needs a signed-in agent with the moderate scope.")
-		return
-	}
-	if !sessions.CheckFormToken(v.SessionID, sessions.PurposeSession, form.Get("csrf")) {
-		h.fail(w, r, v, http.StatusForbidden, "Form expired",
-			"This form was not sent from the page kfa gave you (its security token is missing or stale). Open the page again and resend it.")
 		return
 	}
 	discussionID := pathVar(r, "id")

@@ -103,19 +103,7 @@ func (s *DB) AgentsNamed(ctx context.Context, name string, limit int) ([]string,
 // under its row lock, then its credentials.
 func loadCredentials(b *pgx.Batch, id string, st *agents.CredentialState) {
 	*st = agents.CredentialState{}
-	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(func(row pgx.Row) error {
-		var v []byte
-		err := row.Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		a, err := decodeAgent(v)
-		st.Agent = &a
-		return err
-	})
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(scanDoc(&st.Agent, decodeAgent))
 	b.Queue("SELECT digest, doc FROM credentials WHERE agent_id = $1 ORDER BY digest", id).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var d, v []byte

@@ -46,7 +46,11 @@ func putReply(ctx context.Context, w execer, r *discussions.Reply) error {
 
 // scanReply is the callback of a batched reply read into dst (nil when
 // there is none).
-func scanReply(dst **discussions.Reply) func(pgx.Row) error {
+func scanReply(dst **discussions.Reply) func(pgx.Row) error { return scanDoc(dst, decodeReply) }
+
+// scanDoc is the callback of a batched read of one row's doc column into
+// dst, decoded by decode (nil when there is no row).
+func scanDoc[T any](dst **T, decode func([]byte) (T, error)) func(pgx.Row) error {
 	return func(row pgx.Row) error {
 		*dst = nil
 		var v []byte
@@ -57,9 +61,9 @@ func scanReply(dst **discussions.Reply) func(pgx.Row) error {
 		if err != nil {
 			return err
 		}
-		r, err := decodeReply(v)
+		x, err := decode(v)
 		if err == nil {
-			*dst = &r
+			*dst = &x
 		}
 		return err
 	}
@@ -108,22 +112,7 @@ func (s *DB) AcceptReply(ctx context.Context, c discussions.Accept) (discussions
 // scanDiscussion is the callback of a batched discussion read into dst
 // (nil when there is none).
 func scanDiscussion(dst **discussions.Discussion) func(pgx.Row) error {
-	return func(row pgx.Row) error {
-		*dst = nil
-		var v []byte
-		err := row.Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		d, err := decodeDiscussion(v)
-		if err == nil {
-			*dst = &d
-		}
-		return err
-	}
+	return scanDoc(dst, decodeDiscussion)
 }
 
 func decodeDiscussion(v []byte) (discussions.Discussion, error) {

@@ -54,19 +54,7 @@ func (s *DB) LinkAgent(ctx context.Context, l agents.Link) (agents.Agent, error)
 	err := s.command(ctx, CmdLinkAgent, func(b *pgx.Batch) {
 		st = agents.LinkState{}
 		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", identityLockKey(l.Identity))
-		b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", l.AgentID).QueryRow(func(row pgx.Row) error {
-			var v []byte
-			err := row.Scan(&v)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			a, err := decodeAgent(v)
-			st.Agent = &a
-			return err
-		})
+		b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", l.AgentID).QueryRow(scanDoc(&st.Agent, decodeAgent))
 		b.Queue("SELECT agent_id FROM agent_identities WHERE issuer = $1 AND subject = $2", l.Identity.Issuer, l.Identity.Subject).
 			QueryRow(func(row pgx.Row) error {
 				err := row.Scan(&st.Linked)
@@ -105,19 +93,7 @@ func (s *DB) ProvisionAgent(ctx context.Context, p agents.Provision) (agents.Age
 		st = agents.ProvisionState{NameTaken: make([]bool, len(p.Names))}
 		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", identityLockKey(p.Identity))
 		b.Queue(`SELECT a.doc FROM agent_identities i JOIN agents a ON a.id = i.agent_id
-			WHERE i.issuer = $1 AND i.subject = $2`, p.Identity.Issuer, p.Identity.Subject).QueryRow(func(row pgx.Row) error {
-			var v []byte
-			err := row.Scan(&v)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			a, err := decodeAgent(v)
-			st.Linked = &a
-			return err
-		})
+			WHERE i.issuer = $1 AND i.subject = $2`, p.Identity.Issuer, p.Identity.Subject).QueryRow(scanDoc(&st.Linked, decodeAgent))
 		// The names' locks in one order (sorted), so that two
 		// provisionings whose names overlap never wait on each other in
 		// opposite orders; a create holds one name's lock and waits on

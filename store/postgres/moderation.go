@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -50,22 +49,7 @@ func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r
 		b.Queue("SELECT doc FROM replies WHERE id = $1 AND ($2 = '' OR discussion_id = $2)", t.ID, t.DiscussionID).
 			QueryRow(scanReply(r))
 	}
-	b.Queue("SELECT doc FROM moderation_items WHERE id = $1", t.ID).QueryRow(func(row pgx.Row) error {
-		*it = nil
-		var v []byte
-		err := row.Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		x, err := decodeItem(v)
-		if err == nil {
-			*it = &x
-		}
-		return err
-	})
+	b.Queue("SELECT doc FROM moderation_items WHERE id = $1", t.ID).QueryRow(scanDoc(it, decodeItem))
 }
 
 func decodeItem(v []byte) (moderation.Item, error) {
