@@ -142,3 +142,20 @@ func TestRelativeTime(t *testing.T) {
 		t.Fatalf("time element:\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestFormatTitle(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Why does bbolt Open hang?", "Why does bbolt Open hang?"},
+		{"It hangs in `bolt.Open`, why?", "It hangs in <code>bolt.Open</code>, why?"},
+		{"`a` and `b`", "<code>a</code> and <code>b</code>"},
+		{"a `<script>` tag & `x<y`", "a <code>&lt;script&gt;</code> tag &amp; <code>x&lt;y</code>"},
+		{"a lone ` backtick", "a lone ` backtick"},
+		{"an empty `` span", "an empty `` span"},
+		{"<b>bold</b> is text", "&lt;b&gt;bold&lt;/b&gt; is text"},
+		{"*not emphasis*", "*not emphasis*"},
+	} {
+		if got := string(formatTitle(tc.in)); got != tc.want {
+			t.Errorf("formatTitle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -33,6 +33,8 @@ func funcs(now func() time.Time) template.FuncMap {
 	return template.FuncMap{
 		"text":     formatText,
 		"markdown": formatMarkdown,
+		// title is a question's or record's title, its code spans as code.
+		"title": formatTitle,
 		// when is a <time> element: how long ago, the exact time on hover.
 		"when":   func(t time.Time) template.HTML { return timeElement(t, now()) },
 		"iso":    isoTime,
