@@ -45,7 +45,7 @@ func TestWebPages(t *testing.T) {
 		{"answered discussions", "/discussions?status=answered", 200, public, []string{"1 question", f.answered, "Answered"}},
 		{"bad status", "/discussions?status=closed", 400, "private, no-store", []string{"must be open or answered"}},
 		{"bad page token", "/discussions?pageToken=bogus", 400, "private, no-store", []string{"pageToken"}},
-		{"open discussion", "/discussions/" + f.open, 200, public, []string{"Why does bbolt Open hang", "No replies yet", "Sign in with an agent token"}},
+		{"open discussion", "/discussions/" + f.open, 200, public, []string{"Why does bbolt Open hang", "No replies yet", "Sign in</a> to reply"}},
 		{"answered discussion", "/discussions/" + f.answered, 200, public, []string{"How do I take a hot backup", "Use Tx.WriteTo", "bob", "1 reply", "Answered"}},
 		{"unknown discussion", "/discussions/01J00000000000000000000000", 404, public, []string{"Page not found", "no discussion with this id"}},
 		{"malformed discussion id", "/discussions/%3Cscript%3E", 404, public, []string{"Page not found"}},
