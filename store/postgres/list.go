@@ -81,29 +81,35 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	}
 	limit := arg(q.PageSize + 1)
 
-	err = s.read(ctx, func(tx pgx.Tx) error {
-		if useCounter {
-			var err error
-			if total, err = readCounter(ctx, tx, listCounter(q)); err != nil {
-				return err
-			}
-		} else if err := tx.QueryRow(ctx, "SELECT count(*) FROM tasks"+filter, args[:countArgs]...).Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT "+taskColumns+" FROM tasks"+pageFilter+
-			" ORDER BY status_ms DESC, id DESC LIMIT "+limit, args...)
+	// One statement reads the page and its total in one snapshot, in one
+	// round trip: the total rides on every row. A transaction around two
+	// statements (BEGIN, the count, the page, COMMIT) cost four.
+	totalExpr := "(SELECT count(*) FROM tasks" + filter + ")"
+	if useCounter {
+		totalExpr = "COALESCE((SELECT n FROM counters WHERE name = " + arg(listCounter(q)) + "), 0)"
+	}
+	sql := "SELECT " + totalExpr + ", " + taskColumns + " FROM tasks" + pageFilter +
+		" ORDER BY status_ms DESC, id DESC LIMIT " + limit
+	rowsSeen := 0
+	err = s.readStatement(ctx, func(c rowQuerier) error {
+		rows, err := c.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		n := 0
-		var last tasks.Task
+		var (
+			last tasks.Task
+			n64  int64
+		)
+		withTotal := totalRow{Rows: rows, total: &n64}
 		for rows.Next() {
-			r, err := scanTask(rows)
+			rowsSeen++
+			r, err := scanTask(withTotal)
 			if err != nil {
 				return err
 			}
-			if n == q.PageSize {
+			total = int(n64)
+			if rowsSeen > q.PageSize {
 				next = &tasks.Cursor{StatusTime: last.StatusTime, ID: last.ID}
 				break
 			}
@@ -111,7 +117,6 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 				return err
 			}
 			last = r.t
-			n++
 		}
 		rows.Close()
 		return rows.Err()
@@ -119,8 +124,34 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	if err != nil {
 		return nil, 0, err
 	}
+	if rowsSeen == 0 && q.After != nil {
+		// An empty page after a cursor carries no total: count it (the
+		// first page's emptiness means a total of 0).
+		count, countArgs := "SELECT count(*) FROM tasks"+filter, args[:countArgs:countArgs]
+		if useCounter {
+			count, countArgs = "SELECT COALESCE((SELECT n FROM counters WHERE name = $1), 0)", []any{listCounter(q)}
+		}
+		err = s.readStatement(ctx, func(c rowQuerier) error {
+			var n int64
+			err := c.QueryRow(ctx, count, countArgs...).Scan(&n)
+			total = int(n)
+			return err
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
 	return next, total, nil
 }
+
+// totalRow scans a row whose first column is the listing's total into
+// total, and the rest as a task row.
+type totalRow struct {
+	pgx.Rows
+	total *int64
+}
+
+func (r totalRow) Scan(dest ...any) error { return r.Rows.Scan(append([]any{r.total}, dest...)...) }
 
 // listCounter names the owner's counter that holds the total of q
 // (without Since).

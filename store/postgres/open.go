@@ -307,10 +307,11 @@ func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}))
 }
 
-// rowQuerier is what a single-row read needs: a transaction, or a
+// rowQuerier is what a read of one statement needs: a transaction, or a
 // connection of the pool outside any.
 type rowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // readStatement runs fn, which makes one statement, on a connection of

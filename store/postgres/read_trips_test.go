@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
@@ -66,6 +68,61 @@ func TestGetTaskRoundTrips(t *testing.T) {
 				if n, trips := after.Commands-before.Commands, after.Trips-before.Trips; n != 1 || trips != 1 {
 					t.Fatalf("%s: %d reads of %d round trips, want 1 of 1", r.name, n, trips)
 				}
+			}
+		})
+	}
+}
+
+// TestListTasksRoundTrips: a page of ListTasks and its total are one
+// statement, one snapshot and one round trip, for an owner (whose total
+// is a counter) and for the operator (whose total is counted); an empty
+// page after a cursor counts its total in a second.
+func TestListTasksRoundTrips(t *testing.T) {
+	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	e := newEngine(t, db)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	for _, m := range []string{"m-1", "m-2", "m-3"} {
+		if _, err := e.ask(ctx, alice, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := db.ListTasks(ctx, tasks.ListQuery{OwnerID: alice.ID, PageSize: 2})
+	if err != nil || first.Next == nil {
+		t.Fatalf("first page: %+v %v", first, err)
+	}
+	gone := *first.Next
+	gone.ID, gone.StatusTime = "00000000000000000000000000", gone.StatusTime.Add(-time.Hour) // after every task
+	for _, tc := range []struct {
+		name        string
+		q           tasks.ListQuery
+		tasks, want int // tasks on the page, and the total
+		trips       uint64
+	}{
+		{"an owner's first page", tasks.ListQuery{OwnerID: alice.ID, PageSize: 2}, 2, 3, 1},
+		{"an owner's last page", tasks.ListQuery{OwnerID: alice.ID, PageSize: 2, After: first.Next}, 1, 3, 1},
+		{"the operator's page", tasks.ListQuery{PageSize: 10}, 3, 3, 1},
+		{"a state with no tasks", tasks.ListQuery{OwnerID: alice.ID, State: a2a.TaskStateCompleted, PageSize: 2}, 0, 0, 1},
+		{"an empty page after a cursor", tasks.ListQuery{OwnerID: alice.ID, PageSize: 2, After: &gone}, 0, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := db.ListTasks(ctx, tc.q); err != nil { // prepares the statement on the connection
+				t.Fatal(err)
+			}
+			before := db.RoundTrips(postgres.TripsRead)
+			page, err := db.ListTasks(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Tasks) != tc.tasks || page.Total != tc.want {
+				t.Fatalf("%d tasks of %d, want %d of %d", len(page.Tasks), page.Total, tc.tasks, tc.want)
+			}
+			if trips := db.RoundTrips(postgres.TripsRead).Trips - before.Trips; trips != tc.trips {
+				t.Fatalf("%d round trips, want %d", trips, tc.trips)
 			}
 		})
 	}
