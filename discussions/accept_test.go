@@ -78,7 +78,7 @@ func TestDecideAccept(t *testing.T) {
 func TestHideAndShowReply(t *testing.T) {
 	d := *openDiscussion()
 	d.ReplyCount, d.AcceptedReplyID = 2, "r1"
-	r := *(&Reply{ID: "r1", DiscussionID: "d1", AuthorID: "bob"})
+	r := Reply{ID: "r1", DiscussionID: "d1", AuthorID: "bob"}
 	at := t0.Add(time.Minute)
 
 	d1, r1 := HideReply(d, r, at)

@@ -193,7 +193,7 @@ type idKeys struct{ is *Issuer }
 
 // VerifySignature implements oidc.KeySet.
 func (k idKeys) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, Algorithms)
+	jws, err := jose.ParseSignedCompact(raw, Algorithms)
 	if err != nil {
 		return nil, err
 	}

@@ -316,7 +316,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
-	jws, err := jose.ParseSigned(token, Algorithms)
+	jws, err := jose.ParseSignedCompact(token, Algorithms)
 	if err != nil {
 		return Token{}, refusef("the token is not a valid JWS: %v", err)
 	}

@@ -47,7 +47,7 @@ func TestProvider(t *testing.T) {
 			if d := time.Until(time.Unix(int64(exp), 0)); d < 4*time.Minute || d > 6*time.Minute {
 				t.Fatalf("exp in %s", d)
 			}
-			parsed, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{alg})
+			parsed, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{alg})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestProvider(t *testing.T) {
 			}
 			old := parsed.Signatures[0].Header.KeyID
 			kid := p.RotateKey(t)
-			next, err := jose.ParseSigned(p.Token(t, "svc", "read"), []jose.SignatureAlgorithm{alg})
+			next, err := jose.ParseSignedCompact(p.Token(t, "svc", "read"), []jose.SignatureAlgorithm{alg})
 			if err != nil || next.Signatures[0].Header.KeyID != kid || kid == old {
 				t.Fatalf("after a rotation: %v, kid %s, want %s", err, next.Signatures[0].Header.KeyID, kid)
 			}
