@@ -242,6 +242,9 @@ func (x *Index) openRecords(ctx context.Context, m *mapping.IndexMappingImpl) (r
 		_ = idx.Close()
 		return false, err
 	}
+	if idx, err = reopen(idx, dir); err != nil {
+		return false, err
+	}
 	x.rec = idx
 	x.setApplied(st)
 	if _, err := x.catchUp(ctx); err != nil {
