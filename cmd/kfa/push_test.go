@@ -163,7 +163,7 @@ func TestPushListSaysWhyItWaits(t *testing.T) {
 		t.Fatalf("first attempt: %+v", a)
 	}
 	table := ok(t, "push", "list", "--data", dir)
-	if !regexp.MustCompile(`pending .* next attempt in \d+m\d+s; last attempt: the receiver answered 503\n`).MatchString(table) {
+	if !regexp.MustCompile(`pending .* next attempt in (\d+h)?\d+m\d+s; last attempt: the receiver answered 503\n`).MatchString(table) {
 		t.Fatalf("push list does not say why the delivery waits:\n%s", table)
 	}
 }
