@@ -58,11 +58,7 @@ func (e *engine) ask(ctx context.Context, a agents.Agent, msgID, join string) (t
 // when pgx prepares it, is warmed up first: it happens once per
 // connection.
 func TestAskRoundTrips(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openOneConn(t)
 	e := newEngine(t, db)
 	ctx := context.Background()
 	alice, bob := e.agent(t, "alice"), e.agent(t, "bob")

@@ -17,11 +17,7 @@ import (
 // is one round trip. A read-only transaction around it (BEGIN, the
 // SELECT, COMMIT) made it three, on a path every GetTask takes.
 func TestGetTaskRoundTrips(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openOneConn(t)
 	e := newEngine(t, db)
 	ctx := context.Background()
 	alice, bob := e.agent(t, "alice"), e.agent(t, "bob")
@@ -78,11 +74,7 @@ func TestGetTaskRoundTrips(t *testing.T) {
 // is a counter) and for the operator (whose total is counted); an empty
 // page after a cursor counts its total in a second.
 func TestListTasksRoundTrips(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openOneConn(t)
 	e := newEngine(t, db)
 	ctx := context.Background()
 	alice := e.agent(t, "alice")
@@ -126,4 +118,17 @@ func TestListTasksRoundTrips(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openOneConn opens a database on a fresh test database with a pool of
+// one connection, so that the statements pgx prepares are prepared once
+// and a warm-up leaves only the round trips a test counts.
+func openOneConn(t *testing.T) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
