@@ -241,8 +241,7 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 	err := s.command(ctx, CmdReply, func(b *pgx.Batch) {
 		st = asknet.ReplyState{}
 		lockAgent(b, r.AuthorID)
-		b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", windowReply, r.AuthorID).
-			QueryRow(scanWindow(&st.Window))
+		loadWindow(b, windowReply, r.AuthorID, &st.Window)
 		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", r.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
 		b.Queue("SELECT "+headerColumns+" FROM tasks WHERE discussion_id = $1 AND state = $2 ORDER BY id FOR UPDATE",
 			r.DiscussionID, string(a2a.TaskStateWorking)).Query(func(rows pgx.Rows) error {

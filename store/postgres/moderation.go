@@ -75,8 +75,7 @@ func (s *DB) FlagItem(ctx context.Context, c moderation.FlagCommand, p moderatio
 	err := s.command(ctx, CmdFlag, func(b *pgx.Batch) {
 		st = moderation.FlagState{}
 		lockAgent(b, c.AgentID)
-		b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", windowFlag, c.AgentID).
-			QueryRow(scanWindow(&st.Window))
+		loadWindow(b, windowFlag, c.AgentID, &st.Window)
 		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
 		b.Queue("SELECT EXISTS (SELECT 1 FROM moderation_flags WHERE item_id = $1 AND agent_id = $2)", c.Target.ID, c.AgentID).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Flagged) })

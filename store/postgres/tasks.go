@@ -137,9 +137,10 @@ const (
 	windowReply = "r"
 )
 
-// scanWindow is the callback of a batched window read into dst.
-func scanWindow(dst *time.Time) func(pgx.Row) error {
-	return func(row pgx.Row) error {
+// loadWindow queues the read of agent's rate window of kind into dst
+// (zero when the agent has none).
+func loadWindow(b *pgx.Batch, kind, agent string, dst *time.Time) {
+	b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", kind, agent).QueryRow(func(row pgx.Row) error {
 		var ns int64
 		err := row.Scan(&ns)
 		switch {
@@ -151,7 +152,7 @@ func scanWindow(dst *time.Time) func(pgx.Row) error {
 		}
 		*dst = time.Unix(0, ns).UTC()
 		return nil
-	}
+	})
 }
 
 // putWindow keeps next as agent's window of kind.
@@ -195,7 +196,7 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult,
 				st.Retry = &t
 				return err
 			})
-		b.Queue("SELECT tat_ns FROM rate_windows WHERE kind = $1 AND agent_id = $2", windowAsk, owner).QueryRow(scanWindow(&st.Window))
+		loadWindow(b, windowAsk, owner, &st.Window)
 		b.Queue("SELECT n FROM counters WHERE name = $1", openCounter(owner)).QueryRow(scanCounter(&st.Open))
 		if c.JoinDiscussionID != "" {
 			b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR SHARE", c.JoinDiscussionID).QueryRow(scanDiscussion(&st.Join))
