@@ -20,15 +20,7 @@ import (
 func TestTrimTwoProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, url, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	a, b := twoProcesses(t, url)
 	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := old.Add(60 * 24 * time.Hour)
 	upsert := func(db *postgres.DB, at time.Time, ids ...string) {

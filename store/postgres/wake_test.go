@@ -21,15 +21,7 @@ import (
 func TestLogWakesEveryProcess(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, url, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	a, b := twoProcesses(t, url)
 	wake, stop := a.WakeLog()
 	defer stop()
 	drain := func() {
@@ -93,4 +85,19 @@ func TestLogWakesEveryProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("second", "a write through B after the listeners were cut")
+}
+
+// twoProcesses opens the database at url twice, with a pool each, as two
+// kfa processes would.
+func twoProcesses(t *testing.T, url string) (*postgres.DB, *postgres.DB) {
+	t.Helper()
+	open := func() *postgres.DB {
+		db, err := postgres.Open(context.Background(), url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	return open(), open()
 }
