@@ -336,8 +336,7 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 			row = &tr
 			return err
 		})
-		b.Queue(`SELECT c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
-			WHERE c.task_id = $1 AND ($2 = '' OR t.owner_id = $2) ORDER BY c.id`, id, ownerID).Query(scanConfigs(&configs))
+		b.Queue("SELECT doc FROM push_configs WHERE task_id = ("+ownedTaskID+") ORDER BY id", id, ownerID).Query(scanConfigs(&configs))
 	}, func() (func(execer) error, error) {
 		st := tasks.CancelState{Configs: configs}
 		if row != nil {
