@@ -46,7 +46,7 @@ func loadPushTask(b *pgx.Batch, ownerID, taskID string, dst **push.TaskRef) {
 }
 
 // ownedTaskID is the id of task $1 if owner $2 owns it (any owner when
-// $2 is ”), and no row otherwise: the key every load of a task's rows
+// $2 is empty), and no row otherwise: the key every load of a task's rows
 // (configs, deliveries) goes through, so that another owner's rows are
 // neither read nor locked, and cost what an unknown task's do.
 const ownedTaskID = "SELECT id FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
