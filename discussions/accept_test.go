@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 )
 
@@ -39,11 +40,16 @@ func TestDecideAccept(t *testing.T) {
 			Reply: answer("r1", "bob")}, caller: "alice"},
 		{name: "the mark moves", st: AcceptState{Discussion: with(func(d *Discussion) { d.AcceptedReplyID = "r0" }),
 			Reply: answer("r1", "bob")}, caller: "alice", changed: true},
+		{name: "a revoked asker", st: AcceptState{Caller: &agents.Agent{ID: "alice", DisabledAt: t0}, Discussion: openDiscussion(),
+			Reply: answer("r1", "bob")}, caller: "alice", want: agents.ErrRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var before Discussion
 			if tc.st.Discussion != nil {
 				before = *tc.st.Discussion
+			}
+			if tc.st.Caller == nil {
+				tc.st.Caller = &agents.Agent{ID: tc.caller}
 			}
 			out, err := DecideAccept(tc.st, Accept{DiscussionID: "d1", ReplyID: "r1", CallerID: tc.caller, At: at})
 			if tc.want != nil {

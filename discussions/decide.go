@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/ratelimit"
 )
@@ -121,11 +122,16 @@ type AckOutcome struct {
 	Acked  []InboxEntry
 }
 
-// DecideAck decides agentID's ack of ids at now, given the agent's
-// entries among them (found, by id; another agent's entry is not found).
-// Each id is answered once, in the order given: acknowledged now,
-// acknowledged already, or not found. It changes no task.
-func DecideAck(agentID string, ids []string, found map[string]InboxEntry, now time.Time) AckOutcome {
+// DecideAck decides agentID's ack of ids at now, given the agent as
+// loaded under its lock (nil when none has the id; a revoked one is
+// agents.ErrRevoked) and its entries among them (found, by id; another
+// agent's entry is not found). Each id is answered once, in the order
+// given: acknowledged now, acknowledged already, or not found. It changes
+// no task.
+func DecideAck(agent *agents.Agent, agentID string, ids []string, found map[string]InboxEntry, now time.Time) (AckOutcome, error) {
+	if err := agents.MayAct(agent); err != nil {
+		return AckOutcome{}, err
+	}
 	out := AckOutcome{Result: AckResult{Acked: []string{}, AlreadyAcked: []string{}, NotFound: []string{}}}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -145,7 +151,7 @@ func DecideAck(agentID string, ids []string, found map[string]InboxEntry, now ti
 			out.Result.Acked = append(out.Result.Acked, id)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // OpenedEvent is the log event of an ask opening d.

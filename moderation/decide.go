@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -44,6 +45,9 @@ type FlagCommand struct {
 // FlagState is what a flag decides on, loaded under the agent's lock
 // (its flag window) and then the item's discussion's.
 type FlagState struct {
+	// Agent is the flagging agent as loaded under its lock, nil when no
+	// agent has the id.
+	Agent *agents.Agent
 	// Discussion is the item's discussion (the item itself, or the
 	// reply's), nil when none has the id.
 	Discussion *discussions.Discussion
@@ -85,7 +89,8 @@ type FlagOutcome struct {
 	Events  []changelog.Event
 }
 
-// DecideFlag decides c under p. In order: an item readers cannot see (no
+// DecideFlag decides c under p. In order: an agent revoked since its
+// request was authenticated is agents.ErrRevoked; an item readers cannot see (no
 // such discussion or reply, or a hidden one, or a reply on a hidden
 // discussion) is a *discussions.NotFoundError or
 // *discussions.ReplyNotFoundError; the agent's own content ErrOwnContent;
@@ -94,6 +99,9 @@ type FlagOutcome struct {
 // Allowed, the flag is stored and, when the item's open flags reach
 // p.HideThreshold, the item is hidden pending review, once.
 func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
+	if err := agents.MayAct(st.Agent); err != nil {
+		return FlagOutcome{}, err
+	}
 	author, err := visible(st.Discussion, st.Reply, c.Target)
 	if err != nil {
 		return FlagOutcome{}, err
@@ -244,6 +252,10 @@ type Command struct {
 // State is what a moderator's action decides on, loaded under the item's
 // discussion's lock.
 type State struct {
+	// Actor is the moderating agent of an agent's action (Actor.Kind
+	// ActorAgent, the web's moderators) as loaded under its lock, nil
+	// when none; an operator's or the flags' action has none.
+	Actor *agents.Agent
 	// Discussion is the item's discussion, hidden or not; nil when none.
 	Discussion *discussions.Discussion
 	// Reply is the reply of a reply item, hidden or not; nil when none.
@@ -285,7 +297,15 @@ type Outcome struct {
 // the open flags and, when flags had hidden the item, makes it public
 // again. Each settles the item's open flags (the item leaves the queue).
 // An action with nothing to do changes nothing.
+//
+// An agent's action is refused first, with agents.ErrRevoked, when the
+// agent was revoked since its request was authenticated.
 func DecideModerate(st State, c Command) (Outcome, error) {
+	if c.Actor.Kind == ActorAgent {
+		if err := agents.MayAct(st.Actor); err != nil {
+			return Outcome{}, err
+		}
+	}
 	d, r := st.Discussion, st.Reply
 	if d == nil || (c.Target.Kind == KindReply && (r == nil || r.ID != c.Target.ID || r.DiscussionID != d.ID)) ||
 		(c.Target.Kind == KindDiscussion && d.ID != c.Target.ID) {

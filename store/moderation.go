@@ -206,6 +206,9 @@ func (s *DB) FlagItem(_ context.Context, c moderation.FlagCommand, p moderation.
 			st  moderation.FlagState
 			err error
 		)
+		if st.Agent, err = loadAgent(tx, c.AgentID); err != nil {
+			return nil, err
+		}
 		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, c.Target); err != nil {
 			return nil, err
 		}
@@ -269,6 +272,11 @@ func (s *DB) Moderate(_ context.Context, c moderation.Command) (moderation.Resul
 			st  moderation.State
 			err error
 		)
+		if c.Actor.Kind == moderation.ActorAgent {
+			if st.Actor, err = loadAgent(tx, c.Actor.ID); err != nil {
+				return nil, err
+			}
+		}
 		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, cmd.Target); err != nil {
 			return nil, err
 		}

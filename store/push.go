@@ -46,8 +46,8 @@ func loadPushTask(tx *bolt.Tx, ownerID, taskID string) (*push.TaskRef, []byte, e
 	return &push.TaskRef{ID: h.ID, OwnerID: h.OwnerID, State: h.State}, k, nil
 }
 
-// PutPushConfig implements push.ConfigStore: load the task and its config
-// ids, push.DecidePut, persist.
+// PutPushConfig implements push.ConfigStore: load the owner, the task and
+// its config ids, push.DecidePut, persist.
 func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Config, bool, error) {
 	v, err := storedoc.EncodePushConfig(&c)
 	if err != nil {
@@ -58,6 +58,11 @@ func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Conf
 		var st push.PutState
 		var tk []byte
 		var err error
+		if c.OwnerID != "" {
+			if st.Owner, err = loadAgent(tx, c.OwnerID); err != nil {
+				return nil, err
+			}
+		}
 		if st.Task, tk, err = loadPushTask(tx, c.OwnerID, c.TaskID); err != nil {
 			return nil, err
 		}
@@ -128,7 +133,7 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 	return c, err
 }
 
-// DeletePushConfig implements push.ConfigStore: load the task, whether
+// DeletePushConfig implements push.ConfigStore: load the owner, the task, whether
 // it holds the config and the task's pending deliveries,
 // push.DecideDelete, persist. Deleting a config the task does not have
 // decides on a read and writes nothing.
@@ -138,6 +143,11 @@ func (s *DB) DeletePushConfig(_ context.Context, ownerID, taskID, id string, at 
 		var st push.DeleteState
 		var tk []byte
 		var err error
+		if ownerID != "" {
+			if st.Owner, err = loadAgent(tx, ownerID); err != nil {
+				return nil, err
+			}
+		}
 		if st.Task, tk, err = loadPushTask(tx, ownerID, taskID); err != nil {
 			return nil, err
 		}

@@ -117,13 +117,18 @@ func askResult(st *asknet.AskState, out *asknet.AskOutcome) tasks.AskResult {
 	return res
 }
 
-// loadAsk loads what an ask decides on: the owner's task of the message
-// id, the owner's ask window and open tasks, the joined discussion.
+// loadAsk loads what an ask decides on: the owner (the asker), its task
+// of the message id, its ask window and open tasks, the joined
+// discussion.
 func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
 	var st asknet.AskState
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
 		return st, errBadID("owner", c.Task.OwnerID)
+	}
+	var err error
+	if st.Asker, err = loadAgent(tx, c.Task.OwnerID); err != nil {
+		return st, err
 	}
 	st.Window = readWindow(tx, windowAsk, owner)
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
@@ -370,13 +375,20 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 	return full, out.Changed, nil
 }
 
-// loadCancel loads what a cancel by ownerID decides on: the task's
-// header (and its record), and its push configs. Like every load by task
+// loadCancel loads what a cancel by ownerID decides on: the owner (none
+// for the operator's, ownerID ""), the task's header (and its record),
+// and its push configs. Like every load by task
 // id, it is a load by id and owner: another owner's task is loaded as an
 // unknown one is, before anything of it is decoded, so that its configs
 // are never read and the answer's time does not tell that it exists.
 func loadCancel(tx *bolt.Tx, ownerID, id string) ([]byte, tasks.CancelState, error) {
 	var st tasks.CancelState
+	if ownerID != "" {
+		var err error
+		if st.Owner, err = loadAgent(tx, ownerID); err != nil {
+			return nil, st, err
+		}
+	}
 	k, v, err := ownedTask(tx, ownerID, id)
 	if v == nil || err != nil {
 		return nil, st, err

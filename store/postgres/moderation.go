@@ -74,7 +74,7 @@ func (s *DB) FlagItem(ctx context.Context, c moderation.FlagCommand, p moderatio
 	)
 	err := s.command(ctx, CmdFlag, func(b *pgx.Batch) {
 		st = moderation.FlagState{}
-		lockAgent(b, c.AgentID)
+		lockAgent(b, c.AgentID, &st.Agent)
 		loadWindow(b, windowFlag, c.AgentID, &st.Window)
 		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
 		b.Queue("SELECT EXISTS (SELECT 1 FROM moderation_flags WHERE item_id = $1 AND agent_id = $2)", c.Target.ID, c.AgentID).
@@ -156,7 +156,8 @@ func putEntries(ctx context.Context, w execer, es []moderation.Entry) error {
 }
 
 // Moderate implements moderation.Store, in two round trips: BEGIN and
-// the loads (the discussion under its row lock, the reply, the item),
+// the loads (an agent moderator under a share lock, the discussion under
+// its row lock, the reply, the item),
 // then moderation.DecideModerate, then the writes and COMMIT.
 func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Result, error) {
 	var (
@@ -165,6 +166,9 @@ func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Res
 	)
 	err := s.command(ctx, CmdModerate, func(b *pgx.Batch) {
 		st = moderation.State{}
+		if c.Actor.Kind == moderation.ActorAgent {
+			shareAgent(b, c.Actor.ID, &st.Actor)
+		}
 		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
 	}, func() (func(execer) error, error) {
 		cmd := c

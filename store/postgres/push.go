@@ -80,6 +80,9 @@ func (s *DB) PutPushConfig(ctx context.Context, c push.Config, max int) (push.Co
 	)
 	err := s.command(ctx, CmdPutConfig, func(b *pgx.Batch) {
 		st = push.PutState{}
+		if c.OwnerID != "" {
+			shareAgent(b, c.OwnerID, &st.Owner)
+		}
 		loadPushTask(b, c.OwnerID, c.TaskID, &st.Task)
 		b.Queue("SELECT id FROM push_configs WHERE task_id = ("+ownedTaskID+") ORDER BY id", c.TaskID, c.OwnerID).Query(func(rows pgx.Rows) error {
 			var err error
@@ -161,6 +164,9 @@ func (s *DB) DeletePushConfig(ctx context.Context, ownerID, taskID, id string, a
 	)
 	err := s.command(ctx, CmdDeleteConfig, func(b *pgx.Batch) {
 		st = push.DeleteState{}
+		if ownerID != "" {
+			shareAgent(b, ownerID, &st.Owner)
+		}
 		loadPushTask(b, ownerID, taskID, &st.Task)
 		b.Queue("SELECT EXISTS (SELECT 1 FROM push_configs WHERE task_id = ("+ownedTaskID+") AND id = $3)", taskID, ownerID, id).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Exists) })

@@ -90,6 +90,7 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
