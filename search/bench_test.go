@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
