@@ -21,7 +21,8 @@ import (
 // Post is what posting a reply does to its discussion.
 type Post struct {
 	// Discussion is the discussion after the reply (one more reply;
-	// answered from its first qualifying reply on).
+	// answered, at the time of its earliest qualifying reply, from its
+	// first qualifying reply on).
 	Discussion Discussion
 	// OldStatus is its status before, for the store's status index.
 	OldStatus Status
@@ -59,9 +60,11 @@ func DecidePost(d *Discussion, window time.Time, r Reply, lim Limits) (Post, err
 		p.Window = &next
 	}
 	p.Discussion.ReplyCount++
-	if p.Qualifying && p.Discussion.Status == StatusOpen {
-		p.Discussion.Status = StatusAnswered
-		p.Discussion.AnsweredAt = r.CreatedAt
+	if p.Qualifying && (p.Discussion.Status == StatusOpen || r.CreatedAt.Before(p.Discussion.AnsweredAt)) {
+		// A reply's time is set before it waits for the write, so
+		// replies commit in any order: the earliest answers, whichever
+		// commits first (see Answered).
+		p.Discussion = Answered(p.Discussion, &r)
 	}
 	return p, nil
 }
@@ -157,6 +160,13 @@ func DecideAck(agent *agents.Agent, agentID string, ids []string, found map[stri
 // OpenedEvent is the log event of an ask opening d.
 func OpenedEvent(d *Discussion) changelog.Event {
 	return changelog.Event{Kind: changelog.DiscussionOpened, ID: d.ID, Owner: d.AuthorID, At: d.CreatedAt}
+}
+
+// StatusEvent is the log event of d's status or answer time moving at at
+// because a reply was hidden or shown (see Answered); d is the
+// discussion after.
+func StatusEvent(d *Discussion, at time.Time) changelog.Event {
+	return changelog.Event{Kind: changelog.DiscussionChanged, ID: d.ID, Ref: changelog.RefStatus, Note: string(d.Status), At: at}
 }
 
 // RepliedEvent is the log event of reply r; qualifying says whether it

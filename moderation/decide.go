@@ -54,6 +54,10 @@ type FlagState struct {
 	// Reply is the flagged reply, nil for a discussion's flag or when
 	// the discussion has no reply of the id.
 	Reply *discussions.Reply
+	// Answer is, for a reply's flag, the discussion's earliest visible
+	// qualifying reply other than the flagged one (nil when none): what
+	// answers the discussion if the flag hides the reply.
+	Answer *discussions.Reply
 	// Item is the item's moderation state, nil when it was never flagged
 	// or hidden.
 	Item *Item
@@ -144,7 +148,7 @@ func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
 	out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemFlagged, ID: it.ID, Owner: c.AgentID,
 		Ref: it.DiscussionID, Note: string(c.Reason), At: c.At})
 	if p.HideThreshold > 0 && it.Flags >= p.HideThreshold && it.Hidden == NotHidden {
-		out.Content = hide(st.Discussion, st.Reply, c.Target.Kind, c.At)
+		out.Content = hide(st.Discussion, st.Reply, st.Answer, c.Target.Kind, c.At)
 		it.Hidden, it.HiddenAt = HiddenByFlags, c.At
 		out.Result.Hidden = true
 		out.Entries = append(out.Entries, Entry{
@@ -154,6 +158,7 @@ func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
 			Reason: flagsReason(it),
 		})
 		out.Events = append(out.Events, hiddenEvent(it, changelog.NoteByFlags, c.At))
+		out.Events = append(out.Events, statusEvents(st.Discussion, out.Content, c.At)...)
 	}
 	it.Queued = it.waits()
 	out.Item = it
@@ -213,24 +218,37 @@ func flagsReason(it Item) string {
 	return fmt.Sprintf("%d flags: %s", it.Flags, strings.Join(parts, ", "))
 }
 
-// hide returns the content after hiding the target.
-func hide(d *discussions.Discussion, r *discussions.Reply, k Kind, at time.Time) Content {
+// hide returns the content after hiding the target; answer is the
+// discussion's earliest visible qualifying reply besides a reply target.
+func hide(d *discussions.Discussion, r, answer *discussions.Reply, k Kind, at time.Time) Content {
 	if k == KindDiscussion {
 		nd := discussions.HideDiscussion(*d, at)
 		return Content{Discussion: &nd}
 	}
-	nd, nr := discussions.HideReply(*d, *r, at)
+	nd, nr := discussions.HideReply(*d, *r, at, answer)
 	return Content{Discussion: &nd, Reply: &nr}
 }
 
-// show returns the content after the target is public again.
-func show(d *discussions.Discussion, r *discussions.Reply, k Kind) Content {
+// show returns the content after the target is public again; answer is
+// as for hide.
+func show(d *discussions.Discussion, r, answer *discussions.Reply, k Kind) Content {
 	if k == KindDiscussion {
 		nd := discussions.ShowDiscussion(*d)
 		return Content{Discussion: &nd}
 	}
-	nd, nr := discussions.ShowReply(*d, *r)
+	nd, nr := discussions.ShowReply(*d, *r, answer)
 	return Content{Discussion: &nd, Reply: &nr}
+}
+
+// statusEvents is the event of the discussion's status or answer time
+// moving with c (a reply hidden or shown), none when it did not move:
+// what a follower that keeps statuses (the search index) re-reads.
+func statusEvents(before *discussions.Discussion, c Content, at time.Time) []changelog.Event {
+	after := c.Discussion
+	if after == nil || (after.Status == before.Status && after.AnsweredAt.Equal(before.AnsweredAt)) {
+		return nil
+	}
+	return []changelog.Event{discussions.StatusEvent(after, at)}
 }
 
 func hiddenEvent(it Item, by string, at time.Time) changelog.Event {
@@ -260,6 +278,10 @@ type State struct {
 	Discussion *discussions.Discussion
 	// Reply is the reply of a reply item, hidden or not; nil when none.
 	Reply *discussions.Reply
+	// Answer is, for a reply item, the discussion's earliest visible
+	// qualifying reply other than the item (nil when none): what answers
+	// the discussion once the item is hidden, or with it once shown.
+	Answer *discussions.Reply
 	// Item is the item's moderation state, nil when never flagged or
 	// hidden.
 	Item *Item
@@ -324,8 +346,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		if !hidden {
-			out.Content = hide(d, r, it.Kind, c.At)
+			out.Content = hide(d, r, st.Answer, it.Kind, c.At)
 			out.Events = append(out.Events, hiddenEvent(it, changelog.NoteByModerator, c.At))
+			out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 			it.HiddenAt = c.At
 		}
 		it.Hidden = HiddenByModerator
@@ -334,8 +357,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 		if !hidden {
 			return out, nil
 		}
-		out.Content = show(d, r, it.Kind)
+		out.Content = show(d, r, st.Answer, it.Kind)
 		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+		out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 		it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 		out.Result.Hidden = false
 	case ActionDismiss:
@@ -343,8 +367,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		if hidden && it.Hidden == HiddenByFlags {
-			out.Content = show(d, r, it.Kind)
+			out.Content = show(d, r, st.Answer, it.Kind)
 			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+			out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 			it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 			out.Result.Hidden = false
 		}

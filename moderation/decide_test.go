@@ -160,8 +160,14 @@ func TestDecideFlagThreshold(t *testing.T) {
 			out.Entries[1].Reason != "3 flags: spam 2, wrong 1" || out.Entries[0].ID >= out.Entries[1].ID {
 			t.Fatalf("entries: %+v", out.Entries)
 		}
-		if len(out.Events) != 2 || out.Events[1].Kind != changelog.ItemHidden || out.Events[1].Note != changelog.NoteByFlags ||
-			out.Events[1].Ref != "d1" || out.Events[1].ID != "r1" {
+		// Bob's was the discussion's only answer: hidden, it leaves the
+		// discussion open again, and an event says so.
+		if out.Content.Discussion.Status != discussions.StatusOpen || !out.Content.Discussion.AnsweredAt.IsZero() {
+			t.Fatalf("the discussion after its only answer was hidden: %+v", out.Content.Discussion)
+		}
+		if len(out.Events) != 3 || out.Events[1].Kind != changelog.ItemHidden || out.Events[1].Note != changelog.NoteByFlags ||
+			out.Events[1].Ref != "d1" || out.Events[1].ID != "r1" || out.Events[2].Kind != changelog.DiscussionChanged ||
+			out.Events[2].Ref != changelog.RefStatus || out.Events[2].Note != string(discussions.StatusOpen) || out.Events[2].ID != "d1" {
 			t.Fatalf("events: %+v", out.Events)
 		}
 		// Deterministic: deciding again gives the same entries.
@@ -294,5 +300,60 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := ParseKind("thread"); err == nil {
 		t.Fatal("kind thread accepted")
+	}
+}
+
+// TestModerateAnswers: hiding or unhiding a reply answers its discussion
+// by its earliest visible qualifying reply, saying so in an event when
+// the status or the answer time moves.
+func TestModerateAnswers(t *testing.T) {
+	bob := reply(func(r *discussions.Reply) { r.CreatedAt = t0.Add(time.Second) })
+	carol := &discussions.Reply{ID: "r2", DiscussionID: "d1", AuthorID: "carol", CreatedAt: t0.Add(2 * time.Second)}
+	answeredBy := func(r *discussions.Reply) *discussions.Discussion {
+		d := discussions.Answered(*disc(), r)
+		return &d
+	}
+	op := Actor{Kind: ActorOperator, Name: "root"}
+	for _, tc := range []struct {
+		name   string
+		st     State
+		action Action
+		status discussions.Status
+		at     time.Time
+		event  bool // a status event
+	}{
+		{"hiding the only answer opens the discussion", State{Discussion: answeredBy(bob), Reply: bob}, ActionHide,
+			discussions.StatusOpen, time.Time{}, true},
+		{"hiding the first answer leaves the next", State{Discussion: answeredBy(bob), Reply: bob, Answer: carol}, ActionHide,
+			discussions.StatusAnswered, carol.CreatedAt, true},
+		{"unhiding the only answer answers it again, at its time", State{Discussion: func() *discussions.Discussion {
+			d := discussions.Answered(*disc(), nil)
+			d.HiddenReplies = 1
+			return &d
+		}(), Reply: reply(hiddenR, func(r *discussions.Reply) { r.CreatedAt = t0.Add(time.Second) }),
+			Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1", Hidden: HiddenByModerator}}, ActionUnhide,
+			discussions.StatusAnswered, t0.Add(time.Second), true},
+		{"hiding a later answer moves nothing", State{Discussion: answeredBy(carol), Reply: reply(func(r *discussions.Reply) {
+			r.CreatedAt = t0.Add(3 * time.Second)
+		}), Answer: carol}, ActionHide, discussions.StatusAnswered, carol.CreatedAt, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := DecideModerate(tc.st, Command{Action: tc.action, Target: onReply, Actor: op, Reason: "why", At: t0.Add(time.Hour)})
+			if err != nil || out.Content.Discussion == nil {
+				t.Fatalf("%+v %v", out, err)
+			}
+			if d := out.Content.Discussion; d.Status != tc.status || !d.AnsweredAt.Equal(tc.at) {
+				t.Fatalf("%s at %s, want %s at %s", d.Status, d.AnsweredAt, tc.status, tc.at)
+			}
+			var status []changelog.Event
+			for _, e := range out.Events {
+				if e.Kind == changelog.DiscussionChanged && e.Ref == changelog.RefStatus {
+					status = append(status, e)
+				}
+			}
+			if tc.event != (len(status) == 1) || len(status) > 1 || tc.event && status[0].Note != string(tc.status) {
+				t.Fatalf("status events %+v, want one: %v", status, tc.event)
+			}
+		})
 	}
 }

@@ -38,6 +38,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
 		{"Revoke", testConcurrentRevoke},
+		{"Answers", testConcurrentAnswers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

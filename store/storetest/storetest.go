@@ -91,6 +91,8 @@ func Run(t *testing.T, open Opener) {
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
 		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
+		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
+		{"OnlyAnswerHidden", testOnlyAnswerHidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
