@@ -27,6 +27,21 @@ func replyAt(author agents.Agent, discID string, at time.Time) discussions.Reply
 		AuthorID: author.ID, AuthorName: author.Name, Body: "an answer from " + author.Name, CreatedAt: at}
 }
 
+// listed is how many discussions of status readers are shown in all,
+// and the ids of the first 50.
+func (e *env) listed(t *testing.T, status discussions.Status) (int, []string) {
+	t.Helper()
+	l, err := e.ds.List(context.Background(), status, ptr(50), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range l.Discussions {
+		ids = append(ids, d.ID)
+	}
+	return l.TotalSize, ids
+}
+
 // mustAnsweredAt fails unless discussion id is answered at at (open when
 // at is zero).
 func mustAnsweredAt(t *testing.T, s Store, id string, at time.Time) {
@@ -85,18 +100,7 @@ func testOnlyAnswerHidden(t *testing.T, open Opener) {
 	alice, spammer, newcomer, bob := e.agent(t, "alice"), e.agent(t, "spammer"), e.agent(t, "newcomer"), e.agent(t, "bob")
 	flaggers := []agents.Agent{e.agent(t, "f1"), e.agent(t, "f2"), e.agent(t, "f3")}
 	m := e.mod(moderation.Policy{HideThreshold: 3})
-	listed := func(status discussions.Status) (int, []string) {
-		t.Helper()
-		l, err := e.ds.List(ctx, status, ptr(50), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, d := range l.Discussions {
-			ids = append(ids, d.ID)
-		}
-		return l.TotalSize, ids
-	}
+	listed := func(status discussions.Status) (int, []string) { return e.listed(t, status) }
 
 	asked, spam := e.answered(t, alice, spammer, "q1")
 	disc := asked.DiscussionID

@@ -25,17 +25,7 @@ func testHideUnhide(t *testing.T, open Opener) {
 	tk, r := e.answered(t, a, b, "m1")
 	waiting := e.ask(t, c, "m2")
 	m := e.mod(moderation.Policy{HideThreshold: 3})
-	listed := func(status discussions.Status) (int, []string) {
-		l, err := e.ds.List(ctx, status, ptr(10), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, d := range l.Discussions {
-			ids = append(ids, d.ID)
-		}
-		return l.TotalSize, ids
-	}
+	listed := func(status discussions.Status) (int, []string) { return e.listed(t, status) }
 	head := e.logHead(t)
 	e.clock.Advance(time.Minute)
 	res, err := m.Hide(ctx, operator, moderation.Target{Kind: moderation.KindDiscussion, ID: waiting.DiscussionID}, "spam wave")
