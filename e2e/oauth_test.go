@@ -479,3 +479,58 @@ func TestOAuthMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthAccessTokenType: kfa serve takes only access tokens typed
+// at+jwt (RFC 9068 §4): a person's real ID token, whose audience is
+// kfa's (the operator gave the web client's id to --oauth-audience) and
+// whose roles are kfa's scopes, is refused, and so are the tokens of a
+// provider that types its access tokens JWT (as Entra ID does), until
+// the operator names that provider with --oauth-plain-jwt-issuer.
+func TestOAuthAccessTokenType(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "web-secret", RedirectURIs: []string{publicURL + "/login/callback"}})
+	p.AddPerson(oidctest.Person{Subject: "u-pat", Username: "pat", Claims: map[string]any{"roles": []string{"read", "post"}}})
+	plain := oauthProvider(t, oidctest.Options{PlainJWT: true})
+	ask := func(h *harness, token string) (*http.Response, []byte) {
+		return h.raw("POST", "/a2a/v1/message:send", a2aHeaders(token), mustJSON(askReq("m-"+token[len(token)-8:], "typed?", nil)))
+	}
+	h := startOAuth(t, p, func(c *server.Config) {
+		c.OAuthIssuers = []string{p.Issuer, plain.Issuer}
+		c.OAuthAudiences = []string{publicURL, "kfa-web"}
+	})
+	before := h.digest()
+	idToken := p.SignIn(t, "kfa-web", "pat").IDToken
+	plainToken := plain.Token(t, "svc", "read", "post")
+	for _, tc := range []struct {
+		name, token, reason string
+	}{
+		{"an ID token", idToken, `the token is typed "JWT", not as an access token (at+jwt, RFC 9068)`},
+		{"a provider's plain JWT", plainToken, "start kfa with --oauth-plain-jwt-issuer " + plain.Issuer},
+		{"typed as an ID token", p.Retype(t, p.Token(t, "svc", "read"), "id_token+jwt"), `typed "id_token+jwt"`},
+	} {
+		res, body := ask(h, tc.token)
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), strings.ReplaceAll(tc.reason, `"`, `\"`)) {
+			t.Fatalf("%s: %d %s", tc.name, res.StatusCode, body)
+		}
+	}
+	if h.digest() != before {
+		t.Fatal("refused tokens changed the store")
+	}
+	if res, body := ask(h, p.Token(t, "svc", "read", "post")); res.StatusCode != http.StatusOK {
+		t.Fatalf("an at+jwt access token: %d %s", res.StatusCode, body)
+	}
+
+	// Named with --oauth-plain-jwt-issuer, the provider's JWTs work; the
+	// other provider's ID tokens are still refused.
+	h2 := startOAuth(t, p, func(c *server.Config) {
+		c.OAuthIssuers = []string{p.Issuer, plain.Issuer}
+		c.OAuthAudiences = []string{publicURL, "kfa-web"}
+		c.OAuthPlainJWTIssuers = []string{plain.Issuer}
+	})
+	if res, body := ask(h2, plainToken); res.StatusCode != http.StatusOK {
+		t.Fatalf("a plain JWT of a --oauth-plain-jwt-issuer: %d %s", res.StatusCode, body)
+	}
+	if res, _ := ask(h2, idToken); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an ID token of another issuer: %d", res.StatusCode)
+	}
+}

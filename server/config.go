@@ -140,6 +140,12 @@ type Config struct {
 	// OAuthAudiences replace the resource identifiers an access token's
 	// aud must hold; default: PublicURL and PublicURL + "/mcp".
 	OAuthAudiences []string
+	// OAuthPlainJWTIssuers are issuers (of OAuthIssuers) whose access
+	// tokens are accepted typed JWT, or untyped, rather than at+jwt (RFC
+	// 9068): providers that cannot type their access tokens. Off by
+	// default, since such an issuer's ID tokens are then taken for access
+	// tokens wherever their audience is one of kfa's.
+	OAuthPlainJWTIssuers []string
 	// OAuthAutoProvision creates the agent of an identity (iss, sub) at its
 	// first valid token; default true. Off, only identities an operator
 	// linked (kfa agent link) are let in.
@@ -321,6 +327,11 @@ func (c *Config) validateOAuth() error {
 			return fmt.Errorf("oauth-issuer: %s is given twice", is)
 		}
 		seen[is] = true
+	}
+	for _, is := range c.OAuthPlainJWTIssuers {
+		if !seen[is] {
+			return fmt.Errorf("oauth-plain-jwt-issuer: %s is not an --oauth-issuer", is)
+		}
 	}
 	for _, a := range c.OAuthAudiences {
 		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, " \t,") {

@@ -44,6 +44,12 @@ func TestValidateOAuth(t *testing.T) {
 		{"plain http elsewhere", func(c *Config) { c.OAuthIssuers = []string{"http://idp.example.com"} },
 			"oauth-issuer: http://idp.example.com is plain http on a host that is not loopback"},
 		{"twice", func(c *Config) { c.OAuthIssuers = []string{"https://a.example", "https://a.example"} }, "is given twice"},
+		{"plain JWT of no issuer", func(c *Config) {
+			c.OAuthIssuers, c.OAuthPlainJWTIssuers = []string{"https://idp.example.com"}, []string{"https://idp.example.com/"}
+		}, "oauth-plain-jwt-issuer: https://idp.example.com/ is not an --oauth-issuer"},
+		{"plain JWT of an issuer", func(c *Config) {
+			c.OAuthIssuers, c.OAuthPlainJWTIssuers = []string{"https://idp.example.com"}, []string{"https://idp.example.com"}
+		}, ""},
 		{"audience without issuer", func(c *Config) { c.OAuthAudiences = []string{"api://kfa"} }, "oauth-audience: needs --oauth-issuer"},
 		{"audience with a space", func(c *Config) {
 			c.OAuthIssuers, c.OAuthAudiences = []string{"https://a.example"}, []string{"a b"}

@@ -23,7 +23,8 @@ func (s *Server) newOAuth() (*oauth.Verifier, error) {
 	if len(s.cfg.OAuthIssuers) == 0 {
 		return nil, nil
 	}
-	return oauth.NewVerifier(oauth.Config{Issuers: s.cfg.OAuthIssuers, Audiences: s.cfg.OAuthAudienceList(), Log: s.log})
+	return oauth.NewVerifier(oauth.Config{Issuers: s.cfg.OAuthIssuers, Audiences: s.cfg.OAuthAudienceList(),
+		PlainJWT: s.cfg.OAuthPlainJWTIssuers, Log: s.log})
 }
 
 // accessTokens is service.AccessTokens over an oauth.Verifier.

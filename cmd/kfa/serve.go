@@ -169,6 +169,14 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		}
 		return nil
 	})
+	fs.Func("oauth-plain-jwt-issuer", "also accept this issuer's access tokens typed JWT or untyped, not at+jwt (RFC 9068), for a provider that cannot type them (Entra ID, Okta, ZITADEL, Dex; docs/oauth.md); its ID tokens then pass for access tokens wherever their audience is kfa's (an issuer `URL` of --oauth-issuer; repeat, or separate with commas)", func(v string) error {
+		for _, is := range strings.Split(v, ",") {
+			if is = strings.TrimSpace(is); is != "" {
+				cfg.OAuthPlainJWTIssuers = append(cfg.OAuthPlainJWTIssuers, is)
+			}
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.OAuthAutoProvision, "oauth-auto-provision", cfg.OAuthAutoProvision, "create an agent for the first valid token of a new identity (false: only identities linked with kfa agent link)")
 	fs.StringVar(&cfg.OAuthWebClientID, "oauth-web-client-id", cfg.OAuthWebClientID, "OAuth client `id` of the web view's \"Sign in with <provider>\" (its redirect URI: <public-url>/login/callback)")
 }

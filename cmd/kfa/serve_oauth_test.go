@@ -42,6 +42,8 @@ func TestServeOAuthSecret(t *testing.T) {
 		{"empty file", nil, append(base, "--oauth-web-client-secret-file", empty), "is empty"},
 		{"a secret without a client", map[string]string{oauthSecretEnv: "x"}, []string{"--oauth-issuer", "https://idp.example.com"},
 			"a secret without --oauth-web-client-id"},
+		{"plain JWT of another issuer", nil, []string{"--oauth-issuer", "https://idp.example.com", "--oauth-plain-jwt-issuer", "https://other.example.com"},
+			"oauth-plain-jwt-issuer: https://other.example.com is not an --oauth-issuer"},
 		{"plain http issuer", map[string]string{"KFA_OAUTH_ISSUER": "http://idp.example.com"}, nil, "is plain http on a host that is not loopback"},
 	} {
 		r := run(tc.vars, tc.args...)
