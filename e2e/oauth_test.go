@@ -218,6 +218,9 @@ func TestOAuthRefusals(t *testing.T) {
 		{"alg none", p.Forge(t, good, "none", nil), 401, `the token is not signed (alg "none")`},
 		{"HS256 signed with the public key", p.Forge(t, good, "HS256", nil), 401, `signed with a shared secret (alg "HS256")`},
 		{"no scope of kfa's", p.Token(t, "bare", "openid"), 403, ""},
+		{"an opaque token", "ya29.a0AfH6SMBx-opaque_token", 401, `kfa needs a JWT access token whose audience is "` + publicURL + `" or "` +
+			publicURL + `/mcp"; this one is not a JWT`},
+		{"an opaque token: how to get a JWT", "2YotnFZFEjr1zCsicMWpAA", 401, "with resource=" + publicURL + " in the token request (RFC 8707)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, body := h.raw("POST", "/a2a/v1/message:send", a2aHeaders(tc.token), mustJSON(askReq("x-"+tc.name, "refused?", nil)))

@@ -33,6 +33,9 @@ type accessTokens struct{ v *oauth.Verifier }
 // LooksLikeAccessToken implements service.AccessTokens.
 func (a accessTokens) LooksLikeAccessToken(token string) bool { return oauth.LooksLikeJWT(token) }
 
+// Audiences implements service.AccessTokens.
+func (a accessTokens) Audiences() []string { return a.v.Audiences() }
+
 // Verify implements service.AccessTokens.
 func (a accessTokens) Verify(ctx context.Context, token string) (service.AccessToken, error) {
 	t, err := a.v.Verify(ctx, token)
