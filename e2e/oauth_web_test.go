@@ -160,7 +160,8 @@ func signInThrough(t *testing.T, c *http.Client, p *oidctest.Provider, username 
 // TestOAuthWebSignInRefused: a sign-in through the provider is refused,
 // saying why, for an identity no agent is linked to (auto-provisioning
 // off) and for one whose agent was revoked; a person the operator linked
-// signs in as the linked agent; the provider's own refusal is shown.
+// signs in as the linked agent; the provider's own refusal is shown in
+// kfa's words (TestOAuthWebCallbackError has every code).
 func TestOAuthWebSignInRefused(t *testing.T) {
 	p := oauthProvider(t, oidctest.Options{})
 	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "web-secret", RedirectURIs: []string{publicURL + "/login/callback"}})
@@ -205,8 +206,124 @@ func TestOAuthWebSignInRefused(t *testing.T) {
 		t.Fatalf("a revoked person: %d\n%s", res.StatusCode, body)
 	}
 
-	res, raw := h.raw("GET", "/login/callback?error=access_denied&error_description=the+person+said+no", nil, "")
-	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "The provider did not sign you in (access_denied): the person said no") {
+	c = providerBrowser(t, h)
+	_, state := beginSignIn(t, c, p)
+	res, err = c.Get(publicURL + "/login/callback?" + url.Values{"error": {"access_denied"}, "error_description": {"the person said no"},
+		"state": {state}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "The provider did not sign you in: the sign-in was refused") ||
+		strings.Contains(string(raw), "the person said no") {
 		t.Fatalf("the provider's refusal: %d\n%s", res.StatusCode, raw)
 	}
+}
+
+// TestOAuthWebCallbackError: the provider's error on the callback of a
+// sign-in under way ends it with a fixed message for its code, showing
+// nothing the caller wrote (not the description, not an unknown code);
+// a callback whose state is not the sign-in's (an error or a code, from
+// a link someone else crafted) is refused and leaves the sign-in under
+// way alone, cookie and all, and the person finishes it.
+func TestOAuthWebCallbackError(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "web-secret", RedirectURIs: []string{publicURL + "/login/callback"}})
+	p.AddPerson(oidctest.Person{Subject: "u-fay", Username: "fay"})
+	h := startOAuth(t, p, func(c *serverConfig) { c.OAuthWebClientID, c.OAuthWebClientSecret = "kfa-web", "web-secret" })
+	hostile := `<b id=x>Your account is locked: call +1 555 0100</b>`
+	callback := func(c *http.Client, q url.Values) (*http.Response, string) {
+		t.Helper()
+		res, err := c.Get(publicURL + "/login/callback?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	flowCookie := func(res *http.Response) *http.Cookie {
+		for _, ck := range res.Cookies() {
+			if ck.Name == "kfa_oauth" {
+				return ck
+			}
+		}
+		return nil
+	}
+	for _, tc := range []struct{ code, says string }{
+		{"access_denied", "The provider did not sign you in: the sign-in was refused or cancelled there."},
+		{"login_required", "The provider wants you to sign in, or to agree, there first. Start again."},
+		{"server_error", "The provider could not sign you in just now. Try again later."},
+		{"invalid_scope", "The provider refused the sign-in request kfa sent"},
+		{"made_up<i>", "The provider did not sign you in."},
+	} {
+		c := providerBrowser(t, h)
+		_, state := beginSignIn(t, c, p)
+		res, body := callback(c, url.Values{"error": {tc.code}, "error_description": {hostile}, "error_uri": {"https://evil.example/help"},
+			"state": {state}})
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, tc.says) {
+			t.Fatalf("%s: %d\n%s", tc.code, res.StatusCode, body)
+		}
+		for _, leak := range []string{"locked", "555", "evil.example", "made_up", "&lt;b", tc.code} {
+			if strings.Contains(body, leak) {
+				t.Fatalf("%s: the page shows the caller's %q:\n%s", tc.code, leak, body)
+			}
+		}
+		if ck := flowCookie(res); ck == nil || ck.MaxAge >= 0 {
+			t.Fatalf("%s: the provider's answer did not end the sign-in: %v", tc.code, ck)
+		}
+	}
+
+	// A callback of another state, or of none, does not touch the sign-in
+	// under way, whatever it carries.
+	c := providerBrowser(t, h)
+	login, _ := beginSignIn(t, c, p)
+	for _, q := range []url.Values{
+		{"error": {"access_denied"}, "error_description": {hostile}, "state": {"not-yours"}},
+		{"error": {"access_denied"}},
+		{"code": {"x"}, "state": {"not-yours"}},
+	} {
+		res, body := callback(c, q)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "This sign-in was not started in this browser") ||
+			strings.Contains(body, "locked") {
+			t.Fatalf("%s: %d\n%s", q.Encode(), res.StatusCode, body)
+		}
+		if ck := flowCookie(res); ck != nil {
+			t.Fatalf("%s: the callback touched the sign-in under way: %v", q.Encode(), ck)
+		}
+	}
+	res, err := c.PostForm("http://"+p.Host()+"/login", url.Values{"id": {login.Query().Get("id")}, "username": {"fay"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/discussions" {
+		t.Fatalf("the sign-in under way did not finish: %d %v", res.StatusCode, res.Header)
+	}
+}
+
+// beginSignIn starts a sign-in at the provider in browser c, returning
+// to /discussions: the provider's login page it lands on, and the state
+// kfa sent the provider.
+func beginSignIn(t *testing.T, c *http.Client, p *oidctest.Provider) (login *url.URL, state string) {
+	t.Helper()
+	res, err := c.Get(publicURL + "/login/provider?" + url.Values{"issuer": {p.Issuer}, "next": {"/discussions"}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	login = res.Request.URL
+	for r := res.Request; r != nil; r = r.Response.Request {
+		if st := r.URL.Query().Get("state"); st != "" {
+			state = st
+		}
+		if r.Response == nil {
+			break
+		}
+	}
+	if login.Host != p.Host() || state == "" {
+		t.Fatalf("the sign-in went to %s (state %q)", login, state)
+	}
+	return login, state
 }

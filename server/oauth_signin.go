@@ -72,15 +72,20 @@ func (w *webSignIn) Begin(issuer, next string) (string, string, error) {
 }
 
 // Finish implements service.WebSignIn.
-func (w *webSignIn) Finish(ctx context.Context, sealed, state, code string) (service.SignedInPerson, error) {
-	f, err := oauth.OpenFlow(w.key, sealed, state, w.now())
+func (w *webSignIn) Finish(ctx context.Context, cb service.Callback) (service.SignedInPerson, error) {
+	// The state first: what else the callback says counts only for the
+	// sign-in it belongs to.
+	f, err := oauth.OpenFlow(w.key, cb.Sealed, cb.State, w.now())
 	if errors.Is(err, oauth.ErrFlow) {
 		return service.SignedInPerson{}, service.ErrSignInFlow
 	}
 	if err != nil {
 		return service.SignedInPerson{}, err
 	}
-	p, err := w.v.Exchange(ctx, w.client, f, code)
+	if cb.Error != "" {
+		return service.SignedInPerson{Next: f.Return}, &service.ProviderError{Code: cb.Error}
+	}
+	p, err := w.v.Exchange(ctx, w.client, f, cb.Code)
 	if err != nil {
 		return service.SignedInPerson{Next: f.Return}, err
 	}
