@@ -154,6 +154,11 @@ type Config struct {
 	// view: the OAuth client registered at each issuer with the redirect
 	// URI PublicURL + "/login/callback".
 	OAuthWebClientID string
+	// OAuthWebAgentScopes are issuers (of OAuthIssuers) that cannot grant
+	// kfa's scopes to a person (Google): a sign-in there asks for none,
+	// and its session holds its agent's scopes. Elsewhere a session holds
+	// what the provider granted the sign-in.
+	OAuthWebAgentScopes []string
 	// OAuthWebClientSecret is that client's secret. kfa serve reads it
 	// from --oauth-web-client-secret-file or KFA_OAUTH_WEB_CLIENT_SECRET,
 	// never from a flag value (which any user of the machine can read in
@@ -331,6 +336,14 @@ func (c *Config) validateOAuth() error {
 	for _, is := range c.OAuthPlainJWTIssuers {
 		if !seen[is] {
 			return fmt.Errorf("oauth-plain-jwt-issuer: %s is not an --oauth-issuer", is)
+		}
+	}
+	for _, is := range c.OAuthWebAgentScopes {
+		switch {
+		case !seen[is]:
+			return fmt.Errorf("oauth-web-agent-scopes: %s is not an --oauth-issuer", is)
+		case c.OAuthWebClientID == "":
+			return errors.New("oauth-web-agent-scopes: needs --oauth-web-client-id")
 		}
 	}
 	for _, a := range c.OAuthAudiences {

@@ -40,7 +40,8 @@ func (s *Server) newWebSignIn() service.WebSignIn {
 		_, _ = rand.Read(key)
 	}
 	return &webSignIn{v: s.oauth, key: key, now: time.Now, client: oauth.WebClient{ID: s.cfg.OAuthWebClientID,
-		Secret: s.cfg.OAuthWebClientSecret, RedirectURL: s.cfg.PublicURL + "/login/callback"}}
+		Secret: s.cfg.OAuthWebClientSecret, RedirectURL: s.cfg.PublicURL + "/login/callback", Resource: s.cfg.PublicURL,
+		AgentScopes: s.cfg.OAuthWebAgentScopes}}
 }
 
 // Providers implements service.WebSignIn: every configured issuer, named
@@ -89,7 +90,12 @@ func (w *webSignIn) Finish(ctx context.Context, cb service.Callback) (service.Si
 	if err != nil {
 		return service.SignedInPerson{Next: f.Return}, err
 	}
-	return service.SignedInPerson{Identity: agents.Identity{Issuer: p.Issuer, Subject: p.Subject}, Name: p.Name, Next: f.Return}, nil
+	out := service.SignedInPerson{Identity: agents.Identity{Issuer: p.Issuer, Subject: p.Subject}, Name: p.Name, Next: f.Return,
+		AgentScopes: p.AgentScopes}
+	for _, sc := range p.Scopes {
+		out.Scopes = append(out.Scopes, agents.Scope(sc))
+	}
+	return out, nil
 }
 
 // LogoutURL implements service.WebSignIn.

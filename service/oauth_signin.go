@@ -42,13 +42,19 @@ type SignInProvider struct {
 	Name string
 }
 
-// SignedInPerson is who a provider vouched for.
+// SignedInPerson is who a provider vouched for, and what it granted them.
 type SignedInPerson struct {
 	Identity agents.Identity
 	// Name is what to call a new agent of theirs.
 	Name string
 	// Next is the path the sign-in returns to.
 	Next string
+	// Scopes are kfa's scopes the provider granted the sign-in: the
+	// session does no more (sessions.ProviderScopes).
+	Scopes []agents.Scope
+	// AgentScopes is true for a provider that cannot grant kfa's scopes
+	// (kfa serve --oauth-web-agent-scopes): the session holds its agent's.
+	AgentScopes bool
 }
 
 // Callback is what came back to /login/callback: the sealed flow (the
@@ -94,7 +100,8 @@ func (s *Service) BeginProviderSignIn(issuer, next string) (redirect, sealed str
 // FinishProviderSignIn ends a sign-in at a provider: the person's
 // identity is resolved to its agent as an access token's is (created at
 // its first visit unless --oauth-auto-provision=false; a revoked agent is
-// refused) and a session starts for it. A refusal is a *TokenRefusal, the
+// refused) and a session starts for it, holding the scopes the provider
+// granted the sign-in, within the agent's (none granted: refused). A refusal is a *TokenRefusal, the
 // provider's own a *ProviderError; the path to return to comes back with
 // the session. Two answers leave the sign-in under way as it was (a
 // surface keeps its cookie): ErrSignInFlow, for a callback of no sign-in
@@ -124,7 +131,15 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb Callback, addr st
 	case err != nil:
 		return sessions.Started{}, p.Next, fmt.Errorf("the agent of %s: %w", p.Identity, err)
 	}
-	st, err := s.deps.Sessions.StartAgent(ctx, a)
+	granted := p.Scopes
+	if p.AgentScopes {
+		granted = a.Scopes
+	}
+	st, err := s.deps.Sessions.StartAgent(ctx, a, granted)
+	if errors.Is(err, sessions.ErrNoScope) {
+		return sessions.Started{}, p.Next, refusef("your account at %s is granted neither the read nor the post scope on this server, "+
+			"so signing in would let you do nothing here; the provider's administrator grants them (see docs/oauth.md)", p.Identity.Issuer)
+	}
 	return st, p.Next, err
 }
 

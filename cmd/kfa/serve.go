@@ -178,6 +178,14 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		return nil
 	})
 	fs.BoolVar(&cfg.OAuthAutoProvision, "oauth-auto-provision", cfg.OAuthAutoProvision, "create an agent for the first valid token of a new identity (false: only identities linked with kfa agent link)")
+	fs.Func("oauth-web-agent-scopes", "for this issuer `URL` (of --oauth-issuer), which cannot grant kfa's scopes to people (Google): sign-ins ask it for none, and a session holds its agent's scopes (link people to agents with --oauth-auto-provision=false); elsewhere a session holds what the provider granted (repeat, or separate with commas)", func(v string) error {
+		for _, is := range strings.Split(v, ",") {
+			if is = strings.TrimSpace(is); is != "" {
+				cfg.OAuthWebAgentScopes = append(cfg.OAuthWebAgentScopes, is)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&cfg.OAuthWebClientID, "oauth-web-client-id", cfg.OAuthWebClientID, "OAuth client `id` of the web view's \"Sign in with <provider>\" (its redirect URI: <public-url>/login/callback)")
 }
 
