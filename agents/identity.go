@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -203,9 +204,10 @@ type ProvisionOutcome struct {
 
 // DecideProvision decides p: the agent linked by now, if any (refused as
 // ErrDisabled when revoked), or a new agent under the first of p.Names
-// no agent has (the last name, shared, when every one is taken: a page
-// that shows a shared name tells its agents apart), linked to the
-// identity.
+// no agent has, linked to the identity. A name is never shared (as
+// DecideCreate refuses a duplicate): when every one is taken, which the
+// identity's own names (ProvisionNames) make next to impossible, it is
+// refused as ErrDuplicateName, and an operator names and links an agent.
 func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 	if err := ValidateIdentity(p.Identity); err != nil {
 		return ProvisionOutcome{}, err
@@ -220,12 +222,15 @@ func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 		return ProvisionOutcome{}, fmt.Errorf("%w: no name to give the agent", ErrInvalidName)
 	}
 	a := p.Agent
-	a.Name = p.Names[len(p.Names)-1]
 	for i, n := range p.Names {
 		if !st.NameTaken[i] {
 			a.Name = n
 			break
 		}
+	}
+	if a.Name == "" {
+		return ProvisionOutcome{}, fmt.Errorf("%w: every name the agent of %s may take is another agent's, up to %q",
+			ErrDuplicateName, p.Identity, p.Names[len(p.Names)-1])
 	}
 	if err := ValidateName(a.Name); err != nil {
 		return ProvisionOutcome{}, err
@@ -239,28 +244,36 @@ func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 
 // ProvisionNames are the names a new agent of identity id may take,
 // preferred first: the token's name hint (its preferred_username,
-// client_id or, failing both, the subject) made a valid name, then that
-// name qualified by the issuer's host, "name (host)", which another
-// issuer's agent of the same name does not have.
+// client_id or, failing both, the subject) made a valid name; that name
+// qualified by the issuer's host, "name (host)", which another issuer's
+// agent of the same name does not have; then the identity's own, with 8
+// and then 16 hex digits of the hash of (issuer, subject), "name (host,
+// 3f9a1c2e)", which tells apart the identities of one name at one issuer
+// (each client whose tokens say "alice") and is the same for an identity
+// every time. No two agents share a name (DecideProvision).
 func ProvisionNames(hint string, id Identity) []string {
+	sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
+	own := hex.EncodeToString(sum[:8])
 	base := cleanName(hint)
 	if base == "" {
 		base = cleanName(id.Subject)
 	}
 	if base == "" {
-		sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
-		base = "oauth-" + hex.EncodeToString(sum[:4])
+		base = "oauth-" + own[:8]
 	}
 	host := id.Issuer
 	if u, err := url.Parse(id.Issuer); err == nil && u.Host != "" {
 		host = u.Hostname()
 	}
-	suffix := " (" + truncateRunes(cleanName(host), MaxNameLen/2) + ")"
-	qualified := truncateRunes(base, MaxNameLen-utf8.RuneCountInString(suffix)) + suffix
-	if NameKey(qualified) == NameKey(base) {
-		return []string{base}
+	host = truncateRunes(cleanName(host), MaxNameLen/2)
+	names := []string{base}
+	for _, suffix := range []string{" (" + host + ")", " (" + host + ", " + own[:8] + ")", " (" + host + ", " + own + ")"} {
+		n := truncateRunes(base, MaxNameLen-utf8.RuneCountInString(suffix)) + suffix
+		if !slices.ContainsFunc(names, func(m string) bool { return NameKey(m) == NameKey(n) }) {
+			names = append(names, n)
+		}
 	}
-	return []string{base, qualified}
+	return names
 }
 
 // cleanName makes s a valid agent name: printable characters only, runs

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -118,7 +119,7 @@ func TestDecideResolve(t *testing.T) {
 
 func TestDecideProvision(t *testing.T) {
 	fresh := Agent{ID: "A9", Scopes: ProvisionScopes, CreatedAt: t0}
-	p := Provision{Identity: idp, Agent: fresh, Names: []string{"build-bot", "build-bot (idp.example.com)"}}
+	p := Provision{Identity: idp, Agent: fresh, Names: []string{"build-bot", "build-bot (idp.example.com)", "build-bot (idp.example.com, 1a2b3c4d)"}}
 	existing := &Agent{ID: "A1", Name: "build-bot", Issuer: idp.Issuer, Subject: idp.Subject}
 	for _, tc := range []struct {
 		name    string
@@ -128,10 +129,11 @@ func TestDecideProvision(t *testing.T) {
 		named   string
 		created bool
 	}{
-		{"first token", ProvisionState{NameTaken: []bool{false, false}}, nil, "A9", "build-bot", true},
-		{"name taken", ProvisionState{NameTaken: []bool{true, false}}, nil, "A9", "build-bot (idp.example.com)", true},
-		{"every name taken: the last, shared", ProvisionState{NameTaken: []bool{true, true}}, nil, "A9", "build-bot (idp.example.com)", true},
-		{"a concurrent first token made it", ProvisionState{Linked: existing, NameTaken: []bool{true, false}}, nil, "A1", "build-bot", false},
+		{"first token", ProvisionState{NameTaken: []bool{false, false, false}}, nil, "A9", "build-bot", true},
+		{"name taken", ProvisionState{NameTaken: []bool{true, false, false}}, nil, "A9", "build-bot (idp.example.com)", true},
+		{"both taken: the identity's own", ProvisionState{NameTaken: []bool{true, true, false}}, nil, "A9", "build-bot (idp.example.com, 1a2b3c4d)", true},
+		{"every name taken: never shared", ProvisionState{NameTaken: []bool{true, true, true}}, ErrDuplicateName, "", "", false},
+		{"a concurrent first token made it", ProvisionState{Linked: existing, NameTaken: []bool{true, false, false}}, nil, "A1", "build-bot", false},
 		{"revoked meanwhile", ProvisionState{Linked: &Agent{ID: "A1", DisabledAt: t0}}, ErrDisabled, "", "", false},
 		{"names not loaded", ProvisionState{}, ErrInvalidName, "", "", false},
 	} {
@@ -160,20 +162,33 @@ func TestDecideProvision(t *testing.T) {
 	}
 }
 
+// TestProvisionNames: the names a new agent of an identity may take: the
+// token's name, that name with its issuer's host, then with the host and
+// a part of the identity's hash, longer then: stable (the same identity
+// always gets the same), and the identity's own, so that many identities
+// of one name at one issuer (every client credentials token of "alice")
+// are told apart, and no two agents share one.
 func TestProvisionNames(t *testing.T) {
 	long := strings.Repeat("n", 80)
+	h := func(id Identity, n int) string { return hashPrefix(id)[:n] }
+	odd := Identity{Issuer: idp.Issuer, Subject: "\x02"}
 	for _, tc := range []struct {
 		name string
 		hint string
 		id   Identity
 		want []string
 	}{
-		{"a username", "alice", idp, []string{"alice", "alice (idp.example.com)"}},
-		{"spaces and controls", "  build\tbot\x00 ", idp, []string{"build bot", "build bot (idp.example.com)"}},
-		{"no hint: the subject", "", idp, []string{"c0ffee", "c0ffee (idp.example.com)"}},
-		{"nothing printable: a hash", "\x01", Identity{Issuer: idp.Issuer, Subject: "\x02"},
-			[]string{"oauth-" + hashPrefix(Identity{Issuer: idp.Issuer, Subject: "\x02"}), "oauth-" + hashPrefix(Identity{Issuer: idp.Issuer, Subject: "\x02"}) + " (idp.example.com)"}},
-		{"long hint", long, idp, []string{long[:MaxNameLen], long[:MaxNameLen-len(" (idp.example.com)")] + " (idp.example.com)"}},
+		{"a username", "alice", idp, []string{"alice", "alice (idp.example.com)", "alice (idp.example.com, " + h(idp, 8) + ")",
+			"alice (idp.example.com, " + h(idp, 16) + ")"}},
+		{"spaces and controls", "  build\tbot\x00 ", idp, []string{"build bot", "build bot (idp.example.com)",
+			"build bot (idp.example.com, " + h(idp, 8) + ")", "build bot (idp.example.com, " + h(idp, 16) + ")"}},
+		{"no hint: the subject", "", idp, []string{"c0ffee", "c0ffee (idp.example.com)", "c0ffee (idp.example.com, " + h(idp, 8) + ")",
+			"c0ffee (idp.example.com, " + h(idp, 16) + ")"}},
+		{"nothing printable: a hash", "\x01", odd, []string{"oauth-" + h(odd, 8), "oauth-" + h(odd, 8) + " (idp.example.com)",
+			"oauth-" + h(odd, 8) + " (idp.example.com, " + h(odd, 8) + ")", "oauth-" + h(odd, 8) + " (idp.example.com, " + h(odd, 16) + ")"}},
+		{"long hint", long, idp, []string{long[:MaxNameLen], long[:MaxNameLen-len(" (idp.example.com)")] + " (idp.example.com)",
+			long[:MaxNameLen-len(" (idp.example.com, 12345678)")] + " (idp.example.com, " + h(idp, 8) + ")",
+			long[:MaxNameLen-len(" (idp.example.com, 1234567812345678)")] + " (idp.example.com, " + h(idp, 16) + ")"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ProvisionNames(tc.hint, tc.id)
@@ -187,9 +202,22 @@ func TestProvisionNames(t *testing.T) {
 			}
 		})
 	}
+	// A hundred identities named alice at one issuer: a hundred names.
+	seen := map[string]bool{}
+	for i := range 100 {
+		names := ProvisionNames("alice", Identity{Issuer: "http://127.0.0.1:8081", Subject: fmt.Sprintf("client-%d", i)})
+		own := NameKey(names[2])
+		if seen[own] {
+			t.Fatalf("two identities share the name %q", names[2])
+		}
+		seen[own] = true
+		if again := ProvisionNames("alice", Identity{Issuer: "http://127.0.0.1:8081", Subject: fmt.Sprintf("client-%d", i)}); again[2] != names[2] {
+			t.Fatalf("the name is not stable: %q, then %q", names[2], again[2])
+		}
+	}
 }
 
 func hashPrefix(id Identity) string {
 	sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
-	return hex.EncodeToString(sum[:4])
+	return hex.EncodeToString(sum[:8])
 }

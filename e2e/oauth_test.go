@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -535,5 +536,34 @@ func TestOAuthAccessTokenType(t *testing.T) {
 	}
 	if res, _ := ask(h2, idToken); res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("an ID token of another issuer: %d", res.StatusCode)
+	}
+}
+
+// TestOAuthProvisionedNames: the first tokens of clients that all call
+// themselves alice, beside a kfa agent named alice, make agents of
+// distinct names ("alice (127.0.0.1)", then names of each identity's
+// own), each the same at the next token.
+func TestOAuthProvisionedNames(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	for i := range 4 {
+		p.AddClient(oidctest.Client{ID: fmt.Sprintf("alice-%d", i), Secret: "s", Scopes: []string{"read"}, Audience: []string{publicURL},
+			Username: "alice"})
+	}
+	h := startOAuth(t, p, nil)
+	h.agent("alice")
+	seen := map[string]bool{"alice": true}
+	for i := range 4 {
+		c := h.anon.WithToken(p.Token(t, fmt.Sprintf("alice-%d", i), "read"))
+		me, err := c.Whoami(bg())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[me.Name] || !strings.HasPrefix(me.Name, "alice (127.0.0.1") {
+			t.Fatalf("client %d is named %q; names so far %v", i, me.Name, seen)
+		}
+		seen[me.Name] = true
+		if again, err := h.anon.WithToken(p.Token(t, fmt.Sprintf("alice-%d", i), "read")).Whoami(bg()); err != nil || again.Name != me.Name {
+			t.Fatalf("client %d's next token: %+v %v", i, again, err)
+		}
 	}
 }

@@ -95,6 +95,10 @@ func (s *Service) authenticateAccessToken(ctx context.Context, token string) (ag
 			"its tokens are refused, even unexpired ones", t.Identity.Issuer, t.Identity.Subject)
 	case errors.Is(err, agents.ErrInvalidIdentity):
 		return agents.Agent{}, refusef("the token's identity is not one kfa can keep: %v", err)
+	case errors.Is(err, agents.ErrDuplicateName):
+		return agents.Agent{}, refusef("kfa cannot name an agent for the token's identity (issuer %q, subject %q): every name it may take "+
+			"is another agent's; an operator creates one and links it with: kfa agent link AGENT_ID --issuer %s --subject %s",
+			t.Identity.Issuer, t.Identity.Subject, t.Identity.Issuer, t.Identity.Subject)
 	case err != nil:
 		return agents.Agent{}, fmt.Errorf("the agent of %s: %w", t.Identity, err)
 	}

@@ -128,6 +128,10 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb Callback, addr st
 	case errors.Is(err, agents.ErrDisabled):
 		s.authFailed(addr)
 		return sessions.Started{}, p.Next, refusef("the agent of your account at %s was revoked on this server", p.Identity.Issuer)
+	case errors.Is(err, agents.ErrDuplicateName):
+		return sessions.Started{}, p.Next, refusef("kfa cannot name an agent for your account at %s (subject %q): every name it may take "+
+			"is another agent's; an operator creates one and links it with: kfa agent link AGENT_ID --issuer %s --subject %s",
+			p.Identity.Issuer, p.Identity.Subject, p.Identity.Issuer, p.Identity.Subject)
 	case err != nil:
 		return sessions.Started{}, p.Next, fmt.Errorf("the agent of %s: %w", p.Identity, err)
 	}
