@@ -46,48 +46,77 @@ func TestDecideLink(t *testing.T) {
 	linked := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, Issuer: idp.Issuer, Subject: idp.Subject}
 	other := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, Issuer: idp.Issuer, Subject: "someone-else"}
 	revoked := &Agent{ID: "A1", Name: "alice", CreatedAt: t0, DisabledAt: t0}
+	bob := &Agent{ID: "A2", Name: "bob", CreatedAt: t0, Issuer: idp.Issuer, Subject: idp.Subject}
+	bobRevoked := &Agent{ID: "A2", Name: "bob", CreatedAt: t0, DisabledAt: t0, Issuer: idp.Issuer, Subject: idp.Subject}
 	l := Link{AgentID: "A1", Identity: idp, At: t0}
+	replace := Link{AgentID: "A1", Identity: idp, At: t0, Replace: true, By: "ops"}
 	for _, tc := range []struct {
-		name    string
-		st      LinkState
-		l       Link
-		want    error
-		changed bool
+		name     string
+		st       LinkState
+		l        Link
+		want     error
+		says     string // a part of the refusal
+		changed  bool
+		replaced bool
 	}{
-		{"new link", LinkState{Agent: alice}, l, nil, true},
-		{"the same link again", LinkState{Agent: linked, Linked: "A1"}, l, nil, false},
-		{"unknown agent", LinkState{}, l, ErrNotFound, false},
-		{"revoked agent", LinkState{Agent: revoked}, l, ErrDisabled, false},
-		{"identity of another agent", LinkState{Agent: alice, Linked: "A2"}, l, ErrLinkConflict, false},
-		{"agent of another identity", LinkState{Agent: other}, l, ErrLinkConflict, false},
-		{"invalid identity", LinkState{Agent: alice}, Link{AgentID: "A1", Identity: Identity{Issuer: "x"}}, ErrInvalidIdentity, false},
+		{"new link", LinkState{Agent: alice}, l, nil, "", true, false},
+		{"new link, replacing nothing", LinkState{Agent: alice}, replace, nil, "", true, false},
+		{"the same link again", LinkState{Agent: linked, Linked: linked}, l, nil, "", false, false},
+		{"the same link again, replacing", LinkState{Agent: linked, Linked: linked}, replace, nil, "", false, false},
+		{"unknown agent", LinkState{}, l, ErrNotFound, "", false, false},
+		{"revoked agent", LinkState{Agent: revoked}, l, ErrDisabled, "", false, false},
+		{"a revoked agent does not take a revoked one's identity", LinkState{Agent: revoked, Linked: bobRevoked}, replace, ErrDisabled, "", false, false},
+		{"identity of another agent", LinkState{Agent: alice, Linked: bob}, l, ErrLinkConflict, "linked to agent A2 already", false, false},
+		{"identity of an active agent, replacing", LinkState{Agent: alice, Linked: bob}, replace, ErrLinkConflict,
+			"agent A2, which is active: --replace moves only the identity of a revoked agent; revoke A2 first", false, false},
+		{"identity of a revoked agent", LinkState{Agent: alice, Linked: bobRevoked}, l, ErrLinkConflict,
+			"linked to agent A2, which is revoked; to give it a new agent, link it again with --replace", false, false},
+		{"identity of a revoked agent, replacing", LinkState{Agent: alice, Linked: bobRevoked}, replace, nil, "", true, true},
+		{"agent of another identity", LinkState{Agent: other}, l, ErrLinkConflict, "", false, false},
+		{"agent of another identity, replacing", LinkState{Agent: other, Linked: bobRevoked}, replace, ErrLinkConflict,
+			"agent A1 is linked to the identity", false, false},
+		{"invalid identity", LinkState{Agent: alice}, Link{AgentID: "A1", Identity: Identity{Issuer: "x"}}, ErrInvalidIdentity, "", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := DecideLink(tc.st, tc.l)
-			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.says)) {
+				t.Fatalf("err = %v, want %v saying %q", err, tc.want, tc.says)
 			}
 			if err != nil {
 				return
 			}
-			if out.Changed != tc.changed || out.Agent.Identity() != idp {
+			if out.Changed != tc.changed || out.Agent.Identity() != idp || out.Agent.ID != "A1" || (out.Replaced != nil) != tc.replaced {
 				t.Fatalf("outcome %+v", out)
 			}
-			if tc.changed != (len(out.Events) == 1) {
+			want := 0
+			if tc.changed {
+				want++
+			}
+			if tc.replaced {
+				want++
+			}
+			if len(out.Events) != want {
 				t.Fatalf("events %+v", out.Events)
 			}
 			if tc.changed {
-				e := out.Events[0]
+				e := out.Events[len(out.Events)-1]
 				if e.Kind != changelog.AgentLinked || e.ID != "A1" || e.Ref != idp.Issuer || e.Note != idp.Subject || !e.At.Equal(t0) {
 					t.Fatalf("event %+v", e)
 				}
 			}
+			if tc.replaced {
+				// The revoked agent keeps no identity, and a record of
+				// where it went; the log says it was unlinked first.
+				r, e := *out.Replaced, out.Events[0]
+				if r.ID != "A2" || r.Linked() || r.Active() || r.Moved == nil || *r.Moved != (IdentityMove{Issuer: idp.Issuer,
+					Subject: idp.Subject, To: "A1", At: t0, By: "ops"}) {
+					t.Fatalf("the replaced agent %+v (moved %+v)", r, r.Moved)
+				}
+				if e.Kind != changelog.AgentUnlinked || e.ID != "A2" || e.Ref != idp.Issuer || e.Note != idp.Subject {
+					t.Fatalf("event %+v", e)
+				}
+			}
 		})
-	}
-	var conflict *LinkConflictError
-	if _, err := DecideLink(LinkState{Agent: alice, Linked: "A2"}, l); !errors.As(err, &conflict) || conflict.Other != "A2" ||
-		!strings.Contains(err.Error(), "linked to agent A2") {
-		t.Fatalf("conflict: %v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/oidctest"
 	"github.com/kfa-project/kfa/internal/pgtest"
@@ -565,5 +566,54 @@ func TestOAuthProvisionedNames(t *testing.T) {
 		if again, err := h.anon.WithToken(p.Token(t, fmt.Sprintf("alice-%d", i), "read")).Whoami(bg()); err != nil || again.Name != me.Name {
 			t.Fatalf("client %d's next token: %+v %v", i, again, err)
 		}
+	}
+}
+
+// TestOAuthReplaceRevoked: the way back for a revoked identity: an
+// operator links it to a new agent with Replace, and its next token (an
+// old one too) is that agent, while the revoked agent stays revoked.
+func TestOAuthReplaceRevoked(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	h := startOAuth(t, p, nil)
+	revokedOn(t, p, h, h)
+	replacedOn(t, p, h, h)
+}
+
+// TestPostgresOAuthReplaceAcrossProcesses: an identity moved off its
+// revoked agent through process A is the new agent on process B, which
+// had the revoked agent cached, within a second (B follows the log).
+func TestPostgresOAuthReplaceAcrossProcesses(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	url := pgtest.URL(t)
+	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	revokedOn(t, p, a, b)
+	replacedOn(t, p, a, b)
+}
+
+// replacedOn moves the identity revokedOn revoked to a new agent through
+// a, and checks that b takes its tokens as the new agent.
+func replacedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := a.admin.Agents(ctx, 0, "")
+	if err != nil || len(list.Agents) != 1 {
+		t.Fatalf("agents: %+v %v", list, err)
+	}
+	old := list.Agents[0]
+	fresh, _ := a.agent("build-bot-2")
+	out, err := a.admin.LinkAgentWith(ctx, fresh.ID, api.LinkAgentRequest{Issuer: old.Issuer, Subject: old.Subject, Replace: true, By: "ops"})
+	if err != nil || out.ID != fresh.ID || out.Replaced == nil || out.Replaced.ID != old.ID {
+		t.Fatalf("replace: %+v %v", out, err)
+	}
+	caughtUp(t, b, "the move")
+	me, err := b.anon.WithToken(p.Token(t, "svc", "read", "post")).Whoami(ctx)
+	if err != nil || me.ID != fresh.ID {
+		t.Fatalf("the identity's token after the move: %+v %v, want agent %s", me, err, fresh.ID)
+	}
+	gone, err := b.admin.Agents(ctx, 0, "")
+	if err != nil || gone.TotalSize != 2 || gone.Agents[0].DisabledAt == "" || gone.Agents[0].IdentityMoved == nil ||
+		gone.Agents[0].IdentityMoved.To != fresh.ID {
+		t.Fatalf("agents after the move: %+v %v", gone, err)
 	}
 }
