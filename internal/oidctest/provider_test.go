@@ -137,7 +137,7 @@ func TestProviderTypesAccessTokens(t *testing.T) {
 		if aud, _ := id["aud"].([]any); len(aud) != 2 || aud[0] != "web" || aud[1] != "https://kfa.test" || id["roles"] == nil {
 			t.Fatalf("the ID token: %v", id)
 		}
-		h, _ := jose.ParseSigned(tk.IDToken, []jose.SignatureAlgorithm{jose.RS256})
+		h, _ := jose.ParseSignedCompact(tk.IDToken, []jose.SignatureAlgorithm{jose.RS256})
 		alg := jose.SignatureAlgorithm(h.Signatures[0].Header.Algorithm)
 		hash, _ := crypto.GetHashAlgorithm(alg)
 		if id["at_hash"] != crypto.HashString(hash, tk.AccessToken, true) {
