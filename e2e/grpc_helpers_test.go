@@ -207,3 +207,13 @@ func a2aCode(reason string) codes.Code {
 	}
 	return codes.Internal
 }
+
+// defaultWait bounds one call of a test: a guard, not a measure.
+const defaultWait = 30 * time.Second
+
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}

@@ -63,23 +63,23 @@ type call struct {
 	method string
 }
 
-// decoder wraps gRPC's decode of the request message: the client's
-// mistakes become its errors, and a field sent with the wrong wire type
-// is refused.
+// decoder wraps gRPC's decode of the request message: a message that
+// could not be decoded is refused as the client's mistake, and so is a
+// field sent with the wrong wire type. (What gRPC refuses itself, a
+// message over the size limit, it has answered already.)
 func (c *call) decoder(dec func(any) error) func(any) error {
 	return func(v any) error {
-		m, _ := v.(proto.Message)
-		name := "request"
-		if m != nil {
-			name = string(m.ProtoReflect().Descriptor().FullName())
-		}
 		if err := dec(v); err != nil {
-			return decodeError(err, c.s.deps.MaxMessageBytes, name)
+			return err
 		}
-		if m != nil {
-			return checkWireTypes(m.ProtoReflect(), "")
+		m, ok := v.(proto.Message)
+		if !ok {
+			return nil
 		}
-		return nil
+		if err := c.s.codec.decodeFailure(m); err != nil {
+			return err
+		}
+		return checkWireTypes(m.ProtoReflect(), "")
 	}
 }
 

@@ -2,13 +2,11 @@ package grpcbinding
 
 import (
 	"fmt"
-	"strings"
+	"sync"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -24,48 +22,49 @@ import (
 const maxDepth = 3*a2a.MaxJSONDepth + 64
 
 // codec is gRPC's proto codec with a bound on the nesting of what it
-// reads (protobuf's own default is 10,000 levels).
-type codec struct{}
+// reads (protobuf's own default is 10,000 levels), and a way to answer a
+// request message that cannot be decoded as the client's mistake: gRPC
+// answers a codec's error itself, as INTERNAL (the server's fault), before
+// the handler can say otherwise. So an A2A request that cannot be decoded
+// decodes as empty, and why is kept for the call's decoder (call.go),
+// which refuses it; the messages of the other services (health,
+// reflection) fail as gRPC fails them.
+type codec struct {
+	undecoded sync.Map // proto.Message -> error, until the call's decoder takes it
+}
 
-func (codec) Name() string { return grpcproto.Name }
+func (*codec) Name() string { return grpcproto.Name }
 
-func (codec) Marshal(v any) (mem.BufferSlice, error) {
+func (*codec) Marshal(v any) (mem.BufferSlice, error) {
 	return encoding.GetCodecV2(grpcproto.Name).Marshal(v)
 }
 
-func (codec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return fmt.Errorf("grpcbinding: cannot decode into %T", v)
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	return proto.UnmarshalOptions{RecursionLimit: maxDepth}.Unmarshal(buf.ReadOnlyData(), m)
-}
-
-// decodeError is what gRPC answered for a request message it could not
-// read, as the client's mistake: gRPC calls a message it cannot decode
-// INTERNAL, which is the server's fault, and one over the size limit
-// RESOURCE_EXHAUSTED, which stays, with the A2A details.
-func decodeError(err error, maxBytes int, msgType string) error {
-	st, ok := status.FromError(err)
-	if !ok {
-		return err
-	}
-	switch st.Code() {
-	case codes.ResourceExhausted:
-		k := a2a.PayloadTooLarge
-		k.Status = "RESOURCE_EXHAUSTED" // gRPC's code for a message over the receiver's limit
-		return &a2a.Error{Kind: k, Message: fmt.Sprintf(
-			"the request message is larger than this server's limit of %d bytes (--max-body-bytes): %s", maxBytes, st.Message())}
-	case codes.Internal:
-		msg := st.Message()
-		if _, detail, ok := strings.Cut(msg, "message: "); ok {
-			msg = detail
-		}
-		return a2a.Errorf(a2a.ParseError, "the request is not a valid %s message: %s", msgType, msg)
+	err := proto.UnmarshalOptions{RecursionLimit: maxDepth}.Unmarshal(buf.ReadOnlyData(), m)
+	if err != nil && m.ProtoReflect().Descriptor().ParentFile().Package() == a2aPackage {
+		proto.Reset(m)
+		c.undecoded.Store(m, err)
+		return nil
 	}
 	return err
+}
+
+// a2aPackage is the proto package of the A2A service's messages.
+const a2aPackage = "lf.a2a.v1"
+
+// decodeFailure takes why m could not be decoded, if it could not.
+func (c *codec) decodeFailure(m proto.Message) error {
+	err, ok := c.undecoded.LoadAndDelete(m)
+	if !ok {
+		return nil
+	}
+	return a2a.Errorf(a2a.ParseError, "the request is not a valid %s message: %v", m.ProtoReflect().Descriptor().FullName(), err)
 }
 
 // checkWireTypes refuses a field of m's type that arrived with a wire

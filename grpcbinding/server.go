@@ -23,7 +23,8 @@ type Deps struct {
 	Log     *slog.Logger
 	// MaxMessageBytes bounds a request message (kfa serve's
 	// --max-body-bytes, the same bound as the HTTP bindings' bodies);
-	// a larger one is refused with RESOURCE_EXHAUSTED. Default 256 KiB.
+	// gRPC refuses a larger one with RESOURCE_EXHAUSTED before reading
+	// it. Default 256 KiB.
 	MaxMessageBytes int
 	// MaxHeaderBytes bounds a call's metadata (--max-header-bytes).
 	// Default 16 KiB.
@@ -61,6 +62,7 @@ type Server struct {
 	deps   Deps
 	grpc   *grpc.Server
 	health *health.Server
+	codec  *codec
 }
 
 // New returns the server, not yet serving; the health service says
@@ -75,9 +77,9 @@ func New(deps Deps) *Server {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{deps: deps, health: health.NewServer()}
+	s := &Server{deps: deps, health: health.NewServer(), codec: &codec{}}
 	opts := append([]grpc.ServerOption{
-		grpc.ForceServerCodecV2(codec{}),
+		grpc.ForceServerCodecV2(s.codec),
 		grpc.MaxRecvMsgSize(deps.MaxMessageBytes),
 		grpc.MaxHeaderListSize(uint32(deps.MaxHeaderBytes)),
 		grpc.MaxConcurrentStreams(maxConcurrentStreams),
