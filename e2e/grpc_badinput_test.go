@@ -139,7 +139,9 @@ func TestGRPCBadInput(t *testing.T) {
 		return mustProto(t, &a2apb.ListTasksRequest{PageToken: tok, Status: status})
 	}
 	flipped := flipChar(page.NextPageToken, 5)
-	v := func(version string) []string { return []string{"a2a-version", version, "authorization", "Bearer " + alice.Token} }
+	v := func(version string) []string {
+		return []string{"a2a-version", version, "authorization", "Bearer " + alice.Token}
+	}
 
 	cases := []grpcBadCase{
 		{"bytes that are no message", "SendMessage", nil, []byte{0xff, 0xff, 0xff}, codes.InvalidArgument, "PARSE_ERROR"},
