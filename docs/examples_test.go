@@ -27,6 +27,10 @@ package docs
 //     exit non-zero. It runs in its own shell; what it sets is not kept.
 //   - Other fences (json, text, plain ```) are output and synopses, and
 //     never run.
+//   - A page that starts its server with the gRPC binding on
+//     (<!-- docs-test: serve-env: KFA_GRPC_ADDR=127.0.0.1:9090 -->) gets
+//     a free port in its place, in its examples too, and grpcurl on PATH
+//     (installed once, at a pinned version, from the Go module proxy).
 
 import (
 	"bufio"
@@ -338,14 +342,15 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runPage(t, kfa, shim, samples, box, env, helpers(t, run), run)
+			env, extra := grpcPage(t, env)
+			runPage(t, kfa, shim, samples, box, env, helpers(t, run), run, extra)
 		})
 	}
 }
 
 // runPage starts a server in a fresh working directory and runs the
 // blocks there in one bash.
-func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []string, bins map[string]string, blocks []block) {
+func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []string, bins map[string]string, blocks []block, extra pageExtras) {
 	d := newPageDirs(t, kfa, samples, bins)
 	work := d.clone
 	before, err := snapshot(work)
@@ -358,6 +363,9 @@ func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []str
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
 	for i, bl := range blocks {
 		text := strings.ReplaceAll(bl.text, "http://127.0.0.1:8080", base)
+		if len(extra.repl) > 0 {
+			text = strings.NewReplacer(extra.repl...).Replace(text)
+		}
 		fmt.Fprintf(&script, "echo '::docs-test %d' >&2\n", i)
 		if bl.fails {
 			// Its own bash, so that errexit holds inside it; set -a above
@@ -378,6 +386,11 @@ func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []str
 	cmd := box.command(ctx, d.root, script.String())
 	cmd.Dir = work
 	cmd.Env = pageEnv(d, shim)
+	if extra.path != "" {
+		// Tools from outside the clone go on PATH, as installed ones
+		// would be.
+		cmd.Env = append(cmd.Env, "PATH="+extra.path+string(os.PathListSeparator)+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
