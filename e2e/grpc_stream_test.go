@@ -181,4 +181,3 @@ func openStream(fr *http2.Framer, id uint32, authority, method, token string, bo
 	binary.BigEndian.PutUint32(msg[1:], uint32(len(body)))
 	return fr.WriteData(id, true, append(msg, body...))
 }
-
