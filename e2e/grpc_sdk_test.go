@@ -7,15 +7,19 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"golang.org/x/oauth2/clientcredentials"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/oidctest"
@@ -25,9 +29,9 @@ import (
 
 // TestGoSDKOverGRPC: the official Go SDK v2.3.1 picks the gRPC interface
 // from kfa's card and its a2agrpc transport calls every method of the
-// service, once with a kfa_ token and once with an OAuth access token from
-// a real provider (internal/oidctest), each sent by the SDK's own
-// AuthInterceptor as authorization metadata: the extended card names the
+// service with a kfa_ token (as authorization, then as x-api-key) and with
+// an OAuth access token from a real provider (internal/oidctest), each sent
+// by the SDK's own AuthInterceptor as metadata: the extended card names the
 // caller; a search; an ask, read back, listed and canceled; the push
 // configs created, read, listed and deleted; a streamed ask that sees the
 // reply another agent posts over HTTP, and a subscription that sees a
@@ -41,6 +45,7 @@ func TestGoSDKOverGRPC(t *testing.T) {
 	})
 	ctx := context.Background()
 	alice, _ := h.agent("alice")
+	carol, _ := h.agent("carol")
 	_, bob := h.agent("bob")
 
 	card, err := agentcard.DefaultResolver.Resolve(ctx, h.url)
@@ -60,7 +65,7 @@ func TestGoSDKOverGRPC(t *testing.T) {
 	oauthScheme, tokenURL := clientCredentialsScheme(t, card)
 	// kfa's 1.0 card cannot carry requirements v2.3.1 reads (a2a-go issue
 	// 430): the client adds them, as docs/api.md's recipe says.
-	card.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}, {oauthScheme: {}}}
+	card.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}, {"apiKey": {}}, {oauthScheme: {}}}
 
 	newClient := func(t *testing.T, creds a2aclient.CredentialsService) *a2aclient.Client {
 		t.Helper()
@@ -74,8 +79,21 @@ func TestGoSDKOverGRPC(t *testing.T) {
 		t.Cleanup(func() { _ = c.Destroy() })
 		return c
 	}
+	// A call without a credential is challenged as on HTTP, pointing OAuth
+	// clients at the protected resource metadata.
+	gctx, cancel := grpcCtx("")
+	defer cancel()
+	var trailer metadata.MD
+	_, err = h.grpcClient().GetTask(gctx, &a2apb.GetTaskRequest{Id: "01JD0000000000000000000000"}, grpc.Trailer(&trailer))
+	if code, _ := grpcError(t, err); code != codes.Unauthenticated ||
+		!strings.Contains(first(trailer.Get("www-authenticate")), `resource_metadata="`+publicURL+`/.well-known/oauth-protected-resource"`) {
+		t.Fatalf("an anonymous GetTask: %v, challenge %q", err, trailer.Get("www-authenticate"))
+	}
+
 	kfaToken := a2aclient.NewInMemoryCredentialsStore()
 	kfaToken.Set("s", "bearer", a2aclient.AuthCredential(alice.Token))
+	apiKey := a2aclient.NewInMemoryCredentialsStore()
+	apiKey.Set("s", "apiKey", a2aclient.AuthCredential(carol.Token))
 	cc := clientcredentials.Config{ClientID: "svc", ClientSecret: "svc-secret", TokenURL: tokenURL, Scopes: []string{"read", "post"}}
 	for _, tc := range []struct {
 		name  string
@@ -84,6 +102,7 @@ func TestGoSDKOverGRPC(t *testing.T) {
 		owner *client.Client // the same agent over HTTP+JSON
 	}{
 		{"kfa_ token", kfaToken, "alice", h.anon.WithToken(alice.Token)},
+		{"kfa_ token as x-api-key", apiKey, "carol", h.anon.WithToken(carol.Token)},
 		{"OAuth access token", oauthCredentials{oauthScheme, cc.TokenSource(ctx)}, "build-bot", h.anon.WithToken(p.Token(t, "svc", "read", "post"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
