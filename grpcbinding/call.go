@@ -111,7 +111,7 @@ func (s *Server) run(ctx context.Context, method string, op func(context.Context
 		}
 		code := codes.OK
 		if err != nil {
-			err, code = s.answerError(ctx, q.ID, err)
+			code, err = s.answerError(ctx, q.ID, err)
 		}
 		trailer := metadata.MD{}
 		if quota, ok := q.Quota.Quota(); ok {
@@ -151,20 +151,21 @@ func (s *Server) run(ctx context.Context, method string, op func(context.Context
 // mapped once, by service.ToError), or a status gRPC made itself (a
 // client that went away); a failure that is the server's is logged with
 // the request id.
-func (s *Server) answerError(ctx context.Context, requestID string, err error) (error, codes.Code) {
+func (s *Server) answerError(ctx context.Context, requestID string, err error) (codes.Code, error) {
 	if _, ok := a2a.AsError(err); !ok {
 		if st, ok := status.FromError(err); ok {
-			return err, st.Code()
+			return st.Code(), err
 		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return status.FromContextError(ctx.Err()).Err(), status.FromContextError(ctx.Err()).Code()
+			st := status.FromContextError(ctx.Err())
+			return st.Code(), st.Err()
 		}
 	}
 	e := service.ToError(err)
 	if e.Kind.HTTPStatus >= 500 {
 		s.deps.Log.Error("gRPC call failed", "request_id", requestID, "err", err.Error())
 	}
-	return e, codeOf(e.Kind)
+	return codeOf(e.Kind), e
 }
 
 // checkVersion applies a2a-version as the HTTP+JSON binding applies
