@@ -181,3 +181,35 @@ func openStream(fr *http2.Framer, id uint32, authority, method, token string, bo
 	binary.BigEndian.PutUint32(msg[1:], uint32(len(body)))
 	return fr.WriteData(id, true, append(msg, body...))
 }
+
+// TestGRPCShutdownEndsStreams: shutting the server down ends its gRPC
+// streams first, as its SSE streams, so draining does not wait out its
+// deadline for them; a call after it finds no server.
+func TestGRPCShutdownEndsStreams(t *testing.T) {
+	h := start(t, withGRPC)
+	alice, ac := h.agent("alice")
+	tk := h.ask(ac, "g1", "followed through a shutdown")
+	c := h.grpcClient()
+	ctx, cancel := grpcCtx(alice.Token)
+	defer cancel()
+	st, err := c.SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, err := st.Recv(); err != nil || first.GetTask().GetId() != tk.ID {
+		t.Fatalf("first event: %v %v", first, err)
+	}
+	began := time.Now()
+	h.stop()
+	if took := time.Since(began); took > h.cfg.ShutdownTimeout/2 {
+		t.Errorf("shutdown took %s with a gRPC stream open", took)
+	}
+	if ev, err := st.Recv(); err == nil {
+		t.Fatalf("the stream went on after shutdown: %v", ev)
+	}
+	ctx2, cancel2 := grpcCtx(alice.Token)
+	defer cancel2()
+	if _, err := c.GetTask(ctx2, &a2apb.GetTaskRequest{Id: tk.ID}); err == nil {
+		t.Fatal("a call after shutdown was answered")
+	}
+}

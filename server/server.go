@@ -364,12 +364,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.broker.Close()
 	s.stopPprof()
 	var errs []error
-	if err := s.stopGRPC(ctx); err != nil {
-		errs = append(errs, err)
-	}
+	// The gRPC listener drains beside the public one, within the same
+	// deadline.
+	grpcStopped := make(chan error, 1)
+	go func() { grpcStopped <- s.stopGRPC(ctx) }()
 	if err := s.public.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain public listener: %w", err))
 		_ = s.public.Close()
+	}
+	if err := <-grpcStopped; err != nil {
+		errs = append(errs, err)
 	}
 	if s.adLn != nil {
 		if err := s.admin.Shutdown(ctx); err != nil {
