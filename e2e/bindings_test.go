@@ -69,7 +69,9 @@ func restOutcome(t *testing.T, raw []byte, status int, proto string) outcome {
 		Tasks     []a2a.Task   `json:"tasks"`
 		TotalSize int          `json:"totalSize"`
 	}
-	_ = json.Unmarshal(raw, &v)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
 	switch {
 	case v.T != nil:
 		return outcome{kind: "task", state: string(v.T.Status.State), id: v.T.ID}
@@ -195,7 +197,9 @@ func (b *rpcBinding) outcome(res json.RawMessage, reason, proto string) outcome 
 				State string `json:"state"`
 			} `json:"status"`
 		}
-		_ = json.Unmarshal(res, &v)
+		if err := json.Unmarshal(res, &v); err != nil {
+			b.t.Fatalf("%s: %v", res, err)
+		}
 		switch v.Kind {
 		case "task":
 			return outcome{kind: "task", state: "TASK_STATE_" + strings.ToUpper(strings.ReplaceAll(v.Status.State, "-", "_")), id: v.ID}
@@ -318,7 +322,10 @@ func TestBindingsBehaveAlike(t *testing.T) {
 				t.Fatalf("ask: %v", asked)
 			}
 			done := b.send(alice.Token, dataReq("ask-2", `{"action":"ask","question":"Will it be answered?"}`, true))
-			task, _ := bc.WithToken(alice.Token).GetTask(bg(), done.id, nil)
+			task, err := bc.WithToken(alice.Token).GetTask(bg(), done.id, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := bc.Reply(bg(), discussionOf(t, task), "yes"); err != nil {
 				t.Fatal(err)
 			}
