@@ -30,9 +30,7 @@ type Handler struct {
 
 // New returns the JSON-RPC handler.
 func New(deps Deps) *Handler {
-	if deps.MaxBodyBytes <= 0 {
-		deps.MaxBodyBytes = 256 << 10
-	}
+	deps.MaxBodyBytes = httpkit.BodyLimit(deps.MaxBodyBytes)
 	h := &Handler{deps: deps}
 	h.methods = h.methodTable()
 	return h
