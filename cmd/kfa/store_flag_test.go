@@ -1,12 +1,16 @@
 package main
 
 import (
+	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/server"
+	"github.com/kfa-project/kfa/store/postgres"
 )
 
 // TestStoreFlagWithoutServer: with --store and no server, the commands open
@@ -55,5 +59,59 @@ func TestStoreFlagWithoutServer(t *testing.T) {
 				t.Fatalf("the URL (and its password) was printed: %s", r)
 			}
 		})
+	}
+}
+
+// TestStoreFlagBesideAServer: when a server answers on the admin socket,
+// a command given --store goes to that server only if it keeps its data
+// in that very database; otherwise it refuses and names both (it used to
+// report the server's data as if it were --store's). Every command that
+// takes --store reaches the data through connect, so one command of each
+// kind stands for them.
+func TestStoreFlagBesideAServer(t *testing.T) {
+	pgA, pgB := pgtest.URL(t), pgtest.URL(t)
+	boltDir := shortTempDir(t)
+	startServer(t, boltDir, nil)
+	pgDir := shortTempDir(t)
+	startServer(t, pgDir, func(c *server.Config) { c.Store = pgA })
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in the refusal; nil: the command runs on the server
+	}{
+		{"a bbolt server, stats", []string{"stats", "--store", pgA, "--data", boltDir},
+			[]string{"--store names " + postgres.Describe(pgA), filepath.Join(boltDir, "kfa.db")}},
+		{"a bbolt server, agent create", []string{"agent", "create", "--name", "zed", "--store", pgA, "--data", boltDir},
+			[]string{"--store names " + postgres.Describe(pgA), filepath.Join(boltDir, "kfa.db")}},
+		{"a PostgreSQL server, another database", []string{"stats", "--store", pgB, "--data", pgDir},
+			[]string{"--store names " + postgres.Describe(pgB), postgres.Describe(pgA)}},
+		{"a PostgreSQL server, its own database", []string{"stats", "--store", pgA, "--data", pgDir}, nil},
+		{"no --store: the server's data", []string{"stats", "--data", boltDir}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := kfa(t, tc.args...)
+			if tc.want == nil {
+				if r.code != 0 {
+					t.Fatalf("want the server to answer: %s", r)
+				}
+				return
+			}
+			if r.code != 1 {
+				t.Fatalf("want a refusal: %s", r)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("the refusal lacks %q: %s", w, r)
+				}
+			}
+			if u, err := url.Parse(pgA); err == nil {
+				if pw, set := u.User.Password(); set && strings.Contains(r.stderr, pw) {
+					t.Errorf("the refusal shows the password: %s", r)
+				}
+			}
+		})
+	}
+	if out := ok(t, "agent", "list", "--data", boltDir); strings.Contains(out, "zed") {
+		t.Fatalf("the refused agent create wrote to the server's data:\n%s", out)
 	}
 }
