@@ -52,22 +52,16 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	if sock == "" {
 		sock = filepath.Join(d.dir, admin.SocketName)
 	}
-	if _, err := os.Stat(sock); err == nil {
-		c := client.NewUnix(sock)
-		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		p, err := c.Ping(pctx)
-		cancel()
-		if err == nil {
-			if d.store != "" {
-				if err := sameStore(ctx, p, d.store, sock); err != nil {
-					return nil, nil, err
-				}
+	if c, p, ok := answering(ctx, sock); ok {
+		if d.store != "" {
+			if err := sameStore(ctx, p, d.store, sock); err != nil {
+				return nil, nil, err
 			}
-			return c, func() {}, nil
 		}
-		// A socket nobody answers is left by a server that died; the file
-		// lock below tells whether another process still holds the data.
+		return c, func() {}, nil
 	}
+	// A socket nobody answers is left by a server that died; the file
+	// lock below tells whether another process still holds the data.
 	if d.store != "" {
 		// PostgreSQL takes several processes: open it beside any server.
 		if !server.IsPostgresURL(d.store) {
@@ -98,6 +92,31 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	return c, done, nil
 }
 
+// answering is the client and the ping of the kfa process that answers
+// on the admin socket sock; ok is false when none does (no socket, or the
+// socket file of a server that died).
+func answering(ctx context.Context, sock string) (c *client.Client, p api.Ping, ok bool) {
+	if _, err := os.Stat(sock); err != nil {
+		return nil, api.Ping{}, false
+	}
+	c = client.NewUnix(sock)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	p, err := c.Ping(pctx)
+	if err != nil {
+		return nil, api.Ping{}, false
+	}
+	return c, p, true
+}
+
+// where is where the server p keeps its data, for messages.
+func where(p api.Ping) string {
+	if p.Store == nil {
+		return p.DataDir
+	}
+	return p.Store.Name
+}
+
 // sameStore refuses --store when the server answering on sock keeps its
 // data elsewhere: the command would go to the server and act on its data
 // while the operator named another database. It names both.
@@ -108,7 +127,7 @@ func sameStore(ctx context.Context, p api.Ping, storeURL, sock string) error {
 	want := postgres.Describe(storeURL)
 	theirs := "a store this kfa cannot identify (is the server an older kfa?)"
 	if p.Store != nil {
-		theirs = p.Store.Name
+		theirs = where(p)
 	}
 	refuse := func(why string) error {
 		return fmt.Errorf("--store names %s, but the kfa server answering on %s (pid %d) keeps its data in %s%s; "+

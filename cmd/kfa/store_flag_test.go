@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/internal/pgtest"
@@ -113,5 +116,40 @@ func TestStoreFlagBesideAServer(t *testing.T) {
 	}
 	if out := ok(t, "agent", "list", "--data", boltDir); strings.Contains(out, "zed") {
 		t.Fatalf("the refused agent create wrote to the server's data:\n%s", out)
+	}
+}
+
+// TestServeBesideAServer: kfa serve on a --data where a server answers is
+// refused at once, naming that server and where its data is. On
+// PostgreSQL nothing else stopped it: it waited forever for the search
+// index the first server holds.
+func TestServeBesideAServer(t *testing.T) {
+	dir := shortTempDir(t)
+	startServer(t, dir, nil)
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) []string
+	}{
+		{"on bbolt", func(*testing.T) []string { return nil }},
+		{"on PostgreSQL", func(t *testing.T) []string { return []string{"--store", pgtest.URL(t)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}, tc.store(t)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var out, errb bytes.Buffer
+			e := env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+			code := runEnv(ctx, e, args)
+			if ctx.Err() != nil {
+				t.Fatal("kfa serve beside a running server still waited after 30s")
+			}
+			if code != 1 || !strings.Contains(errb.String(), "already answers on "+filepath.Join(dir, "kfa.sock")) ||
+				!strings.Contains(errb.String(), filepath.Join(dir, "kfa.db")) {
+				t.Fatalf("exit %d, want 1 naming the running server and its data:\n%s", code, errb.String())
+			}
+		})
+	}
+	if out := ok(t, "stats", "--data", dir); !strings.Contains(out, "Records") {
+		t.Fatalf("the first server no longer answers on its socket:\n%s", out)
 	}
 }
