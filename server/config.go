@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
@@ -204,7 +205,7 @@ func DefaultConfig() Config {
 		MaxStreams:         10_000,
 		MaxStreamsPerAgent: 50,
 		StreamHeartbeat:    15 * time.Second,
-		MaxBodyBytes:       256 << 10,
+		MaxBodyBytes:       httpkit.DefaultMaxBodyBytes,
 		MaxHeaderBytes:     16 << 10,
 		ReadHeaderTimeout:  5 * time.Second,
 		ReadTimeout:        30 * time.Second,

@@ -40,6 +40,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	// A second server on one --data would wait forever for the search
+	// index the first holds (on PostgreSQL, nothing else stops it), and
+	// take its admin socket over.
+	if cfg.AdminSocket != "off" {
+		if _, p, ok := answering(ctx, cfg.AdminSocket); ok {
+			return fmt.Errorf("kfa serve (pid %d, version %s) already answers on %s, with its data in %s; "+
+				"a second server needs a --data of its own (its search index and admin socket are there); "+
+				"servers share a PostgreSQL database with the same --store and each its own --data",
+				p.PID, p.Version, cfg.AdminSocket, where(p))
+		}
+	}
 	log := newLogger(e, cfg.LogFormat, cfg.LogLevel)
 	err = server.Run(ctx, cfg, log)
 	if errors.Is(err, syscall.EADDRINUSE) {
