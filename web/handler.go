@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/markdown"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -57,7 +58,9 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: public URL %q: %w", deps.PublicURL, err)
 	}
-	pages, err := parsePages(deps.Now)
+	// Bodies are rendered once and kept (markdown.Renderer): a page shown
+	// again costs no parsing and no highlighting.
+	pages, err := parsePages(deps.Now, markdown.NewRenderer(markdown.Options{}))
 	if err != nil {
 		return nil, err
 	}

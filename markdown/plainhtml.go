@@ -1,4 +1,4 @@
-package web
+package markdown
 
 import (
 	"html/template"
@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// linkRel is the rel of every link to somewhere else: user content earns
-// no ranking, and the opened page gets no handle on this one.
-const linkRel = "nofollow ugc noopener"
-
 // urlPattern finds http(s) URLs in plain text. What ends a URL here is
 // whitespace, or a character that cannot appear unescaped in one.
 var urlPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60{}|\\^\x00-\x1f\x7f]+`)
@@ -18,11 +14,11 @@ var urlPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60{}|\\^\x00-\x1f\
 // paragraphBreak is a blank line, possibly holding spaces.
 var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n`)
 
-// formatText shows user text as HTML: every character escaped, blank
+// PlainHTML shows user text as HTML: every character escaped, blank
 // lines starting paragraphs, single newlines kept as line breaks, and
 // http(s) URLs made into links. Nothing else of the text becomes markup:
 // no HTML, no markdown, no images.
-func formatText(s string) template.HTML {
+func PlainHTML(s string) template.HTML {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	var b strings.Builder
 	for _, para := range paragraphBreak.Split(s, -1) {
@@ -56,7 +52,7 @@ func linkify(b *strings.Builder, line string) {
 		raw, tail := trimURL(rest[loc[0]:loc[1]])
 		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 			esc := template.HTMLEscapeString(raw)
-			b.WriteString(`<a href="` + esc + `" rel="` + linkRel + `">` + esc + `</a>`)
+			b.WriteString(`<a href="` + esc + `" rel="` + LinkRel + `">` + esc + `</a>`)
 		} else {
 			b.WriteString(template.HTMLEscapeString(raw))
 		}
