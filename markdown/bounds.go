@@ -42,8 +42,8 @@ const (
 type work struct {
 	marks         int // charged to MaxInlineMarks
 	marksRefused  int
-	linkBytes     int // charged to MaxLinkWork
-	linkRefused   int // bracket steps not taken
+	linkBytes     int      // charged to MaxLinkWork
+	linkRefused   int      // bracket steps not taken
 	lenOf         ast.Node // the block whose length lenIs is
 	lenIs         int
 	depthRefused  int // containers not opened past MaxDepth

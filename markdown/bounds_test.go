@@ -112,7 +112,7 @@ func TestHighlightStopsWhenTheBudgetIsSpent(t *testing.T) {
 	if spans == 0 || spans > 20 {
 		t.Fatalf("%d spans, want some and at most 20 (10 readings of the clock)", spans)
 	}
-	if got := strings.Count(out, ":=")+strings.Count(out, "</span>=</"); got < 2000 {
+	if got := strings.Count(out, ":=") + strings.Count(out, "</span>=</"); got < 2000 {
 		t.Fatalf("only %d of the 2000 lines are on the page", got)
 	}
 	if strings.Count(out, "x") != 2000 {

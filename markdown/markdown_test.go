@@ -144,4 +144,3 @@ func FuzzFormatMarkdown(f *testing.F) {
 		checkSafe(t, s, string(testHTML(s)))
 	})
 }
-

@@ -73,4 +73,3 @@ func FuzzFormatText(f *testing.F) {
 		}
 	})
 }
-
