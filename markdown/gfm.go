@@ -5,6 +5,7 @@ import (
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -37,7 +38,31 @@ func tableTransformers() []util.PrioritizedValue {
 }
 
 func tableASTTransformers() []util.PrioritizedValue {
-	return []util.PrioritizedValue{util.Prioritized(extension.NewTableASTTransformer(), 0)}
+	return []util.PrioritizedValue{
+		util.Prioritized(extension.NewTableASTTransformer(), 0),
+		util.Prioritized(tableTabStops{}, 1),
+	}
+}
+
+// tableTabStops makes every table a tab stop: one wider than the page
+// scrolls (kfa.css), and a keyboard must reach it to scroll it.
+type tableTabStops struct{}
+
+// Transform implements parser.ASTTransformer.
+func (tableTabStops) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		if n.Kind() == east.KindTable {
+			n.SetAttributeString("tabindex", []byte("0"))
+			return ast.WalkSkipChildren, nil
+		}
+		if n.Type() == ast.TypeInline {
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
 }
 
 // tableBound charges a table's cells before it is built: every row is

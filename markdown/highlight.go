@@ -13,12 +13,12 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// Languages are the fenced-code languages highlighted, by the names a
+// languages are the fenced-code languages highlighted, by the names a
 // fence may give (```go), each mapped to its chroma lexer. chroma's
 // lexers are regular expressions with backtracking; these are the ones
 // whose worst inputs were measured (see TestHighlightWorstCase), and a
 // fence naming another language is shown as plain code.
-var Languages = map[string]string{
+var languages = map[string]string{
 	"go": "Go", "golang": "Go",
 	"python": "Python", "py": "Python",
 	"javascript": "JavaScript", "js": "JavaScript",
@@ -45,7 +45,7 @@ var lexerFor = func() func(lang string) chroma.Lexer {
 	var mu sync.Mutex
 	cache := map[string]chroma.Lexer{}
 	return func(lang string) chroma.Lexer {
-		name, ok := Languages[strings.ToLower(lang)]
+		name, ok := languages[strings.ToLower(lang)]
 		if !ok {
 			return nil
 		}
@@ -56,11 +56,24 @@ var lexerFor = func() func(lang string) chroma.Lexer {
 			// Not coalesced: a coalescer lexes a whole run of tokens of one
 			// kind before it returns, and the budget is read between tokens.
 			l = lexers.Get(name)
+			warm(l)
 			cache[name] = l
 		}
 		return l
 	}
 }()
+
+// warm makes l compile its expressions (chroma does it on first use),
+// so that the once-per-process cost is not charged to a body's budget.
+func warm(l chroma.Lexer) {
+	if l == nil {
+		return
+	}
+	if it, err := l.Tokenise(nil, "x\n"); err == nil {
+		for t := it(); t != chroma.EOF; t = it() {
+		}
+	}
+}
 
 // budgetKey holds, on the document node, the highlight budget of the
 // render under way.
@@ -73,10 +86,20 @@ var budgetKey = []byte("kfaHighlightBudget")
 // another, so no count of bytes or tokens bounds the time; the clock is
 // read between tokens instead. Code past the budget is shown plain.
 type highlightBudget struct {
-	now      func() time.Time
+	now    func() time.Time
+	budget time.Duration
+	// deadline is set when the first block starts: parsing is bounded
+	// on its own, and a body without code never reads the clock.
 	deadline time.Time
 	tokens   int // tokens lexed, for tests
 	out      bool
+}
+
+// start starts the clock, once.
+func (b *highlightBudget) start() {
+	if b.deadline.IsZero() {
+		b.deadline = b.now().Add(b.budget)
+	}
 }
 
 // spent reports whether the budget ran out, reading the clock.
@@ -120,18 +143,24 @@ func (c codeBlocks) render(w util.BufWriter, src []byte, n ast.Node, entering bo
 	}
 	lang := ""
 	if fc, ok := n.(*ast.FencedCodeBlock); ok {
-		if l := strings.ToLower(string(fc.Language(src))); Languages[l] != "" {
+		if l := strings.ToLower(string(fc.Language(src))); languages[l] != "" {
 			lang = l
 		}
 	}
+	// tabindex: a block wider than the page scrolls, and a keyboard must
+	// reach it to scroll it.
 	if lang != "" {
-		_, _ = w.WriteString(`<pre class="code"><code class="language-` + lang + `">`)
+		_, _ = w.WriteString(`<pre class="code" tabindex="0"><code class="language-` + lang + `">`)
 	} else {
-		_, _ = w.WriteString(`<pre class="code"><code>`)
+		_, _ = w.WriteString(`<pre class="code" tabindex="0"><code>`)
 	}
 	rest := code.String()
-	if b := budgetOf(n); lang != "" && b != nil && !b.spent() {
-		rest = writeTokens(w, lexerFor(lang), rest, b)
+	if b := budgetOf(n); lang != "" && b != nil {
+		lexer := lexerFor(lang) // compiled before the clock starts
+		b.start()
+		if !b.spent() {
+			rest = writeTokens(w, lexer, rest, b)
+		}
 	}
 	_, _ = w.Write(util.EscapeHTML([]byte(rest)))
 	_, _ = w.WriteString("</code></pre>\n")

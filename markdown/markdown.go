@@ -82,14 +82,19 @@ func NewRenderer(o Options) *Renderer {
 // HTML renders body as the safe subset of HTML for a page: GitHub's
 // Markdown without raw HTML or images, links to http(s) addresses only
 // (rel="nofollow ugc noopener"), fenced code in a known language
-// highlighted into classes (see Languages). A body longer than MaxLen is
+// highlighted into classes (see languages). A body longer than MaxLen is
 // shown as plain text.
 func (r *Renderer) HTML(body string) template.HTML {
 	if h, ok := r.cache.get(body); ok {
 		return h
 	}
-	h, _ := render(body, &highlightBudget{now: r.o.Now, deadline: r.o.Now().Add(r.o.HighlightBudget)})
-	r.cache.put(body, h)
+	hb := &highlightBudget{now: r.o.Now, budget: r.o.HighlightBudget}
+	h, _ := render(body, hb)
+	// A render the budget cut short is not kept: on a busy moment it may
+	// have cut ordinary code, which the next view highlights in full.
+	if !hb.out {
+		r.cache.put(body, h)
+	}
 	return h
 }
 

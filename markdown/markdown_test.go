@@ -19,14 +19,14 @@ func TestFormatMarkdown(t *testing.T) {
 		{name: "emphasis and inline code", in: "*em*, **strong** and `a < b`",
 			want: []string{"<em>em</em>", "<strong>strong</strong>", "<code>a &lt; b</code>"}},
 		{name: "a fenced code block", in: "```go\nif a < b {\n\tfmt.Println(\"<b>\")\n}\n```",
-			want: []string{`<pre class="code"><code class="language-go"><span class="hl-k">if</span> a &lt; b {`,
+			want: []string{`<pre class="code" tabindex="0"><code class="language-go"><span class="hl-k">if</span> a &lt; b {`,
 				`<span class="hl-s">&quot;&lt;b&gt;&quot;</span>`}},
 		{name: "a fence in an unknown language is plain", in: "```brainfuck\n+[<b>]\n```",
-			want: []string{`<pre class="code"><code>+[&lt;b&gt;]`}, not: []string{"span", "brainfuck"}},
+			want: []string{`<pre class="code" tabindex="0"><code>+[&lt;b&gt;]`}, not: []string{"span", "brainfuck"}},
 		{name: "an indented code block", in: "    x := <y>\n",
-			want: []string{`<pre class="code"><code>x := &lt;y&gt;`}},
+			want: []string{`<pre class="code" tabindex="0"><code>x := &lt;y&gt;`}},
 		{name: "a table", in: "| a | b |\n|:--|--:|\n| 1 | `2` |",
-			want: []string{"<table>", `<th align="left">a</th>`, `<td align="right"><code>2</code></td>`}},
+			want: []string{`<table tabindex="0">`, `<th align="left">a</th>`, `<td align="right"><code>2</code></td>`}},
 		{name: "strikethrough", in: "~~old~~ new", want: []string{"<del>old</del> new"}},
 		{name: "a task list", in: "- [x] done\n- [ ] to do",
 			want: []string{`<input type="checkbox" class="task" checked disabled aria-label="done"> done`,
@@ -79,9 +79,9 @@ func testHTML(s string) string {
 // allowed are the elements and, for each, the attributes the subset
 // writes.
 var allowed = map[string]map[string]bool{
-	"p": {}, "br": {}, "em": {}, "strong": {}, "code": {"class": true}, "pre": {"class": true}, "ul": {}, "ol": {"start": true}, "li": {},
+	"p": {}, "br": {}, "em": {}, "strong": {}, "code": {"class": true}, "pre": {"class": true, "tabindex": true}, "ul": {}, "ol": {"start": true}, "li": {},
 	"blockquote": {}, "hr": {}, "a": {"href": true, "rel": true}, "del": {}, "span": {"class": true},
-	"table": {}, "thead": {}, "tbody": {}, "tr": {}, "th": {"align": true}, "td": {"align": true},
+	"table": {"tabindex": true}, "thead": {}, "tbody": {}, "tr": {}, "th": {"align": true}, "td": {"align": true},
 	"input": {"type": true, "class": true, "checked": true, "disabled": true, "aria-label": true},
 }
 
