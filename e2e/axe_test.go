@@ -179,10 +179,10 @@ func TestBrowserAxe(t *testing.T) {
 	}
 	sel := "#reply-" + r.Reply.ID
 	for js, want := range map[string]int{
-		`document.querySelectorAll("` + sel + ` table td").length`:                     6,
+		`document.querySelectorAll("` + sel + ` table td").length`:                       6,
 		`document.querySelectorAll("` + sel + ` pre code.language-go span.hl-k").length`: 6, // func, error, :=, for, :=, return
-		`document.querySelectorAll("` + sel + ` input.task[disabled]").length`:          2,
-		`document.querySelectorAll("` + sel + ` del").length`:                           1,
+		`document.querySelectorAll("` + sel + ` input.task[disabled]").length`:           2,
+		`document.querySelectorAll("` + sel + ` del").length`:                            1,
 	} {
 		if got := eval[int](t, tab, js); got < 1 || got > want*2 {
 			t.Errorf("%s = %d, want about %d", js, got, want)
