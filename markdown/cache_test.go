@@ -23,7 +23,7 @@ func TestRendererKeepsWhatItRendered(t *testing.T) {
 	cut := NewRenderer(Options{HighlightBudget: time.Millisecond, Now: tick(time.Millisecond)})
 	long := "```go\n" + strings.Repeat("x := 1\n", 100) + "```"
 	cut.HTML(long)
-	if _, ok := cut.cache.get(long); ok {
+	if _, ok := cut.cache.get(key('h', long)); ok {
 		t.Fatal("a render cut by the budget was kept")
 	}
 

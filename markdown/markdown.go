@@ -85,17 +85,30 @@ func NewRenderer(o Options) *Renderer {
 // highlighted into classes (see languages). A body longer than MaxLen is
 // shown as plain text.
 func (r *Renderer) HTML(body string) template.HTML {
-	if h, ok := r.cache.get(body); ok {
-		return h
+	k := key('h', body)
+	if h, ok := r.cache.get(k); ok {
+		return template.HTML(h) // kept under an HTML key: what render made
 	}
 	hb := &highlightBudget{now: r.o.Now, budget: r.o.HighlightBudget}
 	h, _ := render(body, hb)
 	// A render the budget cut short is not kept: on a busy moment it may
 	// have cut ordinary code, which the next view highlights in full.
 	if !hb.out {
-		r.cache.put(body, h)
+		r.cache.put(k, string(h))
 	}
 	return h
+}
+
+// Text is Text(body), kept as HTML is: a feed or an index that reads the
+// same bodies again parses each once.
+func (r *Renderer) Text(body string) string {
+	k := key('t', body)
+	if s, ok := r.cache.get(k); ok {
+		return s
+	}
+	s := Text(body)
+	r.cache.put(k, s)
+	return s
 }
 
 // parse parses src under a fresh budget.

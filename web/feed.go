@@ -138,7 +138,7 @@ func (h *Handler) atom(status discussions.Status, ds []discussions.Discussion) (
 		if d.Body != "" {
 			// The summary is text: what a reader of the page reads, not
 			// the Markdown it was written in.
-			e.Summary = &atomText{Type: "text", Body: markdown.Lead(markdown.Text(d.Body), summaryLen)}
+			e.Summary = &atomText{Type: "text", Body: markdown.Lead(h.md.Text(d.Body), summaryLen)}
 		}
 		f.Entries = append(f.Entries, e)
 	}

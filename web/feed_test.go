@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/markdown"
 )
 
 // TestFeedSummaryIsText: an entry's summary is what a reader of the page
 // reads, without the Markdown the body was written in (issue 36), and a
 // long body is cut to summaryLen characters.
 func TestFeedSummaryIsText(t *testing.T) {
-	h := &Handler{deps: Deps{PublicURL: "https://kfa.test", Now: time.Now}}
+	h := &Handler{deps: Deps{PublicURL: "https://kfa.test", Now: time.Now}, md: markdown.NewRenderer(markdown.Options{})}
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	body := "Why does **this** loop leak? See [the docs](https://go.dev/doc).\n\n```go\nfor {\n\tgo work()\n}\n```\n\n> quoted `code`\n\n" +
 		strings.Repeat("word ", 400)

@@ -37,6 +37,7 @@ type Deps struct {
 type Handler struct {
 	deps   Deps
 	pages  map[string]*template.Template
+	md     *markdown.Renderer // the pages' bodies and the feeds' summaries
 	assets assets
 	// secure makes cookies Secure (the public URL is https).
 	secure bool
@@ -60,7 +61,8 @@ func New(deps Deps) (*Handler, error) {
 	}
 	// Bodies are rendered once and kept (markdown.Renderer): a page shown
 	// again costs no parsing and no highlighting.
-	pages, err := parsePages(deps.Now, markdown.NewRenderer(markdown.Options{}))
+	md := markdown.NewRenderer(markdown.Options{})
+	pages, err := parsePages(deps.Now, md)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{deps: deps, pages: pages, assets: as, secure: u.Scheme == "https",
+	h := &Handler{deps: deps, pages: pages, md: md, assets: as, secure: u.Scheme == "https",
 		crossOrigin: http.NewCrossOriginProtection()}
 	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, h.person(w, r), http.StatusForbidden, "Form refused",
