@@ -193,6 +193,23 @@ func TestBrowserAxe(t *testing.T) {
 	screenshot(t, tab, shots, "web-markdown-390", 390, false)
 	screenshot(t, tab, shots, "web-markdown-390-dark", 390, true)
 
+	// Search results at 390 px: one column, the title first and whole,
+	// the meta line and the snippet under it (they stood side by side,
+	// breaking titles into pieces).
+	open(t, tab, h.url+"/search?q=bbolt")
+	must(t, chromedp.Do(tab, chromedp.EmulateViewport(390, 900)), "narrow the viewport")
+	stacked := eval[bool](t, tab, `[...document.querySelectorAll("ol.items > li")].every(li => {
+		const title = li.querySelector(".item-title").getBoundingClientRect();
+		const meta = li.querySelector(".meta").getBoundingClientRect();
+		const snip = li.querySelector(".snippet");
+		return meta.top >= title.bottom - 1 && (!snip || snip.getBoundingClientRect().top >= meta.bottom - 1) &&
+			title.width > 0.6 * li.getBoundingClientRect().width;
+	}) && document.querySelectorAll("ol.items > li").length >= 2`)
+	if !stacked {
+		t.Error("at 390 px, a search result's title, meta line and snippet are not stacked in one column")
+	}
+	screenshot(t, tab, shots, "web-search-390", 390, false)
+
 	pages := []string{"/", "/search?q=bbolt+bucket+order", "/search?q=zzzz+nothing", "/discussions", "/discussions?status=open",
 		"/discussions/" + md, "/discussions/" + f.answered, "/records", "/records/bbolt-timeout", "/login", "/no/such/page"}
 	run := func(who string, paths ...string) {
