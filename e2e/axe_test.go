@@ -2,20 +2,13 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -23,66 +16,11 @@ import (
 )
 
 // axeScript returns axe-core's browser script, installed once with npm
-// from testdata/axe's lock file into the user's cache directory, or skips
-// the test (fails it under KFA_REQUIRE_NODE) saying what is missing.
+// from testdata/axe's lock file (see npmInstalled).
 func axeScript(t *testing.T) string {
 	t.Helper()
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv(EnvRequireNode) != "" {
-			t.Fatalf("%s (%s is set)", msg, EnvRequireNode)
-		}
-		t.Skipf("%s; install npm to run axe-core in Chromium (%s=1 makes this a failure)", msg, EnvRequireNode)
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		unavailable("npm is not installed")
-	}
-	var files [2][]byte
-	for i, name := range []string{"package.json", "package-lock.json"} {
-		if files[i], err = os.ReadFile(filepath.Join("testdata", "axe", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.Sum256(append(files[0], files[1]...))
-	dir := filepath.Join(cache, "kfa-test", "axe-"+hex.EncodeToString(sum[:8]))
-	script := filepath.Join(dir, "node_modules", "axe-core", "axe.min.js")
-	if b, err := os.ReadFile(script); err == nil {
-		return string(b)
-	}
-	// Install into a directory of its own, then move it in place: a run
-	// that stops halfway leaves nothing half installed.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for i, name := range []string{"package.json", "package-lock.json"} {
-		if err := os.WriteFile(filepath.Join(tmp, name), files[i], 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		unavailable("npm ci of axe-core failed: %v: %s", err, lastLines(string(out), 5))
-	}
-	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(script)
+	script := filepath.Join("node_modules", "axe-core", "axe.min.js")
+	b, err := os.ReadFile(filepath.Join(npmInstalled(t, "axe", script), script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,19 +39,7 @@ type axeViolation struct {
 // in the light or the dark scheme, and fails t for every violation.
 func checkAxe(t *testing.T, tab context.Context, script, what string, width int64, dark bool) {
 	t.Helper()
-	scheme := "light"
-	if dark {
-		scheme = "dark"
-	}
-	must(t, chromedp.Do(tab,
-		chromedp.EmulateViewport(width, 900),
-		func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
-			})
-			return chromedp.Void{}, err
-		},
-	), "set the viewport")
+	scheme := setView(t, tab, width, dark)
 	if !eval[bool](t, tab, `typeof window.axe === "object"`) {
 		must(t, chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](script)), "load axe-core")
 	}
