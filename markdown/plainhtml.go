@@ -64,20 +64,24 @@ func linkify(b *strings.Builder, line string) {
 // trimURL splits the punctuation that ends a sentence off a URL found in
 // text ("see https://x.org/a." links https://x.org/a). A closing
 // parenthesis stays when the URL opened one (https://en.wikipedia.org/wiki/Go_(game)).
+//
+// The brackets are counted once and the counts kept as the end moves, so
+// a URL of a million ')' costs a million steps, not their square.
 func trimURL(u string) (link, tail string) {
+	opens, closes := strings.Count(u, "("), strings.Count(u, ")")
+	squareOpens, squareCloses := strings.Count(u, "["), strings.Count(u, "]")
 	end := len(u)
 	for end > 0 {
-		c := u[end-1]
-		switch {
+		switch c := u[end-1]; {
 		case strings.IndexByte(".,;:!?*", c) >= 0:
-			end--
-		case c == ')' && strings.Count(u[:end], "(") < strings.Count(u[:end], ")"):
-			end--
-		case c == ']' && strings.Count(u[:end], "[") < strings.Count(u[:end], "]"):
-			end--
+		case c == ')' && opens < closes:
+			closes--
+		case c == ']' && squareOpens < squareCloses:
+			squareCloses--
 		default:
 			return u[:end], u[end:]
 		}
+		end--
 	}
 	return u[:end], u[end:]
 }

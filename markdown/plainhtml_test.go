@@ -29,6 +29,7 @@ func TestFormatText(t *testing.T) {
 		{"scheme without host", "https://", "<p>https://</p>\n"},
 		{"only punctuation after the scheme", "https://.", "<p>https://.</p>\n"},
 		{"not a word boundary", "xhttps://x.test", "<p>xhttps://x.test</p>\n"},
+		{"closing brackets past the opened ones", "(see https://x.test/a_(b)]).", `<p>(see <a href="https://x.test/a_(b)"` + rel + `>https://x.test/a_(b)</a>]).</p>` + "\n"},
 		{"upper-case scheme", "HTTPS://X.TEST", `<p><a href="HTTPS://X.TEST"` + rel + `>HTTPS://X.TEST</a></p>` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
