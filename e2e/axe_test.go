@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdppage "github.com/chromedp/cdproto/page"
@@ -83,7 +84,9 @@ func TestBrowserAxe(t *testing.T) {
 	script := axeScript(t)
 	tab := newTab(t)
 	bypassCSP(t, tab)
-	f := newWebFixture(t, func(c *serverConfig) { c.SearchRate = 0 })
+	// Highlighting is timed; the race detector and a loaded machine must
+	// not leave the test's Go plain.
+	f := newWebFixture(t, func(c *serverConfig) { c.SearchRate = 0; c.WebHighlightBudget = time.Minute })
 	h := f.h
 	mod, _ := h.agent("mia", "read", "moderate")
 	_, carolC := h.agent("carol")

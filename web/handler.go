@@ -31,6 +31,9 @@ type Deps struct {
 	MaxBodyBytes int64
 	// Now is the clock of feeds with no entry; time.Now when nil.
 	Now func() time.Time
+	// HighlightBudget is how long one body's code may be highlighted
+	// for; markdown.DefaultHighlightBudget when 0.
+	HighlightBudget time.Duration
 }
 
 // Handler serves the web view's routes. Build it with New.
@@ -61,7 +64,7 @@ func New(deps Deps) (*Handler, error) {
 	}
 	// Bodies are rendered once and kept (markdown.Renderer): a page shown
 	// again costs no parsing and no highlighting.
-	md := markdown.NewRenderer(markdown.Options{})
+	md := markdown.NewRenderer(markdown.Options{HighlightBudget: deps.HighlightBudget})
 	pages, err := parsePages(deps.Now, md)
 	if err != nil {
 		return nil, err
