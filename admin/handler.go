@@ -146,10 +146,15 @@ func (h *Handler) linkAgent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	a, err := h.deps.Operator.LinkAgent(r.Context(), mux.Vars(r)["id"], req)
+	out, err := h.deps.Operator.LinkAgent(r.Context(), mux.Vars(r)["id"], req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+	res := api.LinkedAgent{Agent: api.FromAgent(out.Agent)}
+	if out.Replaced != nil {
+		was := api.FromAgent(*out.Replaced)
+		res.Replaced = &was
+	}
+	httpkit.WriteJSON(w, http.StatusOK, res)
 }

@@ -35,6 +35,18 @@ type RotateAgentRequest struct {
 type LinkAgentRequest struct {
 	Issuer  string `json:"issuer"`
 	Subject string `json:"subject"`
+	// Replace moves the identity from the revoked agent it is linked to
+	// (kfa agent link --replace); an active agent's identity never moves.
+	Replace bool `json:"replace,omitempty"`
+	// By is who moved it, kept on the revoked agent (identityMoved.by).
+	By string `json:"by,omitempty"`
+}
+
+// LinkedAgent is the answer of POST /admin/v1/agents/{id}/link: the agent,
+// and the revoked agent the identity moved from, if it moved.
+type LinkedAgent struct {
+	Agent
+	Replaced *Agent `json:"replaced,omitempty"`
 }
 
 // Record is a record as the admin API shows it.

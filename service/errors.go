@@ -97,7 +97,9 @@ func toA2A(err error, prefix string) *a2a.Error {
 	case errors.Is(err, knowledge.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "record not found")
 	case errors.Is(err, agents.ErrDisabled):
-		return a2a.Errorf(a2a.UnsupportedOperation, "agent is disabled")
+		return a2a.Errorf(a2a.UnsupportedOperation, "%s", "agent is revoked, and stays revoked: its tokens never work again. "+
+			"Create a new agent (kfa agent create); to give it the OAuth identity of the revoked one, "+
+			"kfa agent link NEW_ID --issuer URL --subject SUB --replace")
 	case errors.Is(err, agents.ErrNotLinked):
 		return a2a.Errorf(a2a.Unauthenticated, "%s", err.Error())
 	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope), errors.Is(err, agents.ErrInvalidIdentity):
