@@ -97,6 +97,9 @@ func TestImportsRunDownward(t *testing.T) {
 			"a client needs the wire shapes, not the server"},
 		rule{mod + "api", pkgs(drivers, stores, surfaces, followers, mains, []string{"service", "internal/httpkit", "client"}),
 			"the wire shapes know nothing of the server"},
+		rule{mod + "markdown", pkgs([]string{"net/http"}, drivers, stores, surfaces, followers, mains, domain,
+			[]string{"service", "internal/httpkit", "api", "client", "a2a"}),
+			"the Markdown renderer is a leaf the web view and the index share: it knows nothing of kfa"},
 	)
 	for _, f := range pkgs(followers) {
 		forbidden := pkgs(drivers, stores, surfaces, mains)

@@ -92,6 +92,11 @@ type Config struct {
 	// WebSessionTTL is how long a web sign-in session lives; default 30
 	// days.
 	WebSessionTTL time.Duration
+	// WebHighlightBudget is how long the code of one body may be
+	// highlighted for on a page (default markdown.DefaultHighlightBudget,
+	// 2ms); past it, code is shown plain (tests under the race detector
+	// raise it).
+	WebHighlightBudget time.Duration
 
 	// MCP serves the MCP tools at /mcp on the public listener; default
 	// true. kfa mcp (stdio) works either way.
