@@ -105,7 +105,7 @@ func TestDecideCancelIsDeterministic(t *testing.T) {
 	a, errA := DecideCancel(st, "alice", now)
 	b, errB := DecideCancel(st, "alice", now)
 	if errA != nil || errB != nil || len(a.Deliveries) != 1 || len(b.Deliveries) != 1 {
-		t.Fatalf("the cancels: %v %v, %d and %d deliveries", errA, errB, len(a.Deliveries), len(b.Deliveries))
+		t.Fatalf("cancel: %v, %v; deliveries %d and %d, want one each", errA, errB, len(a.Deliveries), len(b.Deliveries))
 	}
 	if a.Deliveries[0].ID != b.Deliveries[0].ID || string(a.Deliveries[0].Event) != string(b.Deliveries[0].Event) {
 		t.Fatalf("two decisions of one cancel differ: %+v vs %+v", a.Deliveries[0], b.Deliveries[0])
