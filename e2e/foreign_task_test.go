@@ -27,7 +27,7 @@ import (
 // a route that decoded first would fail. Alice's own subscribe and
 // config listing show they are indeed undecodable.
 func TestForeignTaskIsNeverDecoded(t *testing.T) {
-	h := start(t, nil)
+	h := start(t, withGRPC)
 	alice, ac := h.agent("alice")
 	bob, _ := h.agent("bob")
 	res, err := ac.SendMessage(context.Background(), askReq("a1", "A private question with long details",
@@ -168,8 +168,9 @@ func corruptTask(t *testing.T, h *harness, id string) (*harness, func() *harness
 }
 
 // taskIDRoutes are the calls, as the agent with token, of every route
-// that takes a task id, on both bindings and in both protocol versions:
-// each takes the id and answers the status and body.
+// that takes a task id, on every binding (HTTP+JSON, JSON-RPC in both
+// protocol versions, and gRPC when the server runs it): each takes the
+// id and answers the status and body.
 func taskIDRoutes(h *harness, token string) map[string]func(id string) (int, string) {
 	rest := func(method, path, body string) func(id string) (int, string) {
 		return func(id string) (int, string) {
@@ -185,7 +186,7 @@ func taskIDRoutes(h *harness, token string) map[string]func(id string) (int, str
 		send03 = `{"message":{"kind":"message","role":"user","messageId":"b1","taskId":"ID","parts":[{"kind":"text","text":"more details"}]}}`
 		push   = `{"url":"https://hooks.example.com/kfa"}`
 	)
-	return map[string]func(id string) (int, string){
+	routes := map[string]func(id string) (int, string){
 		"GET tasks/{id}":                             rest("GET", "/a2a/v1/tasks/ID", ""),
 		"POST tasks/{id}:cancel":                     rest("POST", "/a2a/v1/tasks/ID:cancel", "{}"),
 		"GET tasks/{id}:subscribe":                   rest("GET", "/a2a/v1/tasks/ID:subscribe", ""),
@@ -215,6 +216,12 @@ func taskIDRoutes(h *harness, token string) map[string]func(id string) (int, str
 		"JSON-RPC 0.3 pushNotificationConfig/list":   rpc("tasks/pushNotificationConfig/list", `{"id":"ID"}`),
 		"JSON-RPC 0.3 pushNotificationConfig/delete": rpc("tasks/pushNotificationConfig/delete", `{"id":"ID","pushNotificationConfigId":"c1"}`),
 	}
+	if h.srv.GRPCAddr() != "" {
+		for name, call := range grpcTaskIDRoutes(h, token) {
+			routes[name] = call
+		}
+	}
+	return routes
 }
 
 // heavyConfigs gives task id n push configs of the agent with token, each

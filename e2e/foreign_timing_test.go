@@ -30,8 +30,8 @@ const (
 	timingSlack = 60 * time.Microsecond
 )
 
-// TestForeignTaskTiming: on every route that takes a task id, on both
-// stores, another agent's task with heavy push configs (10 of 4 KB)
+// TestForeignTaskTiming: on every route that takes a task id, on every
+// binding and both stores, another agent's task with heavy push configs (10 of 4 KB)
 // costs what an unknown id costs: over 400 interleaved requests, the
 // medians do not tell them apart. The routes must check the owner before
 // they load (bbolt: decode; PostgreSQL: lock) anything else of the task;
@@ -61,6 +61,7 @@ func TestForeignTaskTiming(t *testing.T) {
 			h := start(t, func(c *server.Config) {
 				c.Store = url
 				c.RequestRate = 0 // thousands of requests by one agent
+				withGRPC(c)
 			})
 			alice, ac := h.agent("alice")
 			bob, _ := h.agent("bob")
