@@ -26,7 +26,7 @@ func TestDeleteMany(t *testing.T) {
 	if p, _ := db.ListRecords(ctx, "", 10); p.Total != 1 || p.Records[0].ID != "b" {
 		t.Fatalf("left %+v", p)
 	}
-	if chs, _ := db.Changes(ctx, changelog.Position{Seq: 3}, 10); len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
+	if _, chs, _ := db.Changes(ctx, changelog.Position{Seq: 3}, 10); len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
 		t.Fatalf("feed after the deletes: %+v", chs)
 	}
 
