@@ -48,10 +48,6 @@ func (r *taskRow) task() (tasks.Task, error) {
 	return t, nil
 }
 
-func (r *taskRow) snapshot() tasks.Snapshot {
-	return tasks.Snapshot{ID: []byte(r.t.ID), OwnerID: []byte(r.t.OwnerID), State: r.t.State, StatusTime: r.t.StatusTime, Wire: r.wire}
-}
-
 // getTask reads one task row; ErrNotFound when there is none.
 func getTask(ctx context.Context, tx rowQuerier, id string) (taskRow, error) {
 	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1", id))
