@@ -116,6 +116,12 @@ func TestDiscussionTotalsExact(t *testing.T) {
 	}
 	rows = rows[:len(rows)-1]
 	checkTotals(t, db, rows)
+	// kfa stats gives the same totals (bbolt's counts the same ones).
+	st, err := db.Stats(ctx)
+	if err != nil || st.Discussions != counted(rows, "") || st.Open != counted(rows, discussions.StatusOpen) ||
+		st.Answered != counted(rows, discussions.StatusAnswered) {
+		t.Errorf("stats: %d discussions (%d open, %d answered), %v", st.Discussions, st.Open, st.Answered, err)
+	}
 	rep, err := db.Check(ctx)
 	if err != nil {
 		t.Fatal(err)
