@@ -77,18 +77,27 @@ func (s *DB) CreateAgent(ctx context.Context, c agents.Create) error {
 	})
 }
 
-// AgentsNamed implements agents.Store.
-func (s *DB) AgentsNamed(ctx context.Context, name string, limit int) ([]string, error) {
-	var ids []string
+// AgentsNamed implements agents.Store in one statement: a row of ids
+// for each name, in the names' order.
+func (s *DB) AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = agents.NameKey(n)
+	}
+	var out [][]string
 	err := s.readStatement(ctx, func(q rowQuerier) error {
-		rows, err := q.Query(ctx, "SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT $2", agents.NameKey(name), limit)
+		rows, err := q.Query(ctx, `SELECT ARRAY(SELECT id FROM agents WHERE name_key = k.key ORDER BY id LIMIT $2)
+			FROM unnest($1::text[]) WITH ORDINALITY k(key, i) ORDER BY k.i`, keys, limit)
 		if err != nil {
 			return err
 		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		out, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
 		return err
 	})
-	return ids, err
+	if err == nil && len(out) != len(names) {
+		err = fmt.Errorf("postgres: agents of %d names, %d answers", len(names), len(out))
+	}
+	return out, err
 }
 
 // loadCredentials queues the loads of a credential command: the agent

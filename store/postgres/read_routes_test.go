@@ -167,7 +167,13 @@ func TestReadRouteRoundTrips(t *testing.T) {
 		// The operator's.
 		{"GetAgent", func() error { _, err := e.ag.Get(ctx, alice.ID); return err }},
 		{"ListAgents", func() error { _, err := e.ag.List(ctx, nil, ""); return err }},
-		{"the agents of a name", func() error { _, err := db.AgentsNamed(ctx, "alice", 2); return err }},
+		{"the shared names of a page", func() error {
+			shared, err := e.ag.SharedNames(ctx, []string{"alice", "BOB", "carol", "dave", "alice"})
+			if err == nil && len(shared) != 4 {
+				t.Errorf("shared names %v", shared)
+			}
+			return err
+		}},
 		{"stats", func() error { _, err := db.Stats(ctx); return err }},
 		{"the outbox's stats", func() error { _, err := db.OutboxStats(ctx); return err }},
 		{"the outbox", func() error {
