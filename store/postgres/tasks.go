@@ -272,12 +272,15 @@ func getOwnedTask(ctx context.Context, tx rowQuerier, ownerID, id string) (taskR
 	return r, err
 }
 
+// viewTask reads a snapshot of task $1 if $2 owns it (any owner for '').
+var viewTask = "SELECT " + snapshotColumns(nil) + " FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
+
 // ViewSnapshot implements tasks.Store in one statement; fn sees the
 // row as it came (scanSnapshot), while the read holds its connection.
 // Another owner's task is read as an unknown one is: not at all.
 func (s *DB) ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
 	return s.readStatement(ctx, func(q rowQuerier) error {
-		rows, err := q.Query(ctx, "SELECT "+snapshotColumns(nil)+" FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)", id, ownerID)
+		rows, err := q.Query(ctx, viewTask, id, ownerID)
 		if err != nil {
 			return err
 		}
