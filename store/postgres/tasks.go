@@ -272,7 +272,8 @@ func getOwnedTask(ctx context.Context, tx rowQuerier, ownerID, id string) (taskR
 	return r, err
 }
 
-// viewTask reads a snapshot of task $1 if $2 owns it (any owner for '').
+// viewTask reads a snapshot of task $1 if $2 owns it (any owner when $2
+// is empty).
 var viewTask = "SELECT " + snapshotColumns(nil) + " FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
 
 // ViewSnapshot implements tasks.Store in one statement; fn sees the
