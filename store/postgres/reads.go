@@ -11,13 +11,13 @@ import (
 // connection of the pool outside any transaction: one statement reads
 // one snapshot of its own, so a transaction around it (BEGIN, the
 // statement, COMMIT) would only make its one round trip three. A page
-// and its total are one statement too (totalPage). Every read is counted
-// under TripsRead, so that read_trips_test.go holds each to one round
-// trip.
+// and its total are one statement too (totalPage). Each such read is
+// counted under TripsRead, so that read_routes_test.go holds each to one
+// round trip. (The change log's own reads, ReadTail and the cursors, are
+// one statement each on the pool.)
 //
 // Only the operator's whole-database walks (kfa check, the dump of kfa
-// migrate and backup) read many statements in one snapshot, through
-// readSnapshot.
+// migrate) read many statements in one snapshot, through readSnapshot.
 
 // readSnapshot runs fn in one read-only transaction (one snapshot for
 // its reads).
