@@ -83,7 +83,7 @@ func (x *Index) addListed(ctx context.Context, b *bleve.Batch, d discussions.Dis
 // addDiscussion puts d with replies, its indexedReplies, into b.
 func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion, replies []discussions.Reply) error {
 	var body strings.Builder
-	body.WriteString(d.Body)
+	body.WriteString(x.md.Text(d.Body))
 	size := 0
 	doc := discussionDoc{
 		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
@@ -96,11 +96,11 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 			break
 		}
 		body.WriteString("\n\n")
-		body.WriteString(r.Body)
+		body.WriteString(x.md.Text(r.Body))
 		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt),
 			Accepted: r.ID == d.AcceptedReplyID})
 		if doc.Answer == "" && discussions.Qualifies(d, r) {
-			doc.Answer = r.Body
+			doc.Answer = x.md.Text(r.Body)
 		}
 	}
 	// The accepted reply is the answer, wherever it is in the thread:
@@ -110,7 +110,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		if err != nil {
 			return err
 		}
-		doc.Answer = r.Body
+		doc.Answer = x.md.Text(r.Body)
 	}
 	doc.Body = body.String()
 	tb, err := json.Marshal(thread)
