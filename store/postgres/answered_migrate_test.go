@@ -15,7 +15,7 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// TestMigrateAnswered: migration 10 answers every discussion of a
+// TestMigrateAnswered: migration 11 answers every discussion of a
 // database written under the old rule by its earliest visible qualifying
 // reply: one answered at a later reply's time gets the earliest's, one
 // whose only answer is hidden is open again; the database then passes
@@ -69,7 +69,7 @@ func TestMigrateAnswered(t *testing.T) {
 	}
 
 	// What the old rule could leave: answered at the later reply's time;
-	// answered by a hidden reply alone. Then schema 9 again.
+	// answered by a hidden reply alone. Then schema 10 again.
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestMigrateAnswered(t *testing.T) {
 			WHERE id = $1`, []any{only.ID}},
 		{`UPDATE discussions SET doc = convert_to(jsonb_set(convert_from(doc, 'UTF8')::jsonb, '{hiddenReplies}', '1')::text, 'UTF8')
 			WHERE id = $1`, []any{once}},
-		{"DELETE FROM kfa_schema_migrations WHERE version >= 10", nil},
+		{"DELETE FROM kfa_schema_migrations WHERE version >= 11", nil},
 	} {
 		if _, err := conn.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			t.Fatalf("%s: %v", stmt.sql, err)

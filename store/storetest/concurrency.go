@@ -40,6 +40,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"FlagRate", testConcurrentFlagRate},
 		{"Revoke", testConcurrentRevoke},
 		{"Answers", testConcurrentAnswers},
+		{"DiscussionTotals", testConcurrentTotals},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

@@ -1,4 +1,4 @@
--- kfa schema 10: every discussion answered by its earliest visible
+-- kfa schema 11: every discussion answered by its earliest visible
 -- qualifying reply (discussions.Answered: answered at that reply's time,
 -- open when there is none). Until now a discussion was answered at the
 -- time of the qualifying reply that committed first, which concurrent
