@@ -350,7 +350,7 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 // reply is past the replies it keeps.
 func TestIndexReadsAChangedDiscussionOnce(t *testing.T) {
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	ctx := context.Background()
 	open := c.ask(t, "Which flag sets the log level?", "")
 	answered := c.ask(t, "Where does the log go?", "")
