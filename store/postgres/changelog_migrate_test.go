@@ -9,6 +9,7 @@ import (
 
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/store/storetest"
 )
 
 // TestMigrateFeedToLog: a schema-4 database's records feed becomes the
@@ -56,6 +57,7 @@ func TestMigrateFeedToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	storetest.Settle(t, db) // the migration's events wait for the cluster's older transactions
 	evs, err := db.ReadLog(ctx, changelog.Position{}, 100)
 	if err != nil {
 		t.Fatal(err)
