@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"sync/atomic"
 	"time"
@@ -158,6 +159,32 @@ func connTrips(conn *pgxpool.Conn) uint64 {
 // none, or a refusal. It commits, and wakes the log's followers, only
 // when there were writes.
 func (s *DB) command(ctx context.Context, name string, load func(b *pgx.Batch), decide func() (write func(w execer) error, err error)) error {
+	return s.commandFlush(ctx, name, func(p *pending) error { load(p.b); return nil }, decide)
+}
+
+// pending is the batch of a command's loads being queued. flush sends
+// it (one round trip) and starts the next; the command flushes once its
+// loads are queued, and a load plan that needs what a load read before it
+// can queue the next (record.Loader.Flush) flushes earlier.
+type pending struct {
+	ctx  context.Context
+	conn *pgxpool.Conn
+	b    *pgx.Batch
+	sent bool // a batch went (the transaction began)
+}
+
+// flush sends the queued statements, if any, and waits for their answers.
+func (p *pending) flush() error {
+	if p.b.Len() == 0 {
+		return nil
+	}
+	err := p.conn.SendBatch(p.ctx, p.b).Close()
+	p.b, p.sent = &pgx.Batch{}, true
+	return err
+}
+
+// commandFlush is command with a load that may flush.
+func (s *DB) commandFlush(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) error {
 	for attempt := 1; ; attempt++ {
 		wrote, err := s.commandOnce(ctx, name, load, decide)
 		if err == nil {
@@ -166,8 +193,9 @@ func (s *DB) command(ctx context.Context, name string, load func(b *pgx.Batch), 
 			}
 			return nil
 		}
-		if _, refused := err.(refusal); refused {
-			return err.(refusal).err
+		var r refusal
+		if errors.As(err, &r) {
+			return r.err
 		}
 		if attempt == maxAttempts || !retryable(err) {
 			return unavailable(err)
@@ -187,7 +215,7 @@ type refusal struct{ err error }
 func (r refusal) Error() string { return r.err.Error() }
 
 // commandOnce is one attempt of command.
-func (s *DB) commandOnce(ctx context.Context, name string, load func(b *pgx.Batch), decide func() (func(execer) error, error)) (wrote bool, err error) {
+func (s *DB) commandOnce(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) (wrote bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
@@ -198,10 +226,15 @@ func (s *DB) commandOnce(ctx context.Context, name string, load func(b *pgx.Batc
 	start := connTrips(conn)
 	defer func() { s.tripsOf(name).record(connTrips(conn) - start) }()
 
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	load(b)
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+	p := &pending{ctx: ctx, conn: conn, b: &pgx.Batch{}}
+	p.b.Queue("BEGIN")
+	if err := load(p); err != nil {
+		if p.sent {
+			rollback(ctx, conn)
+		}
+		return false, err
+	}
+	if err := p.flush(); err != nil {
 		rollback(ctx, conn)
 		return false, err
 	}

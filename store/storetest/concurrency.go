@@ -37,6 +37,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"ProvisionOneAgent", testConcurrentProvision},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
+		{"EngineLocks", testEngineLocks},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kfa-project/kfa/storage"
+)
+
+// The seam (package storage): this store runs every command's load plan
+// and write plan. A command decides in the single writer's transaction
+// (group commit, exec), after a first decision in a read transaction; a
+// read runs in a read transaction. Loads run at once (bbolt has no round
+// trips), locks are the single writer's, and Flush does nothing.
+
+// boltKind is how this store keeps one kind of record: mapped (the kinds
+// that had buckets before the seam, each mapped once in kind_*.go) or
+// generic (genericKind: a bucket per kind and per index).
+type boltKind interface {
+	// get reads g's record (nil when there is none, or when it is not
+	// g.Owner's).
+	get(r *run, g *storage.Get) (any, error)
+	// scan calls fn with each entry of q's index under prefix, in order (or
+	// reversed), with its record unless q asks for keys only (rec nil),
+	// until fn returns false.
+	scan(r *run, q *storage.Range, prefix storage.Key, fn func(key storage.Key, rec any) bool) error
+	// put writes rec, which was old (nil: new), with its index entries.
+	put(r *run, old, rec any) error
+	// del deletes old with its index entries.
+	del(r *run, old any) error
+	// count reads how many entries of a counted index start with prefix.
+	count(r *run, ix storage.Ix, prefix storage.Key) (int, error)
+}
+
+// mapped are the kinds this store maps, by kind (kind_*.go).
+var mapped = map[storage.Type]boltKind{}
+
+// generics caches the generic kinds met so far.
+var generics sync.Map // storage.Type -> *genericKind
+
+// kindOf is how this store keeps t.
+func kindOf(t storage.Type) boltKind {
+	if k, ok := mapped[t]; ok {
+		return k
+	}
+	if k, ok := generics.Load(t); ok {
+		return k.(*genericKind)
+	}
+	k, _ := generics.LoadOrStore(t, newGenericKind(t))
+	return k.(*genericKind)
+}
+
+// run is one command's, or one read's, use of a transaction: the
+// storage.Loader of its load plan, and the writer of its write plan.
+type run struct {
+	s    *DB
+	tx   *bolt.Tx
+	keys [][]storage.Key // each load's records' keys, by Ref
+	err  error          // the first load that failed
+	acc  counterDeltas  // the write plan's counter moves, applied once
+}
+
+func (s *DB) newRun(tx *bolt.Tx) *run { return &run{s: s, tx: tx} }
+
+// Run implements storage.Engine.
+func (s *DB) Run(_ context.Context, c storage.Command) error {
+	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		r := s.newRun(tx)
+		if err := c.Load(r); err != nil {
+			return nil, err
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		w, err := c.Decide()
+		if err != nil || w.Empty() {
+			return nil, err
+		}
+		return func(tx *bolt.Tx) error { return s.newRun(tx).write(w) }, nil
+	})
+}
+
+// View implements storage.Engine.
+func (s *DB) View(_ context.Context, _ string, load func(storage.Loader) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		r := s.newRun(tx)
+		if err := load(r); err != nil {
+			return err
+		}
+		return r.err
+	})
+}
+
+// fail keeps the first error of a load.
+func (r *run) fail(err error) storage.Ref {
+	if r.err == nil {
+		r.err = err
+	}
+	r.keys = append(r.keys, nil)
+	return storage.Ref(len(r.keys) - 1)
+}
+
+// Get implements storage.Loader.
+func (r *run) Get(g storage.Get) storage.Ref {
+	rec, err := kindOf(g.Type).get(r, &g)
+	if err != nil {
+		return r.fail(err)
+	}
+	g.Type.Set(g.Dst, rec)
+	var keys []storage.Key
+	if rec != nil {
+		keys = []storage.Key{g.Type.KeyOf(rec)}
+	}
+	r.keys = append(r.keys, keys)
+	return storage.Ref(len(r.keys) - 1)
+}
+
+// Range implements storage.Loader.
+func (r *run) Range(q storage.Range) storage.Ref {
+	t := q.Index.Type()
+	if q.Dst != nil {
+		t.Reset(q.Dst)
+	}
+	if q.Keys != nil {
+		*q.Keys = (*q.Keys)[:0]
+	}
+	prefixes := []storage.Key{q.Prefix}
+	if q.Of != storage.NoRef {
+		if int(q.Of) < 0 || int(q.Of) >= len(r.keys) {
+			return r.fail(fmt.Errorf("store: a range of %s is under load %d, which is not queued", t.Name(), q.Of))
+		}
+		prefixes = r.keys[q.Of]
+	}
+	var keys []storage.Key
+	n := 0
+	k := kindOf(t)
+	for _, p := range prefixes {
+		if n == q.Limit {
+			break
+		}
+		err := k.scan(r, &q, p, func(key storage.Key, rec any) bool {
+			if q.Keys != nil {
+				*q.Keys = append(*q.Keys, key)
+			} else {
+				t.Append(q.Dst, rec)
+				keys = append(keys, t.KeyOf(rec))
+			}
+			n++
+			return n < q.Limit
+		})
+		if err != nil {
+			return r.fail(err)
+		}
+	}
+	r.keys = append(r.keys, keys)
+	return storage.Ref(len(r.keys) - 1)
+}
+
+// Count implements storage.Loader.
+func (r *run) Count(ix storage.Ix, prefix storage.Key, dst *int) {
+	n, err := kindOf(ix.Type()).count(r, ix, prefix)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	*dst = n
+}
+
+// planCounterKey is the counts key of a write plan's counter: "c/" and
+// its name, apart from the counters the store keeps itself.
+func planCounterKey(name string) []byte { return append([]byte("c/"), name...) }
+
+// Counter implements storage.Loader.
+func (r *run) Counter(name string, dst *int64) {
+	*dst = int64(readCounter(r.tx.Bucket(bucketCounts), planCounterKey(name)))
+}
+
+// Lock implements storage.Loader: the single writer holds every lock.
+func (r *run) Lock(string) {}
+
+// Flush implements storage.Loader: every load ran already.
+func (r *run) Flush() error { return r.err }
+
+// write writes w: each record with its index entries, the counters,
+// then the events.
+func (r *run) write(w *storage.Writes) error {
+	r.acc = counterDeltas{}
+	for _, op := range w.Ops {
+		var err error
+		switch {
+		case op.Counter != "":
+			r.acc[string(planCounterKey(op.Counter))] += op.N
+		case op.New != nil:
+			err = kindOf(op.Type).put(r, op.Old, op.New)
+		case op.Old != nil:
+			err = kindOf(op.Type).del(r, op.Old)
+		default:
+			err = errors.New("store: a write plan's op writes nothing")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := r.acc.apply(r.tx); err != nil {
+		return err
+	}
+	return r.s.appendEvents(r.tx, w.Events, w.At)
+}
+
+var _ storage.Engine = (*DB)(nil)
