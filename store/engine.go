@@ -60,8 +60,8 @@ type run struct {
 	s    *DB
 	tx   *bolt.Tx
 	keys [][]storage.Key // each load's records' keys, by Ref
-	err  error          // the first load that failed
-	acc  counterDeltas  // the write plan's counter moves, applied once
+	err  error           // the first load that failed
+	acc  counterDeltas   // the write plan's counter moves, applied once
 }
 
 func (s *DB) newRun(tx *bolt.Tx) *run { return &run{s: s, tx: tx} }

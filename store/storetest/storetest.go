@@ -19,9 +19,9 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
-	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
 )
 
