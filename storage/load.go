@@ -51,7 +51,13 @@ type Range struct {
 	// the prefix from the records of another load instead: every record
 	// of the index under each of their keys. The stores say it in the same
 	// round trip.
-	Of    Ref
+	Of Ref
+	// Parts, with Of, takes only the first Parts parts of each key (0:
+	// all): a reply's key begins with its discussion's.
+	Parts int
+	// To, when set, ends the range: entries whose first len(To) parts
+	// sort after To are left out (To's own, and those under it, are in).
+	To    Key
 	Limit int // at most this many (a range is always bounded)
 	// Reverse walks from the end of the range.
 	Reverse bool

@@ -9,14 +9,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/asknet"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
 
+// statusBytes are the statuses' bytes in idx_disc_status and the
+// counters' keys.
+var statusBytes = map[discussions.Status]byte{discussions.StatusOpen: 1, discussions.StatusAnswered: 2}
+
 func statusByte(s discussions.Status) byte {
-	if s == discussions.StatusAnswered {
-		return 2
+	if b, ok := statusBytes[s]; ok {
+		return b
 	}
 	return 1
 }
@@ -31,12 +36,16 @@ func discCountKey(s discussions.Status) []byte {
 }
 
 // listing is where d is listed: its status byte in idx_disc_status, or
-// 0 when it is not listed (nil, or hidden).
+// 0 when the schema's DiscussionsListed leaves it out (or d is nil).
 func listing(d *discussions.Discussion) byte {
-	if d == nil || d.Hidden {
+	if d == nil {
 		return 0
 	}
-	return statusByte(d.Status)
+	parts, ok := commands.DiscussionsListed.Entry(d)
+	if !ok {
+		return 0
+	}
+	return statusByte(discussions.Status(parts[0]))
 }
 
 // putDiscussion writes d, moving its status index entry and counters
@@ -195,34 +204,6 @@ func optDiscussion(tx *bolt.Tx, id string) (*discussions.Discussion, error) {
 		return nil, err
 	}
 	return &d, nil
-}
-
-// AcceptReply implements discussions.Store: load the discussion and the
-// reply, discussions.DecideAccept, write the discussion and the event.
-func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
-	var out discussions.AcceptOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var (
-			st  discussions.AcceptState
-			err error
-		)
-		if st.Discussion, err = optDiscussion(tx, c.DiscussionID); err != nil {
-			return nil, err
-		}
-		if st.Reply, err = getReply(tx, c.DiscussionID, c.ReplyID); err != nil {
-			return nil, err
-		}
-		if out, err = discussions.DecideAccept(st, c); err != nil || !out.Changed {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error {
-			if err := putDiscussion(tx, &out.Discussion, listing(st.Discussion)); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, c.At)
-		}, nil
-	})
-	return out, err
 }
 
 // ListDiscussions implements discussions.Store: newest first (ids are

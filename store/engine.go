@@ -134,6 +134,15 @@ func (r *run) Range(q storage.Range) storage.Ref {
 			return r.fail(fmt.Errorf("store: a range of %s is under load %d, which is not queued", t.Name(), q.Of))
 		}
 		prefixes = r.keys[q.Of]
+		if q.Parts > 0 {
+			cut := make([]storage.Key, 0, len(prefixes))
+			for _, k := range prefixes {
+				if k = k[:min(q.Parts, len(k))]; len(cut) == 0 || cut[len(cut)-1].Compare(k) != 0 {
+					cut = append(cut, k)
+				}
+			}
+			prefixes = cut
+		}
 	}
 	var keys []storage.Key
 	n := 0

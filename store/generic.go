@@ -66,23 +66,38 @@ func (k *genericKind) get(r *run, g *storage.Get) (any, error) {
 	return rec, nil
 }
 
-// walk calls fn with each key under prefix in bucket b, in order or
-// reversed, until fn returns false.
-func walk(b *bolt.Bucket, prefix []byte, reverse bool, fn func(k, v []byte) bool) {
+// walk calls fn with each key under prefix in bucket b, and before end
+// (nil: no end), in order or reversed, until fn returns false.
+func walk(b *bolt.Bucket, prefix, end []byte, reverse bool, fn func(k, v []byte) bool) {
 	c := b.Cursor()
+	in := func(k []byte) bool {
+		return k != nil && bytes.HasPrefix(k, prefix) && (end == nil || bytes.Compare(k, end) < 0)
+	}
 	if !reverse {
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		for k, v := c.Seek(prefix); in(k); k, v = c.Next() {
 			if !fn(k, v) {
 				return
 			}
 		}
 		return
 	}
-	for k, v := seekBefore(c, storage.PrefixEnd(prefix)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+	start := storage.PrefixEnd(prefix)
+	if end != nil && (start == nil || bytes.Compare(end, start) < 0) {
+		start = end
+	}
+	for k, v := seekBefore(c, start); in(k); k, v = c.Prev() {
 		if !fn(k, v) {
 			return
 		}
 	}
+}
+
+// rangeEnd is the encoded end of q's range (nil: none).
+func rangeEnd(q *storage.Range) []byte {
+	if q.To == nil {
+		return nil
+	}
+	return storage.PrefixEnd(q.To.Encode())
 }
 
 func (k *genericKind) scan(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error {
@@ -100,7 +115,7 @@ func (k *genericKind) scan(r *run, q *storage.Range, prefix storage.Key, fn func
 		}
 	}
 	var err error
-	walk(b, prefix.Encode(), q.Reverse, func(ek, v []byte) bool {
+	walk(b, prefix.Encode(), rangeEnd(q), q.Reverse, func(ek, v []byte) bool {
 		key, ok := storage.DecodeKey(ek)
 		if !ok {
 			err = fmt.Errorf("store: %s: malformed key %x", b, ek)

@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -201,3 +202,12 @@ func putDeliveries(tx *bolt.Tx, ds []push.Delivery) error {
 // deliveryDue is the log event of d becoming due at at (the operator's
 // retry appends it).
 func deliveryDue(d *push.Delivery, at time.Time) changelog.Event { return push.DueEvent(d, at) }
+
+// The schema's PushConfigs, in push_configs: task id (16) | config id.
+func init() {
+	mapped[commands.PushConfigs] = &docKind[push.Config]{
+		kind: commands.PushConfigs, bucket: bucketPushConfigs, parts: []part{pULID, pRest},
+		decode: func(_, v []byte) (push.Config, error) { return storedoc.DecodePushConfig(v) },
+		encode: storedoc.EncodePushConfig,
+	}
+}

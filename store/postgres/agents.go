@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/commands"
 )
 
 // putAgent writes a (its name never changes once created).
@@ -238,3 +239,28 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 }
 
 var _ agents.Store = (*DB)(nil)
+
+// The schema's agents and rate windows.
+func init() {
+	mapped[commands.Agents] = &table[agents.Agent]{
+		kind: commands.Agents, name: "agents", key: []column{{"t.id", text}},
+		cols: "t.doc", read: docScan(decodeAgent), lock: "FOR NO KEY UPDATE",
+		write: func(w *pgWrites, _, a *agents.Agent) error { return putAgent(w.ctx, w.w, *a) },
+	}
+	mapped[commands.Windows] = &table[commands.Window]{
+		kind: commands.Windows, name: "rate_windows", key: []column{{"t.kind", text}, {"t.agent_id", text}},
+		cols: "t.kind, t.agent_id, t.tat_ns",
+		read: func(row pgx.Row, _ bool) (commands.Window, error) {
+			var (
+				w  commands.Window
+				ns int64
+			)
+			err := row.Scan(&w.Limit, &w.AgentID, &ns)
+			w.At = time.Unix(0, ns).UTC()
+			return w, err
+		},
+		write: func(w *pgWrites, _, win *commands.Window) error {
+			return putWindow(w.ctx, w.w, win.Limit, win.AgentID, win.At)
+		},
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kfa-project/kfa/commands"
 )
 
 // A command's transaction, in two round trips:
@@ -38,30 +40,30 @@ func (w writes) Exec(_ context.Context, sql string, args ...any) (pgconn.Command
 	return pgconn.CommandTag{}, nil
 }
 
-// The commands, as RoundTrips names them.
+// The commands, as RoundTrips names them (package commands names them).
 const (
-	CmdAsk           = "ask"
-	CmdReply         = "reply"
-	CmdCancel        = "cancel"
-	CmdAck           = "ack"
-	CmdPutConfig     = "push-config-put"
-	CmdDeleteConfig  = "push-config-delete"
-	CmdCreateSession = "session-create"
-	CmdEndSession    = "session-end"
-	CmdCreateAgent   = "agent-create"
-	CmdRotateAgent   = "agent-rotate"
-	CmdRevokeAgent   = "agent-revoke"
+	CmdAsk           = commands.CmdAsk
+	CmdReply         = commands.CmdReply
+	CmdCancel        = commands.CmdCancel
+	CmdAck           = commands.CmdAck
+	CmdPutConfig     = commands.CmdPutConfig
+	CmdDeleteConfig  = commands.CmdDeleteConfig
+	CmdCreateSession = commands.CmdCreateSession
+	CmdEndSession    = commands.CmdEndSession
+	CmdCreateAgent   = commands.CmdCreateAgent
+	CmdRotateAgent   = commands.CmdRotateAgent
+	CmdRevokeAgent   = commands.CmdRevokeAgent
 	// CmdLinkAgent and CmdProvisionAgent link an agent to an OAuth
 	// identity, and create the agent of a new identity.
-	CmdLinkAgent      = "agent-link"
-	CmdProvisionAgent = "agent-provision"
-	CmdAccept         = "accept"
-	CmdFlag           = "flag"
-	CmdModerate       = "moderate"
+	CmdLinkAgent      = commands.CmdLinkAgent
+	CmdProvisionAgent = commands.CmdProvisionAgent
+	CmdAccept         = commands.CmdAccept
+	CmdFlag           = commands.CmdFlag
+	CmdModerate       = commands.CmdModerate
 
 	// TripsRead and TripsWrite count the transactions that are not
 	// commands: reads (one snapshot each), and the writes not yet made
-	// commands (records, the outbox, signing keys).
+	// commands (records, the log's trimming).
 	TripsRead  = "read"
 	TripsWrite = "write"
 )

@@ -11,8 +11,10 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/asknet"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -80,33 +82,6 @@ func (s *DB) GetReply(ctx context.Context, discussionID, replyID string) (discus
 		return discussions.Reply{}, unavailable(err)
 	}
 	return decodeReply(v)
-}
-
-// AcceptReply implements discussions.Store, in two round trips: BEGIN,
-// the discussion under its row lock and the reply; then
-// discussions.DecideAccept; then the discussion, the event and COMMIT.
-func (s *DB) AcceptReply(ctx context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
-	var (
-		st  discussions.AcceptState
-		out discussions.AcceptOutcome
-	)
-	err := s.command(ctx, CmdAccept, func(b *pgx.Batch) {
-		st = discussions.AcceptState{}
-		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", c.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
-		b.Queue("SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", c.DiscussionID, c.ReplyID).QueryRow(scanReply(&st.Reply))
-	}, func() (func(execer) error, error) {
-		var err error
-		if out, err = discussions.DecideAccept(st, c); err != nil || !out.Changed {
-			return nil, err
-		}
-		return func(w execer) error {
-			if err := putDiscussion(ctx, w, &out.Discussion, st.Discussion.Status); err != nil {
-				return err
-			}
-			return appendEvents(ctx, w, out.Events, c.At)
-		}, nil
-	})
-	return out, err
 }
 
 // scanDiscussion is the callback of a batched discussion read into dst
@@ -343,4 +318,28 @@ func (s *DB) persistReply(ctx context.Context, w execer, o *asknet.ReplyOutcome,
 		return err
 	}
 	return appendEvents(ctx, w, o.Events, r.CreatedAt)
+}
+
+// The schema's discussions and replies.
+func init() {
+	mapped[commands.Discussions] = &table[discussions.Discussion]{
+		kind: commands.Discussions, name: "discussions", key: []column{{"t.id", text}},
+		cols: "t.doc", read: docScan(decodeDiscussion),
+		indexes: map[storage.Ix]tindex{
+			commands.DiscussionsListed: {cols: []column{{"t.status", text}}, where: "NOT t.hidden"},
+		},
+		write: func(w *pgWrites, old, d *discussions.Discussion) error {
+			var was discussions.Status
+			if old != nil {
+				was = old.Status
+			}
+			return putDiscussion(w.ctx, w.w, d, was)
+		},
+	}
+	mapped[commands.Replies] = &table[discussions.Reply]{
+		kind: commands.Replies, name: "replies", key: []column{{"t.discussion_id", text}, {"t.id", text}},
+		cols: "t.doc", read: docScan(decodeReply),
+		indexes: map[storage.Ix]tindex{commands.RepliesByID: {cols: []column{{"t.id", text}}}},
+		write:   func(w *pgWrites, _, r *discussions.Reply) error { return putReply(w.ctx, w.w, r) },
+	}
 }

@@ -120,14 +120,16 @@ func (s *sel) keys(b *sqlb, cols string) string {
 }
 
 // under is the condition that cols (the leading parts of a range's
-// entries) are the key of one of parent's records.
-func under(cols []string, parent *sel) (func(*sqlb) string, error) {
-	if len(cols) != len(parent.keyCols) {
-		return nil, fmt.Errorf("postgres: a range under another load's keys takes %d parts, the keys have %d", len(cols), len(parent.keyCols))
+// entries) are the key of one of parent's records, or its first parts
+// (0: all).
+func under(cols []string, parent *sel, parts int) func(*sqlb) string {
+	keys := parent.keyCols
+	if parts > 0 {
+		keys = keys[:min(parts, len(keys))]
 	}
 	return func(b *sqlb) string {
-		return "(" + strings.Join(cols, ", ") + ") IN (" + parent.keys(b, strings.Join(parent.keyCols, ", ")) + ")"
-	}, nil
+		return "(" + strings.Join(cols[:len(keys)], ", ") + ") IN (" + parent.keys(b, strings.Join(keys, ", ")) + ")"
+	}
 }
 
 // lockClause is what mode takes of the rows of alias.

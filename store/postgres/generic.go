@@ -100,7 +100,13 @@ func (k *genericKind) scan(q *storage.Range, prefix storage.Key, parent *sel) (*
 	if q.Reverse {
 		s.order = col + " DESC"
 	}
+	if q.To != nil {
+		end := storage.PrefixEnd(q.To.Encode())
+		s.conds = append(s.conds, func(b *sqlb) string { return col + " < " + b.arg(end) })
+	}
 	switch {
+	case parent != nil && q.Parts > 0:
+		return nil, fmt.Errorf("postgres: a range of %s under the first parts of another load's keys: generic keys are not cut", k.t.Name())
 	case parent != nil:
 		if parent.keyBytes == "" {
 			return nil, fmt.Errorf("postgres: a range of %s is under a load whose keys it cannot encode", k.t.Name())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -200,3 +201,15 @@ func (s *DB) DeletePushConfig(ctx context.Context, ownerID, taskID, id string, a
 func deliveryDue(d *push.Delivery, at time.Time) changelog.Event { return push.DueEvent(d, at) }
 
 var _ push.ConfigStore = (*DB)(nil)
+
+// The schema's PushConfigs, in push_configs.
+func init() {
+	mapped[commands.PushConfigs] = &table[push.Config]{
+		kind: commands.PushConfigs, name: "push_configs", key: []column{{"t.task_id", text}, {"t.id", text}},
+		cols: "t.doc", read: docScan(storedoc.DecodePushConfig),
+		write: func(w *pgWrites, _, c *push.Config) error { return putPushConfig(w.ctx, w.w, c) },
+		remove: func(w *pgWrites, old *push.Config) error {
+			return w.exec("DELETE FROM push_configs WHERE task_id = $1 AND id = $2", old.TaskID, old.ID)
+		},
+	}
+}

@@ -242,11 +242,7 @@ func testEngine(t *testing.T, open Opener) {
 // logLen is how many events the log holds.
 func logLen(t *testing.T, s Store) int {
 	t.Helper()
-	evs, err := s.ReadLog(context.Background(), changelog.Position{}, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(evs)
+	return len(readAll(t, s, changelog.Position{}, 1000))
 }
 
 // testEngineUnder: a range under another load's keys, in the same batch
