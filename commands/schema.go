@@ -112,3 +112,12 @@ func DeliveryState(state push.State) string { return deliveryStates[state] }
 var SigningKeys = storage.NewKind("signing.key", func(r *signing.KeyRecord) storage.Key {
 	return k(storage.Millis(r.CreatedAt), r.ID)
 }, storage.Codec[signing.KeyRecord]{})
+
+// Inbox holds each agent's inbox entries, by agent and id.
+var Inbox = storage.NewKind("inbox", func(e *discussions.InboxEntry) storage.Key { return k(e.AgentID, e.ID) },
+	storage.Codec[discussions.InboxEntry]{})
+
+// InboxUnacked lists the entries not acknowledged yet.
+var InboxUnacked = Inbox.Index("inbox.unacked", func(e *discussions.InboxEntry) (storage.Key, bool) {
+	return nil, e.AckedAt.IsZero()
+})

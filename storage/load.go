@@ -41,6 +41,16 @@ type Get struct {
 	Dst any
 }
 
+// GetAll loads the records of a set of keys (bounded by its caller), in
+// key order: one statement on PostgreSQL, whatever the number of keys.
+type GetAll struct {
+	Type Type
+	Keys []Key
+	Mode Mode
+	// Dst receives the records found, a *[]T.
+	Dst any
+}
+
 // Range loads a bounded range of an index: the records whose entries
 // start with Prefix (or, with Of, with each key of another load's
 // records), in entry order.
@@ -78,6 +88,8 @@ type Range struct {
 type Loader interface {
 	// Get queues one record's load.
 	Get(g Get) Ref
+	// GetAll queues the load of the records of a set of keys.
+	GetAll(g GetAll) Ref
 	// Range queues a range's.
 	Range(r Range) Ref
 	// Count queues the read of how many entries of a counted index start
@@ -106,6 +118,13 @@ func One[T any](l Loader, k *Kind[T], key Key, mode Mode, dst **T) Ref {
 func Owned[T any](l Loader, k *Kind[T], key Key, owner string, mode Mode, dst **T) Ref {
 	*dst = nil
 	return l.Get(Get{Type: k, Key: key, Mode: mode, Owner: owner, Dst: dst})
+}
+
+// All queues the load of k's records under keys (those that exist, in
+// key order) into dst.
+func All[T any](l Loader, k *Kind[T], keys []Key, mode Mode, dst *[]T) Ref {
+	*dst = (*dst)[:0]
+	return l.GetAll(GetAll{Type: k, Keys: keys, Mode: mode, Dst: dst})
 }
 
 // Many queues the load of at most limit records of ix under prefix into

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -116,6 +117,28 @@ func (r *run) Get(g storage.Get) storage.Ref {
 		keys = []storage.Key{g.Type.KeyOf(rec)}
 	}
 	r.keys = append(r.keys, keys)
+	return storage.Ref(len(r.keys) - 1)
+}
+
+// GetAll implements storage.Loader.
+func (r *run) GetAll(g storage.GetAll) storage.Ref {
+	g.Type.Reset(g.Dst)
+	keys := slices.Clone(g.Keys)
+	slices.SortFunc(keys, storage.Key.Compare)
+	keys = slices.CompactFunc(keys, func(a, b storage.Key) bool { return a.Compare(b) == 0 })
+	k := kindOf(g.Type)
+	var found []storage.Key
+	for _, key := range keys {
+		rec, err := k.get(r, &storage.Get{Type: g.Type, Key: key, Mode: g.Mode})
+		if err != nil {
+			return r.fail(err)
+		}
+		if rec != nil {
+			g.Type.Append(g.Dst, rec)
+			found = append(found, key)
+		}
+	}
+	r.keys = append(r.keys, found)
 	return storage.Ref(len(r.keys) - 1)
 }
 

@@ -3,10 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 )
 
@@ -78,55 +78,19 @@ func (s *DB) ListInbox(_ context.Context, q discussions.InboxQuery) (discussions
 	return page, err
 }
 
-// AckInbox implements discussions.Store: load the agent's entries among
-// ids, discussions.DecideAck, write the entries it acknowledges. It
-// touches inbox entries only.
-func (s *DB) AckInbox(_ context.Context, agentID string, ids []string, at time.Time) (discussions.AckResult, error) {
-	var out discussions.AckOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		found, err := loadInbox(tx, agentID, ids)
-		if err != nil {
-			return nil, err
-		}
-		out = discussions.DecideAck(agentID, ids, found, at)
-		if len(out.Acked) == 0 {
-			return nil, nil
-		}
-		return func(tx *bolt.Tx) error {
-			for _, e := range out.Acked {
-				if err := putInbox(tx, e, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
-	})
-	return out.Result, err
-}
-
-// loadInbox loads agentID's entries among ids, by id.
-func loadInbox(tx *bolt.Tx, agentID string, ids []string) (map[string]discussions.InboxEntry, error) {
-	found := map[string]discussions.InboxEntry{}
-	a, ok := idBytes(agentID)
-	if !ok {
-		return found, nil
+// The schema's Inbox: inbox, agent id (16) | entry id (16) -> the entry
+// (the agent is its key's), and idx_inbox_new, the schema's InboxUnacked.
+func init() {
+	mapped[commands.Inbox] = &docKind[discussions.InboxEntry]{
+		kind: commands.Inbox, bucket: bucketInbox, parts: []part{pULID, pULID},
+		decode: func(k, v []byte) (discussions.InboxEntry, error) {
+			e, err := decodeInbox(v)
+			e.AgentID = idString(k[:16])
+			return e, err
+		},
+		write: func(r *run, _, e *discussions.InboxEntry) error {
+			_, unacked := commands.InboxUnacked.Entry(e)
+			return putInbox(r.tx, *e, unacked)
+		},
 	}
-	b := tx.Bucket(bucketInbox)
-	for _, id := range ids {
-		ib, ok := idBytes(id)
-		if !ok {
-			continue
-		}
-		v := b.Get(cat(a, ib))
-		if v == nil {
-			continue
-		}
-		e, err := decodeInbox(v)
-		if err != nil {
-			return nil, err
-		}
-		e.AgentID = agentID
-		found[id] = e
-	}
-	return found, nil
 }

@@ -23,8 +23,10 @@ import (
 // that had tables before the seam, each mapped once by a table in
 // kind_*.go) or generic (genericKind: two tables for every such kind).
 type pgKind interface {
-	// load is the query of g's storage.
+	// get is the query of g's record.
 	get(g *storage.Get) (*sel, error)
+	// getAll is the query of g's records.
+	getAll(g *storage.GetAll) (*sel, error)
 	// scan is the query of q's entries under prefix (nil: under each key
 	// of parent instead).
 	scan(q *storage.Range, prefix storage.Key, parent *sel) (*sel, error)
@@ -188,6 +190,29 @@ func (l *loader) Get(g storage.Get) storage.Ref {
 		}
 		t.Set(dst, rec)
 		return nil
+	})
+	return l.add(s)
+}
+
+// GetAll implements storage.Loader.
+func (l *loader) GetAll(g storage.GetAll) storage.Ref {
+	g.Type.Reset(g.Dst)
+	s, err := kindOf(g.Type).getAll(&g)
+	if err != nil {
+		return l.fail(err)
+	}
+	b := &sqlb{}
+	sql := s.sql(b)
+	dst, t := g.Dst, g.Type
+	l.p.b.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			v, err := s.scan(rows)
+			if err != nil {
+				return err
+			}
+			t.Append(dst, v)
+		}
+		return rows.Err()
 	})
 	return l.add(s)
 }

@@ -20,7 +20,7 @@ func (k *genericKind) check() error {
 	return nil
 }
 
-// scanRecord reads a (key, doc) row into a storage.
+// scanRecord reads a (key, doc) row into a record.
 func (k *genericKind) scanRecord(row pgx.Row) (any, error) {
 	var ek, v []byte
 	if err := row.Scan(&ek, &v); err != nil {
@@ -73,6 +73,24 @@ func (k *genericKind) get(g *storage.Get) (*sel, error) {
 		}
 	}
 	return s, nil
+}
+
+func (k *genericKind) getAll(g *storage.GetAll) (*sel, error) {
+	if err := k.check(); err != nil {
+		return nil, err
+	}
+	keys := make([][]byte, len(g.Keys))
+	for i, key := range g.Keys {
+		keys[i] = key.Encode()
+	}
+	return &sel{
+		cols: "t.key, t.doc", from: "kind_records t", lock: lockClause(g.Mode, "", "t"), order: "t.key",
+		keyBytes: "t.key", scan: k.scanRecord,
+		conds: []func(*sqlb) string{
+			func(b *sqlb) string { return "t.kind = " + b.arg(k.t.Name()) },
+			func(b *sqlb) string { return "t.key = ANY(" + b.arg(keys) + "::bytea[])" },
+		},
+	}, nil
 }
 
 // succ is the SQL of storage.PrefixEnd of the bytea expression e.

@@ -176,6 +176,56 @@ func (t *table[T]) get(g *storage.Get) (*sel, error) {
 	return s, nil
 }
 
+// arrayType is the SQL array type of a column's values.
+func (c conv) arrayType() string {
+	switch c {
+	case millis:
+		return "bigint[]"
+	case bytes:
+		return "bytea[]"
+	}
+	return "text[]"
+}
+
+func (t *table[T]) getAll(g *storage.GetAll) (*sel, error) {
+	cols := make([]any, len(t.key))
+	for i, c := range t.key {
+		switch c.conv {
+		case millis:
+			cols[i] = make([]int64, 0, len(g.Keys))
+		case bytes:
+			cols[i] = make([][]byte, 0, len(g.Keys))
+		default:
+			cols[i] = make([]string, 0, len(g.Keys))
+		}
+	}
+	for _, k := range g.Keys {
+		if len(k) != len(t.key) {
+			return nil, fmt.Errorf("postgres: a %s key has %d parts, not %d", t.kind.Name(), len(t.key), len(k))
+		}
+		for i, c := range t.key {
+			switch v := c.conv.arg(k[i]).(type) {
+			case int64:
+				cols[i] = append(cols[i].([]int64), v)
+			case []byte:
+				cols[i] = append(cols[i].([][]byte), v)
+			case string:
+				cols[i] = append(cols[i].([]string), v)
+			}
+		}
+	}
+	return &sel{cols: t.cols, from: t.name + " t", lock: lockClause(g.Mode, t.lock, "t"),
+		order: strings.Join(names(t.key), ", "), keyCols: names(t.key), keyBytes: keyBytesSQL(t.key), scan: t.record(false),
+		conds: []func(*sqlb) string{func(b *sqlb) string {
+			args := make([]string, len(cols))
+			for i, c := range t.key {
+				args[i] = b.arg(cols[i]) + "::" + c.conv.arrayType()
+			}
+			return "(" + strings.Join(names(t.key), ", ") + ") IN (SELECT * FROM unnest(" + strings.Join(args, ", ") + "))"
+		}},
+	}, nil
+}
+
 func (t *table[T]) scan(q *storage.Range, prefix storage.Key, parent *sel) (*sel, error) {
 	from, lead := t.name+" t", []column(nil)
 	if !q.Index.Primary() {

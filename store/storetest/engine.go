@@ -156,6 +156,18 @@ func testEngine(t *testing.T, open Opener) {
 		}
 	}
 
+	var byKeys []note
+	if err := s.View(ctx, "storetest", func(l storage.Loader) error {
+		storage.All(l, notes, []storage.Key{storage.K("bob", "1"), storage.K("ann", "9"), storage.K("ann", "2"), storage.K("ann", "2")},
+			storage.Read, &byKeys)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := noteIDs(byKeys); got != "2,1" || byKeys[1].Owner != "bob" {
+		t.Fatalf("notes by keys = %q, want ann/2 then bob/1 (key order, each once, none for a missing key)", got)
+	}
+
 	var keys []storage.Key
 	var goCount, sqlCount int
 	if err := s.View(ctx, "storetest", func(l storage.Loader) error {
