@@ -7,6 +7,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/storage"
 )
@@ -120,4 +121,14 @@ var Inbox = storage.NewKind("inbox", func(e *discussions.InboxEntry) storage.Key
 // InboxUnacked lists the entries not acknowledged yet.
 var InboxUnacked = Inbox.Index("inbox.unacked", func(e *discussions.InboxEntry) (storage.Key, bool) {
 	return nil, e.AckedAt.IsZero()
+})
+
+// Sessions are the web sign-in sessions, by the digest of their id.
+var Sessions = storage.NewKind("session", func(s *sessions.Session) storage.Key { return k(string(s.Digest[:])) },
+	storage.Codec[sessions.Session]{})
+
+// SessionsByExpiry lists the sessions in expiry order: what a sign-in
+// purges.
+var SessionsByExpiry = Sessions.Index("session.expiry", func(s *sessions.Session) (storage.Key, bool) {
+	return k(storage.Millis(s.ExpiresAt)), true
 })
