@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"strconv"
 	"time"
 
+	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
@@ -10,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/storage"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // The kinds of record kfa had before the seam. Each store maps them to
@@ -132,3 +135,51 @@ var Sessions = storage.NewKind("session", func(s *sessions.Session) storage.Key 
 var SessionsByExpiry = Sessions.Index("session.expiry", func(s *sessions.Session) (storage.Key, bool) {
 	return k(storage.Millis(s.ExpiresAt)), true
 })
+
+// Task is a task as stored: its header (tasks.Task without its messages
+// and artifacts) and its wire JSON, in the pieces a view picks from and a
+// transition rewrites (tasks.WireJSON). A load may leave the wire out
+// (storage.Get.Brief): a decision reads the header only.
+type Task struct {
+	tasks.Task
+	Wire tasks.WireJSON
+}
+
+// Tasks are the tasks, by id, each its owner's.
+var Tasks = storage.NewKind("task", func(t *Task) storage.Key { return k(t.ID) }, storage.Codec[Task]{}).
+	Owned(func(t *Task) string { return t.OwnerID })
+
+// TasksByMessage finds an owner's task by the message id of its ask.
+var TasksByMessage = Tasks.Index("task.message", func(t *Task) (storage.Key, bool) { return k(t.OwnerID, t.MessageID), true })
+
+// TasksByOwnerState counts an owner's tasks by state: the open-task bound
+// reads the WORKING ones.
+var TasksByOwnerState = Tasks.Index("task.owner_state", func(t *Task) (storage.Key, bool) {
+	return k(t.OwnerID, string(t.State)), true
+}).Counted()
+
+// TasksWorking lists a discussion's WORKING tasks: what a reply completes.
+var TasksWorking = Tasks.Index("task.working", func(t *Task) (storage.Key, bool) {
+	return k(t.DiscussionID), t.State == a2a.TaskStateWorking
+})
+
+// TasksOfDiscussion lists every task on a discussion by owner: who hears
+// of a reply.
+var TasksOfDiscussion = Tasks.Index("task.discussion", func(t *Task) (storage.Key, bool) {
+	return k(t.DiscussionID, t.OwnerID), true
+})
+
+// StatesIn are the task states whose tasks ix holds (for a store whose
+// index is a condition on the state: PostgreSQL's partial indexes).
+func StatesIn(ix *storage.Index[Task]) []a2a.TaskState {
+	var out []a2a.TaskState
+	for n := 0; ; n++ {
+		s, ok := a2a.ParseTaskState(strconv.Itoa(n))
+		if !ok {
+			return out
+		}
+		if _, in := ix.Entry(&Task{Task: tasks.Task{State: s}}); in {
+			out = append(out, s)
+		}
+	}
+}

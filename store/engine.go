@@ -63,6 +63,8 @@ type run struct {
 	keys [][]storage.Key // each load's records' keys, by Ref
 	err  error           // the first load that failed
 	acc  counterDeltas   // the write plan's counter moves, applied once
+	// moves are the task index moves of the write plan, applied once.
+	moves *indexBatch
 }
 
 func (s *DB) newRun(tx *bolt.Tx) *run { return &run{s: s, tx: tx} }
@@ -234,6 +236,11 @@ func (r *run) write(w *storage.Writes) error {
 			err = errors.New("store: a write plan's op writes nothing")
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if r.moves != nil {
+		if err := r.moves.apply(r.tx); err != nil {
 			return err
 		}
 	}

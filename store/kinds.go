@@ -253,9 +253,3 @@ func (k *docKind[T]) walkRefs(r *run, q *storage.Range, bucket, pb, end []byte, 
 	})
 	return err
 }
-
-// entryKey builds an index entry's storage.Key: its leading parts, then
-// the record's key.
-func entryKey(lead storage.Key, rec storage.Key) storage.Key {
-	return append(append(make(storage.Key, 0, len(lead)+len(rec)), lead...), rec...)
-}

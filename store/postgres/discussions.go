@@ -46,10 +46,6 @@ func putReply(ctx context.Context, w execer, r *discussions.Reply) error {
 	return err
 }
 
-// scanReply is the callback of a batched reply read into dst (nil when
-// there is none).
-func scanReply(dst **discussions.Reply) func(pgx.Row) error { return scanDoc(dst, decodeReply) }
-
 // scanDoc is the callback of a batched read of one row's doc column into
 // dst, decoded by decode (nil when there is no row).
 func scanDoc[T any](dst **T, decode func([]byte) (T, error)) func(pgx.Row) error {
