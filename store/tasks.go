@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -307,71 +306,6 @@ func (s *DB) TaskByMessageID(_ context.Context, ownerID, messageID string) (task
 		return err
 	})
 	return t, err
-}
-
-// CancelTask implements tasks.Store: load, tasks.DecideCancel, persist.
-// Like CreateAsk it decides on a read first: a refused cancel, or one of
-// a task already canceled, never queues a write. The decision sees the
-// task's header, so a refusal never decodes the messages, and a foreign
-// task costs what an unknown one does.
-func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
-	var (
-		out  tasks.CancelOutcome
-		full tasks.Task
-	)
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		v, st, err := loadCancel(tx, id)
-		if err != nil {
-			return nil, err
-		}
-		if out, err = tasks.DecideCancel(st, ownerID, at); err != nil {
-			return nil, err
-		}
-		if full, err = decodeTask(v); err != nil {
-			return nil, err
-		}
-		full = tasks.WithStatus(full, out.Task)
-		if !out.Changed {
-			return nil, nil
-		}
-		return func(tx *bolt.Tx) error {
-			old := *st.Task
-			if err := s.persistMove(tx, v, &old, &out.Task, nil, nil); err != nil {
-				return err
-			}
-			if err := putDeliveries(tx, out.Deliveries); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, at)
-		}, nil
-	})
-	if err != nil {
-		return tasks.Task{}, false, err
-	}
-	return full, out.Changed, nil
-}
-
-// loadCancel loads what a cancel decides on: the task's header (and its
-// record), and its push configs.
-func loadCancel(tx *bolt.Tx, id string) ([]byte, tasks.CancelState, error) {
-	var st tasks.CancelState
-	k, ok := idBytes(id)
-	if !ok {
-		return nil, st, nil
-	}
-	v := tx.Bucket(bucketTasks).Get(k)
-	if v == nil {
-		return nil, st, nil
-	}
-	h, err := headerOf(v)
-	if err != nil {
-		return nil, st, err
-	}
-	st.Task = &h
-	if st.Configs, err = pushConfigsOf(tx, k); err != nil {
-		return nil, st, err
-	}
-	return v, st, nil
 }
 
 // persistMove writes the transition of the task stored as v from old to

@@ -21,25 +21,6 @@ func putPushConfig(ctx context.Context, tx execer, c *push.Config) error {
 	return err
 }
 
-// scanConfigs is the callback of a batched read of config documents.
-func scanConfigs(dst *[]push.Config) func(pgx.Rows) error {
-	return func(rows pgx.Rows) error {
-		*dst = nil
-		for rows.Next() {
-			var v []byte
-			if err := rows.Scan(&v); err != nil {
-				return err
-			}
-			c, err := storedoc.DecodePushConfig(v)
-			if err != nil {
-				return err
-			}
-			*dst = append(*dst, c)
-		}
-		return rows.Err()
-	}
-}
-
 func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config, error) {
 	rows, err := tx.Query(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 ORDER BY id", taskID)
 	if err != nil {

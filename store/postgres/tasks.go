@@ -10,7 +10,6 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/asknet"
-	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -307,71 +306,4 @@ func (s *DB) TaskByMessageID(ctx context.Context, ownerID, messageID string) (ta
 		return err
 	})
 	return t, err
-}
-
-// CancelTask implements tasks.Store, in two round trips: BEGIN and the
-// task under its row lock (a reply completing it at the same time waits
-// for it, or it for the reply, and the second sees the first one's
-// state) with its push configs, then tasks.DecideCancel, then the writes
-// and COMMIT. The decision sees the header; the messages are decoded only
-// for the answer, after it.
-func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
-	var (
-		row     *taskRow
-		configs []push.Config
-		out     tasks.CancelOutcome
-		full    tasks.Task
-	)
-	err := s.command(ctx, CmdCancel, func(b *pgx.Batch) {
-		row, configs = nil, nil
-		// Another owner's task is loaded as an unknown one is (not at all,
-		// and not locked), so that the answer's time does not tell whether
-		// it exists; the decision still checks the owner.
-		b.Queue("SELECT "+taskColumns+" FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2) FOR UPDATE",
-			id, ownerID).QueryRow(func(r pgx.Row) error {
-			tr, err := scanTask(r)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			row = &tr
-			return err
-		})
-		b.Queue(`SELECT c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
-			WHERE c.task_id = $1 AND ($2 = '' OR t.owner_id = $2) ORDER BY c.id`, id, ownerID).Query(scanConfigs(&configs))
-	}, func() (func(execer) error, error) {
-		st := tasks.CancelState{Configs: configs}
-		if row != nil {
-			st.Task = &row.t
-		}
-		var err error
-		if out, err = tasks.DecideCancel(st, ownerID, at); err != nil {
-			return nil, err
-		}
-		if full, err = row.task(); err != nil {
-			return nil, err
-		}
-		full = tasks.WithStatus(full, out.Task)
-		if !out.Changed {
-			return nil, nil
-		}
-		return func(w execer) error {
-			acc := deltas{}
-			if err := moveTask(ctx, w, &row.t, &out.Task, acc, nil); err != nil {
-				return err
-			}
-			for i := range out.Deliveries {
-				if err := putDelivery(ctx, w, nil, &out.Deliveries[i], acc); err != nil {
-					return err
-				}
-			}
-			if err := acc.apply(ctx, w); err != nil {
-				return err
-			}
-			return appendEvents(ctx, w, out.Events, at)
-		}, nil
-	})
-	if err != nil {
-		return tasks.Task{}, false, err
-	}
-	return full, out.Changed, nil
 }
