@@ -183,3 +183,24 @@ func StatesIn(ix *storage.Index[Task]) []a2a.TaskState {
 		}
 	}
 }
+
+// AgentsByName lists the agents by agents.NameKey of their names: the
+// duplicate-name decision reads it.
+var AgentsByName = Agents.Index("agent.name", func(a *agents.Agent) (storage.Key, bool) {
+	return k(agents.NameKey(a.Name)), true
+})
+
+// AgentsByIdentity finds the agent linked to an OAuth identity (issuer,
+// subject); an agent without one is left out.
+var AgentsByIdentity = Agents.Index("agent.identity", func(a *agents.Agent) (storage.Key, bool) {
+	return k(a.Issuer, a.Subject), a.Linked()
+})
+
+// Credentials are the agents' live credentials, by digest.
+var Credentials = storage.NewKind("credential", func(c *agents.Credential) storage.Key { return k(string(c.Digest[:])) },
+	storage.Codec[agents.Credential]{})
+
+// CredentialsByAgent lists an agent's credentials.
+var CredentialsByAgent = Credentials.Index("credential.agent", func(c *agents.Credential) (storage.Key, bool) {
+	return k(c.AgentID), true
+})

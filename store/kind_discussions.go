@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
@@ -113,26 +112,5 @@ func init() {
 				At: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}, nil
 		},
 		encode: func(w *commands.Window) ([]byte, error) { return u64(uint64(w.At.UnixNano())), nil },
-	}
-
-	// Agents: agents, by the id string -> agentRecord (the agent, and the
-	// digests of its live credentials, kept by the credential writes).
-	mapped[commands.Agents] = &docKind[agents.Agent]{
-		kind: commands.Agents, bucket: bucketAgents, parts: []part{pRest},
-		decode: func(_, v []byte) (agents.Agent, error) {
-			var r agentRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return agents.Agent{}, fmt.Errorf("store: decode agent: %w", err)
-			}
-			return r.Agent, nil
-		},
-		write: func(r *run, _, a *agents.Agent) error {
-			rec, err := getAgent(r.tx, a.ID)
-			if err != nil && err != agents.ErrNotFound { //nolint:errorlint // getAgent returns the sentinel itself
-				return err
-			}
-			rec.Agent = *a
-			return putAgent(r.tx, rec)
-		},
 	}
 }
