@@ -65,6 +65,9 @@ type run struct {
 	acc  counterDeltas   // the write plan's counter moves, applied once
 	// moves are the task index moves of the write plan, applied once.
 	moves *indexBatch
+	// bulk marks a run of LoadAsks: its moves (new tasks' entries too) are
+	// the whole load's, which applies them at its end.
+	bulk bool
 }
 
 func (s *DB) newRun(tx *bolt.Tx) *run { return &run{s: s, tx: tx} }
@@ -239,7 +242,7 @@ func (r *run) write(w *storage.Writes) error {
 			return err
 		}
 	}
-	if r.moves != nil {
+	if r.moves != nil && !r.bulk {
 		if err := r.moves.apply(r.tx); err != nil {
 			return err
 		}

@@ -62,7 +62,13 @@ func writeTask(r *run, old, t *commands.Task) error {
 	if err := putTaskRecord(r.tx, &t.Task, v); err != nil {
 		return err
 	}
-	if err := indexTask(r.tx, &t.Task, +1); err != nil {
+	var err error
+	if r.bulk {
+		err = r.taskMoves().add(&t.Task, +1)
+	} else {
+		err = indexTask(r.tx, &t.Task, +1)
+	}
+	if err != nil {
 		return err
 	}
 	owner, ok1 := idBytes(t.OwnerID)

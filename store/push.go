@@ -97,16 +97,6 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 	return c, err
 }
 
-// putDeliveries writes the new deliveries a transition's decision left.
-func putDeliveries(tx *bolt.Tx, ds []push.Delivery) error {
-	for i := range ds {
-		if err := putDelivery(tx, nil, &ds[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // The schema's PushConfigs, in push_configs: task id (16) | config id.
 func init() {
 	mapped[commands.PushConfigs] = &docKind[push.Config]{

@@ -153,17 +153,6 @@ func connTrips(conn *pgxpool.Conn) uint64 {
 	return 0
 }
 
-// command runs one command named name: load queues the statements that
-// load its state into the first batch, after BEGIN, each with a callback
-// that keeps what it read (and resets what they fill, since a command
-// that lost a deadlock runs again);
-// decide runs on what they read and returns the writes to make, nil for
-// none, or a refusal. It commits, and wakes the log's followers, only
-// when there were writes.
-func (s *DB) command(ctx context.Context, name string, load func(b *pgx.Batch), decide func() (write func(w execer) error, err error)) error {
-	return s.commandFlush(ctx, name, func(p *pending) error { load(p.b); return nil }, decide)
-}
-
 // pending is the batch of a command's loads being queued. flush sends
 // it (one round trip) and starts the next; the command flushes once its
 // loads are queued, and a load plan that needs what a load read before it

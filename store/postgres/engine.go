@@ -336,7 +336,21 @@ func (s *DB) Run(ctx context.Context, c storage.Command) error {
 // then the events.
 func writePlan(ctx context.Context, e execer, w *storage.Writes) error {
 	pw := &pgWrites{ctx: ctx, w: e, acc: deltas{}}
-	for _, op := range w.Ops {
+	for i := 0; i < len(w.Ops); i++ {
+		op := w.Ops[i]
+		if n := newRun(w.Ops[i:]); n > 1 {
+			if m, ok := kindOf(op.Type).(manyPutter); ok {
+				recs := make([]any, n)
+				for j := range recs {
+					recs[j] = w.Ops[i+j].New
+				}
+				if err := m.putNew(pw, recs); err != nil {
+					return err
+				}
+				i += n - 1
+				continue
+			}
+		}
 		var err error
 		switch {
 		case op.Counter != "":
@@ -356,6 +370,25 @@ func writePlan(ctx context.Context, e execer, w *storage.Writes) error {
 		return err
 	}
 	return appendEvents(ctx, e, w.Events, w.At)
+}
+
+// manyPutter is a kind that writes many new records in one statement (a
+// reply's inbox entries, one per member).
+type manyPutter interface {
+	putNew(w *pgWrites, recs []any) error
+}
+
+// newRun is how many ops from the first are puts of new records of its
+// kind.
+func newRun(ops []storage.Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Type != ops[0].Type || op.New == nil || op.Old != nil || op.Counter != "" {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // View implements storage.Engine in one round trip: one statement alone,

@@ -70,7 +70,7 @@ var _ discussions.Store = (*DB)(nil)
 // The schema's Inbox, in inbox (acked: left out of the schema's
 // InboxUnacked).
 func init() {
-	mapped[commands.Inbox] = &table[discussions.InboxEntry]{
+	mapped[commands.Inbox] = &inboxTable{table[discussions.InboxEntry]{
 		kind: commands.Inbox, name: "inbox", key: []column{{"t.agent_id", text}, {"t.id", text}},
 		cols: "t.agent_id, t.doc",
 		read: func(row pgx.Row, _ bool) (discussions.InboxEntry, error) {
@@ -88,5 +88,25 @@ func init() {
 			_, unacked := commands.InboxUnacked.Entry(e)
 			return putInbox(w.ctx, w.w, *e, unacked)
 		},
+	}}
+}
+
+// inboxTable writes a reply's new entries in one statement.
+type inboxTable struct{ table[discussions.InboxEntry] }
+
+func (t *inboxTable) putNew(w *pgWrites, recs []any) error {
+	es := make([]discussions.InboxEntry, len(recs))
+	for i, r := range recs {
+		es[i] = *r.(*discussions.InboxEntry)
+		if _, unacked := commands.InboxUnacked.Entry(&es[i]); !unacked {
+			// Not new entries as a reply writes them: one by one.
+			for _, r := range recs {
+				if err := t.table.put(w, nil, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
+	return putInboxes(w.ctx, w.w, es)
 }
