@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
@@ -75,7 +74,6 @@ func writeModeration(w *storage.Writes, st moderation.State, it *moderation.Item
 // come through.
 func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p moderation.Policy) (moderation.FlagResult, error) {
 	var (
-		agent   *agents.Agent
 		window  *Window
 		x       target
 		flagged *moderation.Flag
@@ -83,7 +81,7 @@ func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p m
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdFlag,
 		Load: func(l storage.Loader) error {
-			lockAgent(l, cmd.AgentID, &agent)
+			lockAgent(l, cmd.AgentID)
 			storage.One(l, Windows, k(WindowFlag, cmd.AgentID), storage.Read, &window)
 			x.load(l, cmd.Target)
 			storage.One(l, ModerationFlags, k(cmd.Target.ID, cmd.AgentID), storage.Read, &flagged)

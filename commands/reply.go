@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/storage"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // maxDiscussionTasks bounds what a reply loads of its discussion's tasks
@@ -27,54 +27,63 @@ const maxDiscussionTasks = 1 << 20
 // or is waited for and then skipped. Nothing a reply does not complete or
 // tell is read: not the tasks that are done with.
 func (c *Commands) AddReply(ctx context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
-	var (
-		author  *agents.Agent
-		window  *Window
-		disc    *discussions.Discussion
-		working []Task
-		configs []push.Config
-		members []storage.Key
-		out     asknet.ReplyOutcome
-	)
-	err := c.e.Run(ctx, storage.Command{Name: CmdReply,
-		Load: func(l storage.Loader) error {
-			lockAgent(l, r.AuthorID, &author)
-			storage.One(l, Windows, k(WindowReply, r.AuthorID), storage.Read, &window)
-			storage.One(l, Discussions, k(r.DiscussionID), storage.Lock, &disc)
-			ref := l.Range(storage.Range{Index: TasksWorking, Prefix: k(r.DiscussionID), Of: storage.NoRef,
-				Limit: maxDiscussionTasks, Mode: storage.Lock, Brief: true, Dst: &working})
-			storage.Under(l, PushConfigs.Keys(), ref, maxDiscussionTasks, storage.Read, &configs)
-			storage.Entries(l, TasksOfDiscussion, k(r.DiscussionID), maxDiscussionTasks, &members)
-			return nil
-		},
-		Decide: func() (*storage.Writes, error) {
-			st := asknet.ReplyState{Discussion: disc, Window: windowAt(window), Members: membersOf(members)}
-			for i := range working {
-				st.Working = append(st.Working, working[i].Task)
-			}
-			for _, cfg := range configs {
-				if st.Configs == nil {
-					st.Configs = map[string][]push.Config{}
-				}
-				st.Configs[cfg.TaskID] = append(st.Configs[cfg.TaskID], cfg)
-			}
-			var err error
-			if out, err = asknet.DecideReply(st, r, lim); err != nil {
-				return nil, err
-			}
-			return replyWrites(&out, disc, window, working)
-		}})
-	if err != nil {
+	x := &replyRun{r: &r, lim: lim}
+	if err := c.e.Run(ctx, storage.Command{Name: CmdReply, Load: x.load, Decide: x.decide}); err != nil {
 		return discussions.ReplyResult{}, err
 	}
-	return out.Result, nil
+	return x.out.Result, nil
+}
+
+// replyRun is one reply's plan and what its loads and decision leave.
+type replyRun struct {
+	r       *discussions.Reply
+	lim     discussions.Limits
+	window  *Window
+	disc    *discussions.Discussion
+	working []Task
+	configs []push.Config
+	members []storage.Key
+	out     asknet.ReplyOutcome
+}
+
+func (x *replyRun) load(l storage.Loader) error {
+	r := x.r
+	lockAgent(l, r.AuthorID)
+	storage.One(l, Windows, k(WindowReply, r.AuthorID), storage.Read, &x.window)
+	storage.One(l, Discussions, k(r.DiscussionID), storage.Lock, &x.disc)
+	ref := l.Range(storage.Range{Index: TasksWorking, Prefix: k(r.DiscussionID), Of: storage.NoRef,
+		Limit: maxDiscussionTasks, Mode: storage.Lock, Brief: true, Dst: &x.working})
+	storage.Under(l, PushConfigs.Keys(), ref, maxDiscussionTasks, storage.Read, &x.configs)
+	storage.Entries(l, TasksOfDiscussion, k(r.DiscussionID), maxDiscussionTasks, &x.members)
+	return nil
+}
+
+func (x *replyRun) decide() (*storage.Writes, error) {
+	st := asknet.ReplyState{Discussion: x.disc, Window: windowAt(x.window), Members: membersOf(x.members)}
+	if len(x.working) > 0 {
+		st.Working = make([]tasks.Task, len(x.working))
+		for i := range x.working {
+			st.Working[i] = x.working[i].Task
+		}
+	}
+	for _, cfg := range x.configs {
+		if st.Configs == nil {
+			st.Configs = map[string][]push.Config{}
+		}
+		st.Configs[cfg.TaskID] = append(st.Configs[cfg.TaskID], cfg)
+	}
+	var err error
+	if x.out, err = asknet.DecideReply(st, *x.r, x.lim); err != nil {
+		return nil, err
+	}
+	return replyWrites(&x.out, x.disc, x.window, x.working)
 }
 
 // replyWrites are the writes of a reply decided as o on disc, whose
 // author's window was window and whose WORKING tasks were working.
 func replyWrites(o *asknet.ReplyOutcome, disc *discussions.Discussion, window *Window, working []Task) (*storage.Writes, error) {
 	r := &o.Result.Reply
-	w := &storage.Writes{}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 4+2*len(o.Completed)+len(o.Deliveries)+len(o.Inbox))}
 	storage.Put(w, Replies, nil, r)
 	putWindow(w, window, WindowReply, r.AuthorID, o.Post.Window)
 	before := make(map[string]*Task, len(working))

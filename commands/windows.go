@@ -3,17 +3,15 @@ package commands
 import (
 	"time"
 
-	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/storage"
 )
 
-// lockAgent queues the lock of agent id's record, into dst: taken first
-// by every command that decides a per-agent limit (the ask rate, the open
-// tasks, the reply rate, the flag rate), so that one agent's commands are
-// decided one after the other, on every process.
-func lockAgent(l storage.Loader, id string, dst **agents.Agent) {
-	storage.One(l, Agents, k(id), storage.Lock, dst)
-}
+// lockAgent queues the lock of agent id's record, taken first by every
+// command that decides a per-agent limit (the ask rate, the open tasks,
+// the reply rate, the flag rate), so that one agent's commands are
+// decided one after the other, on every process. It reads nothing of the
+// agent.
+func lockAgent(l storage.Loader, id string) { storage.LockOnly(l, Agents, k(id)) }
 
 // windowAt is a loaded window's time (zero for none).
 func windowAt(w *Window) time.Time {

@@ -37,7 +37,8 @@ type Get struct {
 	// (a task's history), where the store can leave them out; a Put of a
 	// record loaded brief rewrites only what the plan changed.
 	Brief bool
-	// Dst receives the record, a **T (nil when there is none).
+	// Dst receives the record, a **T (nil when there is none). A Get
+	// without Dst only locks (Mode): it reads nothing.
 	Dst any
 }
 
@@ -111,6 +112,13 @@ type Loader interface {
 func One[T any](l Loader, k *Kind[T], key Key, mode Mode, dst **T) Ref {
 	*dst = nil
 	return l.Get(Get{Type: k, Key: key, Mode: mode, Dst: dst})
+}
+
+// LockOnly queues the lock of k's record under key, reading nothing of
+// it: the lock a command orders itself by (bbolt's single writer holds
+// it already).
+func LockOnly[T any](l Loader, k *Kind[T], key Key) Ref {
+	return l.Get(Get{Type: k, Key: key, Mode: Lock})
 }
 
 // Owned queues the load of k's record under key into dst if owner owns

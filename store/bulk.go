@@ -72,7 +72,7 @@ func (e *bulkEngine) Run(_ context.Context, c storage.Command) error {
 	if err != nil || w.Empty() {
 		return err
 	}
-	return r.write(w)
+	return r.write(w, nil)
 }
 
 // View implements storage.Engine in the bulk transaction.

@@ -24,13 +24,18 @@ import (
 type boltKind interface {
 	// get reads g's record (nil when there is none, or when it is not
 	// g.Owner's).
-	get(r *run, g *storage.Get) (any, error)
+	get(r *run, g storage.Get) (any, error)
 	// scan calls fn with each entry of q's index under prefix, in order (or
 	// reversed), with its record unless q asks for keys only (rec nil),
 	// until fn returns false.
 	scan(r *run, q *storage.Range, prefix storage.Key, fn func(key storage.Key, rec any) bool) error
-	// put writes rec, which was old (nil: new), with its index entries.
-	put(r *run, old, rec any) error
+	// prepare encodes rec (nil: the kind encodes in put), in a command's
+	// first phase: outside the single writer when the decision ran in a
+	// read transaction.
+	prepare(rec any) ([]byte, error)
+	// put writes rec, which was old (nil: new), with its index entries; v
+	// is what prepare made of it (nil: not prepared).
+	put(r *run, old, rec any, v []byte) error
 	// del deletes old with its index entries.
 	del(r *run, old any) error
 	// count reads how many entries of a counted index start with prefix.
@@ -58,19 +63,44 @@ func kindOf(t storage.Type) boltKind {
 // run is one command's, or one read's, use of a transaction: the
 // storage.Loader of its load plan, and the writer of its write plan.
 type run struct {
-	s    *DB
-	tx   *bolt.Tx
-	keys [][]storage.Key // each load's records' keys, by Ref
-	err  error           // the first load that failed
+	s     *DB
+	tx    *bolt.Tx
+	loads []loaded // by Ref
+	err   error    // the first load that failed
 	acc  counterDeltas   // the write plan's counter moves, applied once
 	// moves are the task index moves of the write plan, applied once.
 	moves *indexBatch
 	// bulk marks a run of LoadAsks: its moves (new tasks' entries too) are
 	// the whole load's, which applies them at its end.
 	bulk bool
+	buf  [smallPlan]loaded
 }
 
-func (s *DB) newRun(tx *bolt.Tx) *run { return &run{s: s, tx: tx} }
+// loaded is what a later load under a load's keys needs of it: the key
+// of the record a Get found, or the keys of a range's records.
+type loaded struct {
+	one  storage.Key
+	many []storage.Key
+	// lockOnly marks a Get that read nothing: nothing ranges under it.
+	lockOnly bool
+}
+
+// keys are the records' keys.
+func (l *loaded) keys() []storage.Key {
+	if l.one != nil {
+		return []storage.Key{l.one}
+	}
+	return l.many
+}
+
+// smallPlan is how many loads a run holds before it allocates again.
+const smallPlan = 8
+
+func (s *DB) newRun(tx *bolt.Tx) *run {
+	r := &run{s: s, tx: tx}
+	r.loads = r.buf[:0]
+	return r
+}
 
 // Run implements storage.Engine.
 func (s *DB) Run(_ context.Context, c storage.Command) error {
@@ -86,8 +116,31 @@ func (s *DB) Run(_ context.Context, c storage.Command) error {
 		if err != nil || w.Empty() {
 			return nil, err
 		}
-		return func(tx *bolt.Tx) error { return s.newRun(tx).write(w) }, nil
+		var encoded [][]byte
+		if tx.Writable() { // a read's decision only says whether to queue
+			if encoded, err = prepare(w); err != nil {
+				return nil, err
+			}
+		}
+		return func(tx *bolt.Tx) error { return s.newRun(tx).write(w, encoded) }, nil
 	})
+}
+
+// prepare encodes w's records, in the command's first phase (their
+// encodings hold nothing of the transaction that loaded them).
+func prepare(w *storage.Writes) ([][]byte, error) {
+	encoded := make([][]byte, len(w.Ops))
+	for i, op := range w.Ops {
+		if op.New == nil {
+			continue
+		}
+		v, err := kindOf(op.Type).prepare(op.New)
+		if err != nil {
+			return nil, err
+		}
+		encoded[i] = v
+	}
+	return encoded, nil
 }
 
 // View implements storage.Engine.
@@ -101,28 +154,35 @@ func (s *DB) View(_ context.Context, _ string, load func(storage.Loader) error) 
 	})
 }
 
+// add keeps what a load found and returns its Ref.
+func (r *run) add(l loaded) storage.Ref {
+	r.loads = append(r.loads, l)
+	return storage.Ref(len(r.loads) - 1)
+}
+
 // fail keeps the first error of a load.
 func (r *run) fail(err error) storage.Ref {
 	if r.err == nil {
 		r.err = err
 	}
-	r.keys = append(r.keys, nil)
-	return storage.Ref(len(r.keys) - 1)
+	return r.add(loaded{})
 }
 
-// Get implements storage.Loader.
+// Get implements storage.Loader. A Get without a destination only locks,
+// which the single writer holds already: it reads nothing.
 func (r *run) Get(g storage.Get) storage.Ref {
-	rec, err := kindOf(g.Type).get(r, &g)
+	if g.Dst == nil {
+		return r.add(loaded{lockOnly: true})
+	}
+	rec, err := kindOf(g.Type).get(r, g)
 	if err != nil {
 		return r.fail(err)
 	}
 	g.Type.Set(g.Dst, rec)
-	var keys []storage.Key
-	if rec != nil {
-		keys = []storage.Key{g.Type.KeyOf(rec)}
+	if rec == nil {
+		return r.add(loaded{})
 	}
-	r.keys = append(r.keys, keys)
-	return storage.Ref(len(r.keys) - 1)
+	return r.add(loaded{one: g.Key})
 }
 
 // GetAll implements storage.Loader.
@@ -134,7 +194,7 @@ func (r *run) GetAll(g storage.GetAll) storage.Ref {
 	k := kindOf(g.Type)
 	var found []storage.Key
 	for _, key := range keys {
-		rec, err := k.get(r, &storage.Get{Type: g.Type, Key: key, Mode: g.Mode})
+		rec, err := k.get(r, storage.Get{Type: g.Type, Key: key, Mode: g.Mode})
 		if err != nil {
 			return r.fail(err)
 		}
@@ -143,8 +203,7 @@ func (r *run) GetAll(g storage.GetAll) storage.Ref {
 			found = append(found, key)
 		}
 	}
-	r.keys = append(r.keys, found)
-	return storage.Ref(len(r.keys) - 1)
+	return r.add(loaded{many: found})
 }
 
 // Range implements storage.Loader.
@@ -156,12 +215,13 @@ func (r *run) Range(q storage.Range) storage.Ref {
 	if q.Keys != nil {
 		*q.Keys = (*q.Keys)[:0]
 	}
-	prefixes := []storage.Key{q.Prefix}
+	one := [1]storage.Key{q.Prefix}
+	prefixes := one[:]
 	if q.Of != storage.NoRef {
-		if int(q.Of) < 0 || int(q.Of) >= len(r.keys) {
-			return r.fail(fmt.Errorf("store: a range of %s is under load %d, which is not queued", t.Name(), q.Of))
+		if int(q.Of) < 0 || int(q.Of) >= len(r.loads) || r.loads[q.Of].lockOnly {
+			return r.fail(fmt.Errorf("store: a range of %s is under load %d, which is not a queued read", t.Name(), q.Of))
 		}
-		prefixes = r.keys[q.Of]
+		prefixes = r.loads[q.Of].keys()
 		if q.Parts > 0 {
 			cut := make([]storage.Key, 0, len(prefixes))
 			for _, k := range prefixes {
@@ -193,8 +253,7 @@ func (r *run) Range(q storage.Range) storage.Ref {
 			return r.fail(err)
 		}
 	}
-	r.keys = append(r.keys, keys)
-	return storage.Ref(len(r.keys) - 1)
+	return r.add(loaded{many: keys})
 }
 
 // Count implements storage.Loader.
@@ -222,17 +281,21 @@ func (r *run) Lock(string) {}
 // Flush implements storage.Loader: every load ran already.
 func (r *run) Flush() error { return r.err }
 
-// write writes w: each record with its index entries, the counters,
-// then the events.
-func (r *run) write(w *storage.Writes) error {
+// write writes w: each record with its index entries (with its
+// encoding, when prepare made it), the counters, then the events.
+func (r *run) write(w *storage.Writes, encoded [][]byte) error {
 	r.acc = counterDeltas{}
-	for _, op := range w.Ops {
+	for i, op := range w.Ops {
 		var err error
 		switch {
 		case op.Counter != "":
 			r.acc[string(planCounterKey(op.Counter))] += op.N
 		case op.New != nil:
-			err = kindOf(op.Type).put(r, op.Old, op.New)
+			var v []byte
+			if encoded != nil {
+				v = encoded[i]
+			}
+			err = kindOf(op.Type).put(r, op.Old, op.New, v)
 		case op.Old != nil:
 			err = kindOf(op.Type).del(r, op.Old)
 		default:

@@ -41,7 +41,7 @@ func (k *genericKind) decode(ek, v []byte) (any, error) {
 	return k.t.Decode(key, v)
 }
 
-func (k *genericKind) get(r *run, g *storage.Get) (any, error) {
+func (k *genericKind) get(r *run, g storage.Get) (any, error) {
 	if !k.t.Generic() {
 		return nil, fmt.Errorf("store: kind %s has neither a codec nor a mapping in this store", k.t.Name())
 	}
@@ -168,7 +168,9 @@ func genericCounterKey(ix string, parts storage.Key) []byte {
 	return cat([]byte("i/"+ix), []byte{0}, parts.Encode())
 }
 
-func (k *genericKind) put(r *run, old, rec any) error {
+func (k *genericKind) prepare(rec any) ([]byte, error) { return k.t.Encode(rec) }
+
+func (k *genericKind) put(r *run, old, rec any, v []byte) error {
 	recs, err := r.tx.CreateBucketIfNotExists(k.bucket)
 	if err != nil {
 		return err
@@ -184,9 +186,10 @@ func (k *genericKind) put(r *run, old, rec any) error {
 			return err
 		}
 	}
-	v, err := k.t.Encode(rec)
-	if err != nil {
-		return err
+	if v == nil {
+		if v, err = k.t.Encode(rec); err != nil {
+			return err
+		}
 	}
 	if err := recs.Put(ek, v); err != nil {
 		return err

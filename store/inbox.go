@@ -13,6 +13,15 @@ import (
 // putInbox writes an entry under agent | entry id, and in the unacked index
 // when it is new.
 func putInbox(tx *bolt.Tx, e discussions.InboxEntry, unacked bool) error {
+	v, err := encodeJSON(e) // the agent id is in the key
+	if err != nil {
+		return err
+	}
+	return putInboxRecord(tx, &e, v, unacked)
+}
+
+// putInboxRecord is putInbox with e encoded as v.
+func putInboxRecord(tx *bolt.Tx, e *discussions.InboxEntry, v []byte, unacked bool) error {
 	a, ok := idBytes(e.AgentID)
 	if !ok {
 		return errBadID("agent", e.AgentID)
@@ -20,10 +29,6 @@ func putInbox(tx *bolt.Tx, e discussions.InboxEntry, unacked bool) error {
 	id, ok := idBytes(e.ID)
 	if !ok {
 		return errBadID("inbox entry", e.ID)
-	}
-	v, err := encodeJSON(e) // the agent id is in the key
-	if err != nil {
-		return err
 	}
 	k := cat(a, id)
 	if err := tx.Bucket(bucketInbox).Put(k, v); err != nil {
@@ -88,9 +93,10 @@ func init() {
 			e.AgentID = idString(k[:16])
 			return e, err
 		},
-		write: func(r *run, _, e *discussions.InboxEntry) error {
+		encode: encodeDoc[discussions.InboxEntry],
+		write: func(r *run, _, e *discussions.InboxEntry, v []byte) error {
 			_, unacked := commands.InboxUnacked.Entry(e)
-			return putInbox(r.tx, *e, unacked)
+			return putInboxRecord(r.tx, e, v, unacked)
 		},
 	}
 }

@@ -30,7 +30,7 @@ func storedAgent(r *run, id string) (agentRecord, bool, error) {
 // writeAgent writes a, which was old (nil: a new agent, counted), moving
 // its name and identity entries as the schema's indexes hold them; its
 // credentials' digests stay as the credential writes keep them.
-func writeAgent(r *run, old, a *agents.Agent) error {
+func writeAgent(r *run, old, a *agents.Agent, _ []byte) error {
 	rec, _, err := storedAgent(r, a.ID)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func writeAgent(r *run, old, a *agents.Agent) error {
 }
 
 // writeCredential writes c and lists its digest in its agent's record.
-func writeCredential(r *run, _, c *agents.Credential) error {
+func writeCredential(r *run, _, c *agents.Credential, _ []byte) error {
 	if err := putCred(r.tx, *c); err != nil {
 		return err
 	}

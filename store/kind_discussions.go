@@ -33,10 +33,11 @@ func init() {
 	discs := &docKind[discussions.Discussion]{
 		kind: commands.Discussions, bucket: bucketDiscussions, parts: []part{pULID},
 		decode: func(_, v []byte) (discussions.Discussion, error) { return decodeDiscussion(v) },
-		// putDiscussion writes the document with its status entry and
-		// counters; a new discussion is its author's post too.
-		write: func(r *run, old, d *discussions.Discussion) error {
-			if err := putDiscussion(r.tx, d, listing(old)); err != nil {
+		encode: encodeDoc[discussions.Discussion],
+		// putDiscussionRecord writes the document with its status entry
+		// and counters; a new discussion is its author's post too.
+		write: func(r *run, old, d *discussions.Discussion, v []byte) error {
+			if err := putDiscussionRecord(r.tx, d, v, listing(old)); err != nil {
 				return err
 			}
 			if old != nil {
@@ -90,7 +91,8 @@ func init() {
 	mapped[commands.ModerationItems] = &docKind[moderation.Item]{
 		kind: commands.ModerationItems, bucket: bucketModItems, parts: []part{pULID},
 		decode: jsonDoc[moderation.Item]("moderation item"),
-		write:  func(r *run, _, it *moderation.Item) error { return putItem(r.tx, it) },
+		encode: encodeDoc[moderation.Item],
+		write:  func(r *run, _, it *moderation.Item, v []byte) error { return putItemRecord(r.tx, it, v) },
 	}
 	mapped[commands.ModerationFlags] = &docKind[moderation.Flag]{
 		kind: commands.ModerationFlags, bucket: bucketModFlags, parts: []part{pULID, pULID},
@@ -110,6 +112,12 @@ func init() {
 			}
 			return commands.Window{Limit: string(k[:1]), AgentID: idString(k[1:]),
 				At: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}, nil
+		},
+		decodeKey: func(k storage.Key, v []byte) (commands.Window, error) {
+			if len(v) != 8 {
+				return commands.Window{}, fmt.Errorf("store: malformed rate window %q", k)
+			}
+			return commands.Window{Limit: k[0], AgentID: k[1], At: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}, nil
 		},
 		encode: func(w *commands.Window) ([]byte, error) { return u64(uint64(w.At.UnixNano())), nil },
 	}

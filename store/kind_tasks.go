@@ -45,8 +45,7 @@ type taskKind struct{ docKind[commands.Task] }
 // its index entries and counters (moved when its state or status time
 // moved); a new task is its owner's message id, and its owner a member of
 // its discussion.
-func writeTask(r *run, old, t *commands.Task) error {
-	v := encodeTaskWire(&t.Task, &t.Wire)
+func writeTask(r *run, old, t *commands.Task, v []byte) error {
 	if old != nil {
 		if old.State == t.State && old.StatusTime.Equal(t.StatusTime) {
 			return putTaskRecord(r.tx, &t.Task, v)
@@ -115,7 +114,8 @@ func init() {
 			rt, err := parseTask(v)
 			return string(rt.owner), err
 		},
-		write: writeTask,
+		encode: func(t *commands.Task) ([]byte, error) { return encodeTaskWire(&t.Task, &t.Wire), nil },
+		write:  writeTask,
 	}}
 	scans := map[storage.Ix]func(*run, *storage.Range, storage.Key, func(storage.Key, any) bool) error{}
 	// task_msgids: owner (16) | message id -> task id (16).
@@ -123,6 +123,23 @@ func init() {
 		ps := []part{pULID, pRest}
 		pb, ok := keyBytes(ps, prefix)
 		if !ok {
+			return nil
+		}
+		if len(prefix) == 2 { // a whole key: one entry at most, read as such
+			id := r.tx.Bucket(bucketTaskMsgIDs).Get(pb)
+			if len(id) != 16 {
+				return nil
+			}
+			key := storage.K(prefix[0], prefix[1], idString(id))
+			if q.Keys != nil {
+				fn(key, nil)
+				return nil
+			}
+			t, err := storedTask(r.tx.Bucket(bucketTasks).Get(id))
+			if err != nil {
+				return err
+			}
+			fn(key, &t)
 			return nil
 		}
 		return k.walkRefs(r, q, bucketTaskMsgIDs, pb, nil, true, func(ik, v []byte) (storage.Key, []byte, bool) {

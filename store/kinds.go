@@ -30,16 +30,23 @@ func keyBytes(ps []part, k storage.Key) ([]byte, bool) {
 	if len(k) > len(ps) {
 		return nil, false
 	}
-	var out []byte
+	n := 0
+	for i, s := range k {
+		if ps[i].ulid {
+			n += 16
+		} else {
+			n += len(s)
+		}
+	}
+	out := make([]byte, 0, n)
 	for i, s := range k {
 		p := ps[i]
 		switch {
 		case p.ulid:
-			b, ok := idBytes(s)
-			if !ok {
+			var ok bool
+			if out, ok = appendID(out, s); !ok {
 				return nil, false
 			}
-			out = append(out, b...)
 		case p.size > 0 && len(s) != p.size:
 			return nil, false
 		default:
@@ -96,17 +103,21 @@ type docKind[T any] struct {
 	// onPut and onDel keep what lives beside the document.
 	onPut func(r *run, old, rec *T) error
 	onDel func(r *run, old *T) error
-	// write and remove, when set, do the whole put and delete instead
-	// (for a kind whose store code writes the document with its entries).
-	write  func(r *run, old, rec *T) error
+	// write and remove, when set, do the whole put (given the record's
+	// encoding, nil when the kind has no encode) and delete instead (for a
+	// kind whose store code writes the document with its entries).
+	write  func(r *run, old, rec *T, v []byte) error
 	remove func(r *run, old *T) error
+	// decodeKey, when set, decodes a record read by its key (a Get), for a
+	// kind whose record repeats its key's parts.
+	decodeKey func(key storage.Key, v []byte) (T, error)
 	// scans are the secondary indexes' walks.
 	scans map[storage.Ix]func(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error
 	// counts are the counted indexes' counters.
 	counts map[storage.Ix]func(r *run, prefix storage.Key) (int, error)
 }
 
-func (k *docKind[T]) get(r *run, g *storage.Get) (any, error) {
+func (k *docKind[T]) get(r *run, g storage.Get) (any, error) {
 	kb, ok := keyBytes(k.parts, g.Key)
 	if !ok || len(g.Key) != len(k.parts) {
 		return nil, nil
@@ -121,7 +132,13 @@ func (k *docKind[T]) get(r *run, g *storage.Get) (any, error) {
 			return nil, err
 		}
 	}
-	t, err := k.decode(kb, v)
+	var t T
+	var err error
+	if k.decodeKey != nil {
+		t, err = k.decodeKey(g.Key, v)
+	} else {
+		t, err = k.decode(kb, v)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -173,20 +190,29 @@ func (k *docKind[T]) keyOfRecord(rec *T) ([]byte, error) {
 	return kb, nil
 }
 
-func (k *docKind[T]) put(r *run, old, rec any) error {
+func (k *docKind[T]) prepare(rec any) ([]byte, error) {
+	if k.encode == nil {
+		return nil, nil
+	}
+	return k.encode(rec.(*T))
+}
+
+func (k *docKind[T]) put(r *run, old, rec any, v []byte) error {
 	t := rec.(*T)
 	var o *T
 	if old != nil {
 		o = old.(*T)
 	}
+	if v == nil && k.encode != nil {
+		var err error
+		if v, err = k.encode(t); err != nil {
+			return err
+		}
+	}
 	if k.write != nil {
-		return k.write(r, o, t)
+		return k.write(r, o, t, v)
 	}
 	kb, err := k.keyOfRecord(t)
-	if err != nil {
-		return err
-	}
-	v, err := k.encode(t)
 	if err != nil {
 		return err
 	}

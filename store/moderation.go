@@ -88,13 +88,18 @@ func getItem(tx *bolt.Tx, id string) (*moderation.Item, error) {
 
 // putItem writes it and keeps its queue entry.
 func putItem(tx *bolt.Tx, it *moderation.Item) error {
-	k, ok := idBytes(it.ID)
-	if !ok {
-		return errBadID("item", it.ID)
-	}
 	v, err := encodeJSON(it)
 	if err != nil {
 		return err
+	}
+	return putItemRecord(tx, it, v)
+}
+
+// putItemRecord is putItem with it encoded as v.
+func putItemRecord(tx *bolt.Tx, it *moderation.Item, v []byte) error {
+	k, ok := idBytes(it.ID)
+	if !ok {
+		return errBadID("item", it.ID)
 	}
 	if err := tx.Bucket(bucketModItems).Put(k, v); err != nil {
 		return err

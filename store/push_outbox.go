@@ -105,13 +105,18 @@ func getDelivery(tx *bolt.Tx, id []byte) (push.Delivery, error) {
 // putDelivery writes d, which was old (nil for a new delivery), moving
 // its index entries and the pending counter.
 func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
-	id, ok := idBytes(d.ID)
-	if !ok {
-		return errBadID("delivery", d.ID)
-	}
 	v, err := storedoc.EncodeDelivery(d)
 	if err != nil {
 		return err
+	}
+	return putDeliveryRecord(tx, old, d, v)
+}
+
+// putDeliveryRecord is putDelivery with d encoded as v.
+func putDeliveryRecord(tx *bolt.Tx, old, d *push.Delivery, v []byte) error {
+	id, ok := idBytes(d.ID)
+	if !ok {
+		return errBadID("delivery", d.ID)
 	}
 	state := tx.Bucket(bucketPushByState)
 	pending := 0
@@ -338,7 +343,8 @@ func init() {
 	k := &docKind[push.Delivery]{
 		kind: commands.Deliveries, bucket: bucketPushOutbox, parts: []part{pULID},
 		decode: func(_, v []byte) (push.Delivery, error) { return storedoc.DecodeDelivery(v) },
-		write:  func(r *run, old, d *push.Delivery) error { return putDelivery(r.tx, old, d) },
+		encode: storedoc.EncodeDelivery,
+		write:  func(r *run, old, d *push.Delivery, v []byte) error { return putDeliveryRecord(r.tx, old, d, v) },
 		remove: func(r *run, old *push.Delivery) error { return deleteDelivery(r.tx, old) },
 	}
 	k.scans = map[storage.Ix]func(*run, *storage.Range, storage.Key, func(storage.Key, any) bool) error{

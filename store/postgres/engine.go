@@ -171,10 +171,18 @@ func (l *loader) add(s *sel) storage.Ref {
 
 // Get implements storage.Loader.
 func (l *loader) Get(g storage.Get) storage.Ref {
-	g.Type.Reset(g.Dst)
+	if g.Dst != nil {
+		g.Type.Reset(g.Dst)
+	}
 	s, err := kindOf(g.Type).get(&g)
 	if err != nil {
 		return l.fail(err)
+	}
+	if g.Dst == nil { // a lock: nothing is read, and nothing ranges under it
+		s.cols = "1"
+		b := &sqlb{}
+		l.p.b.Queue(s.sql(b), b.args...)
+		return l.add(nil)
 	}
 	b := &sqlb{}
 	q := s.sql(b)
