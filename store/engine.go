@@ -65,9 +65,9 @@ func kindOf(t storage.Type) boltKind {
 type run struct {
 	s     *DB
 	tx    *bolt.Tx
-	loads []loaded // by Ref
-	err   error    // the first load that failed
-	acc  counterDeltas   // the write plan's counter moves, applied once
+	loads []loaded      // by Ref
+	err   error         // the first load that failed
+	acc   counterDeltas // the write plan's counter moves, applied once
 	// moves are the task index moves of the write plan, applied once.
 	moves *indexBatch
 	// bulk marks a run of LoadAsks: its moves (new tasks' entries too) are
