@@ -28,18 +28,20 @@ type Store interface {
 	// RevokeAgent disables the agent at the given time and deletes all of
 	// its credentials, as DecideRevoke decides under the agent's lock.
 	RevokeAgent(ctx context.Context, id string, at time.Time) (Agent, error)
-	// AgentsNamed returns the ids of at most limit agents (active or not)
-	// whose name has NameKey(name), in id order.
-	AgentsNamed(ctx context.Context, name string, limit int) ([]string, error)
+	// AgentsNamed returns, for each of names in order, the ids of at most
+	// limit agents (active or not) whose name has its NameKey, in id
+	// order: one read, however many names a page shows.
+	AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error)
 	// Authenticate finds the credential with digest d and its agent, or
 	// returns ErrInvalidToken.
 	Authenticate(ctx context.Context, d Digest) (Agent, Credential, error)
 	// AgentByIdentity returns the agent linked to id, active or not, or
 	// ErrNotLinked.
 	AgentByIdentity(ctx context.Context, id Identity) (Agent, error)
-	// LinkAgent decides l (DecideLink) under the locks of its identity
-	// and its agent, and stores the link.
-	LinkAgent(ctx context.Context, l Link) (Agent, error)
+	// LinkAgent decides l (DecideLink) under the locks of its identity,
+	// its agent and the agent the identity is linked to, and stores what
+	// it decided.
+	LinkAgent(ctx context.Context, l Link) (LinkOutcome, error)
 	// ProvisionAgent decides p (DecideProvision) under the locks of its
 	// identity and of its names, and stores the agent it creates, linked.
 	// It answers the agent the identity has, and whether it was created.
@@ -153,18 +155,29 @@ func (s *Service) Revoke(ctx context.Context, id string) (Agent, error) {
 const MaxNameShares = 2
 
 // SharedNames says which of names more than one agent has (NameKey), so
-// that a page showing them can tell those agents apart.
+// that a page showing them can tell those agents apart, in one read of
+// the store.
 func (s *Service) SharedNames(ctx context.Context, names []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(names))
+	var distinct []string
 	for _, n := range names {
-		if _, done := out[n]; done {
-			continue
+		if _, done := out[n]; !done {
+			out[n] = false
+			distinct = append(distinct, n)
 		}
-		ids, err := s.store.AgentsNamed(ctx, n, MaxNameShares)
-		if err != nil {
-			return nil, fmt.Errorf("agents named %q: %w", n, err)
-		}
-		out[n] = len(ids) >= MaxNameShares
+	}
+	if len(distinct) == 0 {
+		return out, nil
+	}
+	ids, err := s.store.AgentsNamed(ctx, distinct, MaxNameShares)
+	if err != nil {
+		return nil, fmt.Errorf("agents named: %w", err)
+	}
+	if len(ids) != len(distinct) {
+		return nil, fmt.Errorf("agents named: %d answers for %d names", len(ids), len(distinct))
+	}
+	for i, n := range distinct {
+		out[n] = len(ids[i]) >= MaxNameShares
 	}
 	return out, nil
 }
@@ -249,14 +262,28 @@ func (s *Service) authenticate(ctx context.Context, d Digest) (Agent, Credential
 // linked to another agent, or an agent linked to another identity, is a
 // *LinkConflictError.
 func (s *Service) Link(ctx context.Context, id string, ident Identity) (Agent, error) {
-	if err := ValidateIdentity(ident); err != nil {
-		return Agent{}, err
+	out, err := s.LinkAs(ctx, Link{AgentID: id, Identity: ident})
+	return out.Agent, err
+}
+
+// LinkAs decides l (its At is now): Link, and, with l.Replace, the move
+// of an identity from its revoked agent to l.AgentID (see DecideLink).
+// The moved identity's tokens act as the new agent at once on this
+// process, and on the others when they read the log.
+func (s *Service) LinkAs(ctx context.Context, l Link) (LinkOutcome, error) {
+	if err := ValidateIdentity(l.Identity); err != nil {
+		return LinkOutcome{}, err
 	}
-	a, err := s.store.LinkAgent(ctx, Link{AgentID: id, Identity: ident, At: s.now().UTC().Truncate(time.Millisecond)})
+	l.At = s.now().UTC().Truncate(time.Millisecond)
+	out, err := s.store.LinkAgent(ctx, l)
 	if err != nil {
-		return Agent{}, fmt.Errorf("link agent %s: %w", id, err)
+		return LinkOutcome{}, fmt.Errorf("link agent %s: %w", l.AgentID, err)
 	}
-	return a, nil
+	if out.Replaced != nil {
+		// The cache may hold the identity's answer: the revoked agent.
+		s.dropCached(out.Replaced.ID)
+	}
+	return out, nil
 }
 
 // ProvisionScopes are the scopes of an agent created for an identity:

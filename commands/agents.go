@@ -140,36 +140,58 @@ func (c *Commands) RevokeAgent(ctx context.Context, id string, at time.Time) (ag
 	return out.Agent, err
 }
 
-// LinkAgent implements agents.Store: the identity's lock, the agent
-// under its lock and the identity's agent, agents.DecideLink, the agent.
-func (c *Commands) LinkAgent(ctx context.Context, lk agents.Link) (agents.Agent, error) {
+// LinkAgent implements agents.Store: the identity's lock and the agent
+// it is linked to, then the agent and that one under their locks, in id
+// order (the one order two agents are locked in); agents.DecideLink; the
+// agent and, when the identity moves off a revoked one, that agent too.
+// The agent linked is found before the locks are taken (a second round
+// trip on PostgreSQL: an operator's action), so that two links never lock
+// two agents in opposite orders.
+func (c *Commands) LinkAgent(ctx context.Context, lk agents.Link) (agents.LinkOutcome, error) {
 	var (
-		agent  *agents.Agent
 		linked []storage.Key
+		locked []agents.Agent
+		st     agents.LinkState
 		out    agents.LinkOutcome
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdLinkAgent,
 		Load: func(l storage.Loader) error {
 			l.Lock(identityLock(lk.Identity))
-			storage.One(l, Agents, k(lk.AgentID), storage.Lock, &agent)
 			storage.Entries(l, AgentsByIdentity, identityKey(lk.Identity), 1, &linked)
+			if err := l.Flush(); err != nil {
+				return err
+			}
+			keys := []storage.Key{k(lk.AgentID)}
+			if ids := agentIDs(linked); len(ids) > 0 {
+				keys = append(keys, k(ids[0]))
+			}
+			storage.All(l, Agents, keys, storage.Lock, &locked)
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
-			st := agents.LinkState{Agent: agent}
-			if ids := agentIDs(linked); len(ids) > 0 {
-				st.Linked = ids[0]
+			st = agents.LinkState{}
+			ids := agentIDs(linked)
+			for i := range locked {
+				if locked[i].ID == lk.AgentID {
+					st.Agent = &locked[i]
+				}
+				if len(ids) > 0 && locked[i].ID == ids[0] {
+					st.Linked = &locked[i]
+				}
 			}
 			var err error
 			if out, err = agents.DecideLink(st, lk); err != nil || !out.Changed {
 				return nil, err
 			}
 			w := &storage.Writes{}
-			storage.Put(w, Agents, agent, &out.Agent)
+			if out.Replaced != nil { // the identity leaves it first
+				storage.Put(w, Agents, st.Linked, out.Replaced)
+			}
+			storage.Put(w, Agents, st.Agent, &out.Agent)
 			w.Log(lk.At, out.Events...)
 			return w, nil
 		}})
-	return out.Agent, err
+	return out, err
 }
 
 // ProvisionAgent implements agents.Store: the identity's lock and its

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
@@ -42,6 +43,14 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof on this address (its own
 	// listener; keep it on loopback). Off by default.
 	PprofAddr string
+
+	// GRPCAddr, when set, serves the A2A gRPC binding on this host:port
+	// (its own listener). Off by default.
+	GRPCAddr string
+	// GRPCPublicAddr is the host:port clients reach the gRPC binding at,
+	// as the card lists it; default the host of PublicURL and the port
+	// GRPCAddr is bound to.
+	GRPCPublicAddr string
 
 	LogFormat string // text or json
 	LogLevel  string // debug, info, warn, error
@@ -83,6 +92,11 @@ type Config struct {
 	// WebSessionTTL is how long a web sign-in session lives; default 30
 	// days.
 	WebSessionTTL time.Duration
+	// WebHighlightBudget is how long the code of one body may be
+	// highlighted for on a page (default markdown.DefaultHighlightBudget,
+	// 2ms); past it, code is shown plain (tests under the race detector
+	// raise it).
+	WebHighlightBudget time.Duration
 
 	// MCP serves the MCP tools at /mcp on the public listener; default
 	// true. kfa mcp (stdio) works either way.
@@ -140,6 +154,12 @@ type Config struct {
 	// OAuthAudiences replace the resource identifiers an access token's
 	// aud must hold; default: PublicURL and PublicURL + "/mcp".
 	OAuthAudiences []string
+	// OAuthPlainJWTIssuers are issuers (of OAuthIssuers) whose access
+	// tokens are accepted typed JWT, or untyped, rather than at+jwt (RFC
+	// 9068): providers that cannot type their access tokens. Off by
+	// default, since such an issuer's ID tokens are then taken for access
+	// tokens wherever their audience is one of kfa's.
+	OAuthPlainJWTIssuers []string
 	// OAuthAutoProvision creates the agent of an identity (iss, sub) at its
 	// first valid token; default true. Off, only identities an operator
 	// linked (kfa agent link) are let in.
@@ -148,6 +168,11 @@ type Config struct {
 	// view: the OAuth client registered at each issuer with the redirect
 	// URI PublicURL + "/login/callback".
 	OAuthWebClientID string
+	// OAuthWebAgentScopes are issuers (of OAuthIssuers) that cannot grant
+	// kfa's scopes to a person (Google): a sign-in there asks for none,
+	// and its session holds its agent's scopes. Elsewhere a session holds
+	// what the provider granted the sign-in.
+	OAuthWebAgentScopes []string
 	// OAuthWebClientSecret is that client's secret. kfa serve reads it
 	// from --oauth-web-client-secret-file or KFA_OAUTH_WEB_CLIENT_SECRET,
 	// never from a flag value (which any user of the machine can read in
@@ -185,7 +210,7 @@ func DefaultConfig() Config {
 		MaxStreams:         10_000,
 		MaxStreamsPerAgent: 50,
 		StreamHeartbeat:    15 * time.Second,
-		MaxBodyBytes:       256 << 10,
+		MaxBodyBytes:       httpkit.DefaultMaxBodyBytes,
 		MaxHeaderBytes:     16 << 10,
 		ReadHeaderTimeout:  5 * time.Second,
 		ReadTimeout:        30 * time.Second,
@@ -243,6 +268,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			return fmt.Errorf("pprof-addr: %q is not host:port: %w", c.PprofAddr, err)
 		}
+	}
+	if err := c.validateGRPC(); err != nil {
+		return err
 	}
 	if c.AdminSocket == "" {
 		c.AdminSocket = filepath.Join(c.DataDir, "kfa.sock")
@@ -321,6 +349,19 @@ func (c *Config) validateOAuth() error {
 			return fmt.Errorf("oauth-issuer: %s is given twice", is)
 		}
 		seen[is] = true
+	}
+	for _, is := range c.OAuthPlainJWTIssuers {
+		if !seen[is] {
+			return fmt.Errorf("oauth-plain-jwt-issuer: %s is not an --oauth-issuer", is)
+		}
+	}
+	for _, is := range c.OAuthWebAgentScopes {
+		switch {
+		case !seen[is]:
+			return fmt.Errorf("oauth-web-agent-scopes: %s is not an --oauth-issuer", is)
+		case c.OAuthWebClientID == "":
+			return errors.New("oauth-web-agent-scopes: needs --oauth-web-client-id")
+		}
 	}
 	for _, a := range c.OAuthAudiences {
 		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, " \t,") {

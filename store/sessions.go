@@ -25,10 +25,11 @@ var (
 
 // sessionRecord is a session as stored.
 type sessionRecord struct {
-	AgentID    string    `json:"agentId"`
-	Credential string    `json:"credential"` // hex SHA-256 of the token signed in with
-	CreatedAt  time.Time `json:"createdAt"`
-	ExpiresAt  time.Time `json:"expiresAt"`
+	AgentID    string         `json:"agentId"`
+	Credential string         `json:"credential"` // hex SHA-256 of the token signed in with
+	CreatedAt  time.Time      `json:"createdAt"`
+	ExpiresAt  time.Time      `json:"expiresAt"`
+	Scopes     []agents.Scope `json:"scopes,omitempty"` // a provider's sign-in's
 }
 
 func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
@@ -67,7 +68,7 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	if err != nil || len(cred) != len(agents.Digest{}) {
 		return sessions.Session{}, fmt.Errorf("store: session has a bad credential digest %q", r.Credential)
 	}
-	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Scopes: r.Scopes}
 	copy(out.Credential[:], cred)
 	return out, nil
 }
@@ -78,7 +79,7 @@ var _ sessions.Store = (*DB)(nil)
 func encodeSession(sess *sessions.Session) ([]byte, error) {
 	return json.Marshal(sessionRecord{
 		AgentID: sess.AgentID, Credential: hex.EncodeToString(sess.Credential[:]),
-		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt,
+		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt, Scopes: sess.Scopes,
 	})
 }
 

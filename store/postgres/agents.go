@@ -43,10 +43,33 @@ func decodeAgent(v []byte) (agents.Agent, error) {
 	return a, nil
 }
 
-// getAgent reads an agent.
-func getAgent(ctx context.Context, tx pgx.Tx, id string) (agents.Agent, error) {
+// AgentsNamed implements agents.Store in one statement: a row of ids
+// for each name, in the names' order.
+func (s *DB) AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = agents.NameKey(n)
+	}
+	var out [][]string
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		rows, err := q.Query(ctx, `SELECT ARRAY(SELECT id FROM agents WHERE name_key = k.key ORDER BY id LIMIT $2)
+			FROM unnest($1::text[]) WITH ORDINALITY k(key, i) ORDER BY k.i`, keys, limit)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
+		return err
+	})
+	if err == nil && len(out) != len(names) {
+		err = fmt.Errorf("postgres: agents of %d names, %d answers", len(names), len(out))
+	}
+	return out, err
+}
+
+// GetAgent implements agents.Store in one statement.
+func (s *DB) GetAgent(ctx context.Context, id string) (agents.Agent, error) {
 	var v []byte
-	if err := tx.QueryRow(ctx, "SELECT doc FROM agents WHERE id = $1", id).Scan(&v); err != nil {
+	if err := s.readRow(ctx, "SELECT doc FROM agents WHERE id = $1", []any{id}, &v); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return agents.Agent{}, agents.ErrNotFound
 		}
@@ -55,39 +78,13 @@ func getAgent(ctx context.Context, tx pgx.Tx, id string) (agents.Agent, error) {
 	return decodeAgent(v)
 }
 
-// AgentsNamed implements agents.Store.
-func (s *DB) AgentsNamed(ctx context.Context, name string, limit int) ([]string, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT $2", agents.NameKey(name), limit)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return ids, unavailable(err)
-}
-
-// GetAgent implements agents.Store.
-func (s *DB) GetAgent(ctx context.Context, id string) (agents.Agent, error) {
-	var a agents.Agent
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		a, err = getAgent(ctx, tx, id)
-		return err
-	})
-	return a, err
-}
-
-// ListAgents implements agents.Store: oldest first (agent ids are ULIDs).
+// ListAgents implements agents.Store: oldest first (agent ids are ULIDs),
+// the page and its total (counted: the operator's) in one statement.
 func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Page, error) {
 	page := agents.Page{Agents: []agents.Agent{}}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		if page.Total, err = countRows(ctx, tx, "SELECT 1 FROM agents"); err != nil {
-			return err
-		}
-		page.Agents, page.Next, err = pageDocs(ctx, tx, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
-			page.Agents[:0], "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
-		return err
-	})
+	var err error
+	page.Agents, page.Next, page.Total, err = totalPage(ctx, s, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
+		page.Agents, "SELECT count(*) FROM agents", "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
 	return page, err
 }
 
@@ -98,13 +95,13 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 		a                 agents.Agent
 		c                 agents.Credential
 	)
-	err := s.pool.QueryRow(ctx, `SELECT c.doc, a.doc FROM credentials c JOIN agents a ON a.id = c.agent_id
-		WHERE c.digest = $1`, d[:]).Scan(&credDoc, &agentDoc)
+	err := s.readRow(ctx, `SELECT c.doc, a.doc FROM credentials c JOIN agents a ON a.id = c.agent_id
+		WHERE c.digest = $1`, []any{d[:]}, &credDoc, &agentDoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, c, agents.ErrInvalidToken
 	}
 	if err != nil {
-		return a, c, unavailable(err)
+		return a, c, err
 	}
 	if err := json.Unmarshal(credDoc, &c); err != nil {
 		return a, c, fmt.Errorf("postgres: decode credential: %w", err)
@@ -119,17 +116,17 @@ var _ agents.Store = (*DB)(nil)
 // The schema's agents and rate windows.
 func init() {
 	mapped[commands.Agents] = &table[agents.Agent]{
-		kind: commands.Agents, name: "agents", key: []column{{"t.id", text}},
+		kind: commands.Agents, name: "agents", key: []column{{"t.id", convText}},
 		cols: "t.doc", read: docScan(decodeAgent), lock: "FOR NO KEY UPDATE",
 		indexes: map[storage.Ix]tindex{
-			commands.AgentsByName: {cols: []column{{"t.name_key", text}}},
+			commands.AgentsByName: {cols: []column{{"t.name_key", convText}}},
 			commands.AgentsByIdentity: {from: "agent_identities i JOIN agents t ON t.id = i.agent_id",
-				cols: []column{{"i.issuer", text}, {"i.subject", text}}},
+				cols: []column{{"i.issuer", convText}, {"i.subject", convText}}},
 		},
 		write: writeAgent,
 	}
 	mapped[commands.Credentials] = &table[agents.Credential]{
-		kind: commands.Credentials, name: "credentials", key: []column{{"t.digest", bytes}},
+		kind: commands.Credentials, name: "credentials", key: []column{{"t.digest", convBytes}},
 		cols: "t.digest, t.doc",
 		read: func(row pgx.Row, _ bool) (agents.Credential, error) {
 			var d, v []byte
@@ -143,14 +140,14 @@ func init() {
 			copy(c.Digest[:], d)
 			return c, nil
 		},
-		indexes: map[storage.Ix]tindex{commands.CredentialsByAgent: {cols: []column{{"t.agent_id", text}}}},
+		indexes: map[storage.Ix]tindex{commands.CredentialsByAgent: {cols: []column{{"t.agent_id", convText}}}},
 		write:   func(w *pgWrites, _, c *agents.Credential) error { return putCred(w.ctx, w.w, *c) },
 		remove: func(w *pgWrites, old *agents.Credential) error {
 			return w.exec("DELETE FROM credentials WHERE digest = $1", old.Digest[:])
 		},
 	}
 	mapped[commands.Windows] = &table[commands.Window]{
-		kind: commands.Windows, name: "rate_windows", key: []column{{"t.kind", text}, {"t.agent_id", text}},
+		kind: commands.Windows, name: "rate_windows", key: []column{{"t.kind", convText}, {"t.agent_id", convText}},
 		cols: "t.kind, t.agent_id, t.tat_ns",
 		read: func(row pgx.Row, _ bool) (commands.Window, error) {
 			var (

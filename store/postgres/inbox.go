@@ -60,7 +60,7 @@ func (s *DB) ListInbox(ctx context.Context, q discussions.InboxQuery) (discussio
 	}
 	decode := func(v []byte) (discussions.InboxEntry, error) { return decodeInbox(q.AgentID, v) }
 	var err error
-	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
+	page.Entries, page.Next, err = pageDocs(ctx, s, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
 		page.Entries, query, q.AgentID, q.After, q.PageSize+1)
 	return page, err
 }
@@ -71,7 +71,7 @@ var _ discussions.Store = (*DB)(nil)
 // InboxUnacked).
 func init() {
 	mapped[commands.Inbox] = &inboxTable{table[discussions.InboxEntry]{
-		kind: commands.Inbox, name: "inbox", key: []column{{"t.agent_id", text}, {"t.id", text}},
+		kind: commands.Inbox, name: "inbox", key: []column{{"t.agent_id", convText}, {"t.id", convText}},
 		cols: "t.agent_id, t.doc",
 		read: func(row pgx.Row, _ bool) (discussions.InboxEntry, error) {
 			var (

@@ -74,7 +74,7 @@ func writeTask(w *pgWrites, old, t *commands.Task) error {
 
 func init() {
 	mapped[commands.Tasks] = &table[commands.Task]{
-		kind: commands.Tasks, name: "tasks", key: []column{{"t.id", text}},
+		kind: commands.Tasks, name: "tasks", key: []column{{"t.id", convText}},
 		cols: taskColumns, brief: headerColumns,
 		read: func(row pgx.Row, brief bool) (commands.Task, error) {
 			if brief {
@@ -86,9 +86,9 @@ func init() {
 		},
 		owner: "t.owner_id",
 		indexes: map[storage.Ix]tindex{
-			commands.TasksByMessage:    {cols: []column{{"t.owner_id", text}, {"t.message_id", text}}},
-			commands.TasksWorking:      {cols: []column{{"t.discussion_id", text}}, where: statesSQL(commands.TasksWorking)},
-			commands.TasksOfDiscussion: {cols: []column{{"t.discussion_id", text}, {"t.owner_id", text}}},
+			commands.TasksByMessage:    {cols: []column{{"t.owner_id", convText}, {"t.message_id", convText}}},
+			commands.TasksWorking:      {cols: []column{{"t.discussion_id", convText}}, where: statesSQL(commands.TasksWorking)},
+			commands.TasksOfDiscussion: {cols: []column{{"t.discussion_id", convText}, {"t.owner_id", convText}}},
 		},
 		counted: func(ix storage.Ix, prefix storage.Key) (string, bool) {
 			if ix != commands.TasksByOwnerState || len(prefix) != 2 {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -55,37 +54,6 @@ func putDelivery(ctx context.Context, tx execer, old, d *push.Delivery, acc delt
 	return err
 }
 
-func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]push.Delivery, error) {
-	rows, err := tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, err
-	}
-	out := make([]push.Delivery, 0, len(docs))
-	for _, v := range docs {
-		d, err := storedoc.DecodeDelivery(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-func getDelivery(ctx context.Context, tx pgx.Tx, id string) (push.Delivery, error) {
-	ds, err := queryDeliveries(ctx, tx, "SELECT doc FROM push_deliveries WHERE id = $1", id)
-	if err != nil {
-		return push.Delivery{}, err
-	}
-	if len(ds) == 0 {
-		return push.Delivery{}, push.ErrDeliveryNotFound
-	}
-	return ds[0], nil
-}
-
 // dueWalk is the skip scan of DueDestinations: each step is one probe of
 // push_deliveries_destination for the first pending delivery of the next
 // destination, whose next_ms is that destination's earliest. It stops
@@ -112,17 +80,21 @@ func (s *DB) DueDestinations(ctx context.Context, q push.DueQuery) ([]string, st
 		skip = []string{}
 	}
 	visits := push.MaxDueScan * q.Limit
-	rows, err := s.pool.Query(ctx, dueWalk, q.After, q.Now.UnixMilli(), q.Limit, visits, skip)
-	if err != nil {
-		return nil, "", unavailable(err)
-	}
 	type step struct {
 		Destination string
 		NextMS      int64
 	}
-	steps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[step])
+	var steps []step
+	err := s.readStatement(ctx, func(rq rowQuerier) error {
+		rows, err := rq.Query(ctx, dueWalk, q.After, q.Now.UnixMilli(), q.Limit, visits, skip)
+		if err != nil {
+			return err
+		}
+		steps, err = pgx.CollectRows(rows, pgx.RowToStructByPos[step])
+		return err
+	})
 	if err != nil {
-		return nil, "", unavailable(err)
+		return nil, "", err
 	}
 	skipped := make(map[string]bool, len(skip))
 	for _, d := range skip {
@@ -141,23 +113,16 @@ func (s *DB) DueDestinations(ctx context.Context, q push.DueQuery) ([]string, st
 }
 
 // DueDeliveries implements push.OutboxStore, from
-// push_deliveries_destination.
+// push_deliveries_destination, in one statement.
 func (s *DB) DueDeliveries(ctx context.Context, dest string, now time.Time, limit int) ([]push.Delivery, error) {
-	var out []push.Delivery
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, err = queryDeliveries(ctx, tx, `SELECT doc FROM push_deliveries
-			WHERE state = 'p' AND destination = $1 AND next_ms <= $2 ORDER BY next_ms, id LIMIT $3`,
-			dest, now.UnixMilli(), limit)
-		return err
-	})
-	return out, err
+	return readDocs(ctx, s, storedoc.DecodeDelivery, `SELECT doc FROM push_deliveries
+		WHERE state = 'p' AND destination = $1 AND next_ms <= $2 ORDER BY next_ms, id LIMIT $3`, dest, now.UnixMilli(), limit)
 }
 
 // NextDue implements push.OutboxStore.
 func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var ms *int64
-	if err := s.pool.QueryRow(ctx, "SELECT min(next_ms) FROM push_deliveries WHERE state = 'p'").Scan(&ms); err != nil {
+	if err := s.readRow(ctx, "SELECT min(next_ms) FROM push_deliveries WHERE state = 'p'", nil, &ms); err != nil {
 		return time.Time{}, false, err
 	}
 	if ms == nil {
@@ -166,15 +131,16 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMS(*ms), true, nil
 }
 
-// Delivery implements push.OutboxStore.
+// Delivery implements push.OutboxStore in one statement.
 func (s *DB) Delivery(ctx context.Context, id string) (push.Delivery, error) {
-	var d push.Delivery
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = getDelivery(ctx, tx, id)
-		return err
-	})
-	return d, err
+	ds, err := readDocs(ctx, s, storedoc.DecodeDelivery, "SELECT doc FROM push_deliveries WHERE id = $1", id)
+	if err != nil {
+		return push.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return push.Delivery{}, push.ErrDeliveryNotFound
+	}
+	return ds[0], nil
 }
 
 // Deliveries implements push.OutboxStore: newest first (ids are ULIDs of
@@ -198,47 +164,33 @@ func (s *DB) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.Deliver
 	}
 	query += fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args)+1)
 	args = append(args, q.PageSize+1)
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		ds, err := queryDeliveries(ctx, tx, query, args...)
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if len(page.Deliveries) == q.PageSize {
-				page.Next = page.Deliveries[len(page.Deliveries)-1].ID
-				break
-			}
-			page.Deliveries = append(page.Deliveries, d)
-		}
-		return nil
-	})
+	var err error
+	page.Deliveries, page.Next, err = pageDocs(ctx, s, q.PageSize, storedoc.DecodeDelivery, func(d push.Delivery) string { return d.ID },
+		page.Deliveries, query, args...)
 	return page, err
 }
 
-// OutboxStats implements push.OutboxStore.
+// OutboxStats implements push.OutboxStore in one statement.
 func (s *DB) OutboxStats(ctx context.Context) (push.OutboxStats, error) {
-	var st push.OutboxStats
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		if st.Pending, err = readCounter(ctx, tx, counterPushPending); err != nil {
-			return err
-		}
-		var oldest string
-		err = tx.QueryRow(ctx, "SELECT id FROM push_deliveries WHERE state = 'p' ORDER BY id LIMIT 1").Scan(&oldest)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
+	var (
+		st      push.OutboxStats
+		pending int64
+		oldest  *string
+	)
+	err := s.readRow(ctx, `SELECT COALESCE((SELECT n FROM counters WHERE name = $1), 0),
+		(SELECT id FROM push_deliveries WHERE state = 'p' ORDER BY id LIMIT 1)`, []any{counterPushPending}, &pending, &oldest)
+	if err != nil {
+		return st, err
+	}
+	st.Pending = int(pending)
+	if oldest != nil {
+		id, err := ulid.ParseStrict(*oldest)
 		if err != nil {
-			return err
-		}
-		id, err := ulid.ParseStrict(oldest)
-		if err != nil {
-			return err
+			return st, err
 		}
 		st.OldestPending = ulid.Time(id.Time()).UTC()
-		return nil
-	})
-	return st, err
+	}
+	return st, nil
 }
 
 var _ push.OutboxStore = (*DB)(nil)
@@ -246,11 +198,11 @@ var _ push.OutboxStore = (*DB)(nil)
 // The schema's Deliveries, in push_deliveries.
 func init() {
 	mapped[commands.Deliveries] = &table[push.Delivery]{
-		kind: commands.Deliveries, name: "push_deliveries", key: []column{{"t.id", text}},
+		kind: commands.Deliveries, name: "push_deliveries", key: []column{{"t.id", convText}},
 		cols: "t.doc", read: docScan(storedoc.DecodeDelivery),
 		indexes: map[storage.Ix]tindex{
-			commands.DeliveriesByTask:  {cols: []column{{"t.task_id", text}}},
-			commands.DeliveriesByState: {cols: []column{{"t.state", text}}},
+			commands.DeliveriesByTask:  {cols: []column{{"t.task_id", convText}}},
+			commands.DeliveriesByState: {cols: []column{{"t.state", convText}}},
 		},
 		write: func(w *pgWrites, old, d *push.Delivery) error { return putDelivery(w.ctx, w.w, old, d, w.acc) },
 		remove: func(w *pgWrites, old *push.Delivery) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/storage"
@@ -16,32 +17,26 @@ import (
 
 // sessionRecord is a session's document (its digest is the key).
 type sessionRecord struct {
-	AgentID    string    `json:"agentId"`
-	Credential []byte    `json:"credential"`
-	CreatedAt  time.Time `json:"createdAt"`
-	ExpiresAt  time.Time `json:"expiresAt"`
+	AgentID    string         `json:"agentId"`
+	Credential []byte         `json:"credential"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	ExpiresAt  time.Time      `json:"expiresAt"`
+	Scopes     []agents.Scope `json:"scopes,omitempty"`
 }
 
-// GetSession implements sessions.Store.
-func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Session, error) {
-	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", d[:]).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return sessions.Session{}, sessions.ErrNotFound
-	}
-	if err != nil {
-		return sessions.Session{}, unavailable(err)
-	}
-	return decodeSession(d, v)
+// encodeSession is a session's document.
+func encodeSession(x sessions.Session) ([]byte, error) {
+	return json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: x.Credential[:], CreatedAt: x.CreatedAt,
+		ExpiresAt: x.ExpiresAt, Scopes: x.Scopes})
 }
 
-// decodeSession reads the session of digest d from its document.
+// decodeSession is the session of digest d and document v.
 func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	var r sessionRecord
 	if err := json.Unmarshal(v, &r); err != nil {
 		return sessions.Session{}, fmt.Errorf("postgres: decode session: %w", err)
 	}
-	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Scopes: r.Scopes}
 	if len(r.Credential) != len(out.Credential) {
 		return sessions.Session{}, errors.New("postgres: session has a bad credential digest")
 	}
@@ -49,12 +44,25 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	return out, nil
 }
 
+// GetSession implements sessions.Store.
+func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Session, error) {
+	var v []byte
+	err := s.readRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", []any{d[:]}, &v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sessions.Session{}, sessions.ErrNotFound
+	}
+	if err != nil {
+		return sessions.Session{}, err
+	}
+	return decodeSession(d, v)
+}
+
 var _ sessions.Store = (*DB)(nil)
 
 // The schema's Sessions, in web_sessions.
 func init() {
 	mapped[commands.Sessions] = &table[sessions.Session]{
-		kind: commands.Sessions, name: "web_sessions", key: []column{{"t.digest", bytes}},
+		kind: commands.Sessions, name: "web_sessions", key: []column{{"t.digest", convBytes}},
 		cols: "t.digest, t.doc",
 		read: func(row pgx.Row, _ bool) (sessions.Session, error) {
 			var dv, v []byte
@@ -65,10 +73,9 @@ func init() {
 			copy(d[:], dv)
 			return decodeSession(d, v)
 		},
-		indexes: map[storage.Ix]tindex{commands.SessionsByExpiry: {cols: []column{{"t.expires_ms", millis}}}},
+		indexes: map[storage.Ix]tindex{commands.SessionsByExpiry: {cols: []column{{"t.expires_ms", convMillis}}}},
 		write: func(w *pgWrites, _, sess *sessions.Session) error {
-			v, err := json.Marshal(sessionRecord{AgentID: sess.AgentID, Credential: sess.Credential[:],
-				CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt})
+			v, err := encodeSession(*sess)
 			if err != nil {
 				return err
 			}

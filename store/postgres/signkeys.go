@@ -24,7 +24,7 @@ func putSignKey(ctx context.Context, tx execer, k *signing.KeyRecord) error {
 // The schema's SigningKeys, in signing_keys.
 func init() {
 	mapped[commands.SigningKeys] = &table[signing.KeyRecord]{
-		kind: commands.SigningKeys, name: "signing_keys", key: []column{{"t.created_ms", millis}, {"t.id", text}},
+		kind: commands.SigningKeys, name: "signing_keys", key: []column{{"t.created_ms", convMillis}, {"t.id", convText}},
 		cols: "t.doc", read: docScan(storedoc.DecodeSignKey),
 		write: func(w *pgWrites, _, k *signing.KeyRecord) error { return putSignKey(w.ctx, w.w, k) },
 		remove: func(w *pgWrites, old *signing.KeyRecord) error {
@@ -34,7 +34,7 @@ func init() {
 }
 
 // signKeys reads every key, newest first.
-func signKeys(ctx context.Context, tx pgx.Tx) ([]signing.KeyRecord, error) {
+func signKeys(ctx context.Context, tx rowQuerier) ([]signing.KeyRecord, error) {
 	rows, err := tx.Query(ctx, "SELECT doc FROM signing_keys ORDER BY created_ms DESC, id DESC")
 	if err != nil {
 		return nil, err
@@ -54,12 +54,12 @@ func signKeys(ctx context.Context, tx pgx.Tx) ([]signing.KeyRecord, error) {
 	return out, nil
 }
 
-// SigningKeys implements signing.Store.
+// SigningKeys implements signing.Store in one statement.
 func (s *DB) SigningKeys(ctx context.Context) ([]signing.KeyRecord, error) {
 	var out []signing.KeyRecord
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readStatement(ctx, func(q rowQuerier) error {
 		var err error
-		out, err = signKeys(ctx, tx)
+		out, err = signKeys(ctx, q)
 		return err
 	})
 	return out, err

@@ -27,16 +27,16 @@ type column struct {
 type conv uint8
 
 const (
-	text   conv = iota // a text column
-	millis             // a bigint of Unix ms; the part is storage.Millis
-	bytes              // a bytea column; the part is its bytes
+	convText   conv = iota // a text column
+	convMillis             // a bigint of Unix ms; the part is storage.Millis
+	convBytes              // a bytea column; the part is its bytes
 )
 
 func (c conv) arg(part string) any {
 	switch c {
-	case millis:
+	case convMillis:
 		return int64(storage.ParseUint(part))
-	case bytes:
+	case convBytes:
 		return []byte(part)
 	}
 	return part
@@ -45,9 +45,9 @@ func (c conv) arg(part string) any {
 // dest is where a column is scanned to, and part reads it back.
 func (c conv) dest() any {
 	switch c {
-	case millis:
+	case convMillis:
 		return new(int64)
-	case bytes:
+	case convBytes:
 		return new([]byte)
 	}
 	return new(string)
@@ -55,9 +55,9 @@ func (c conv) dest() any {
 
 func (c conv) part(d any) string {
 	switch c {
-	case millis:
+	case convMillis:
 		return storage.Uint(uint64(*d.(*int64)))
-	case bytes:
+	case convBytes:
 		return string(*d.(*[]byte))
 	}
 	return *d.(*string)
@@ -131,7 +131,7 @@ func upTo(cs []column, k storage.Key) func(*sqlb) string {
 // hold no zero byte, so no part needs escaping).
 func keyBytesSQL(cs []column) string {
 	for _, c := range cs {
-		if c.conv != text {
+		if c.conv != convText {
 			return ""
 		}
 	}
@@ -179,9 +179,9 @@ func (t *table[T]) get(g *storage.Get) (*sel, error) {
 // arrayType is the SQL array type of a column's values.
 func (c conv) arrayType() string {
 	switch c {
-	case millis:
+	case convMillis:
 		return "bigint[]"
-	case bytes:
+	case convBytes:
 		return "bytea[]"
 	}
 	return "text[]"
@@ -191,9 +191,9 @@ func (t *table[T]) getAll(g *storage.GetAll) (*sel, error) {
 	cols := make([]any, len(t.key))
 	for i, c := range t.key {
 		switch c.conv {
-		case millis:
+		case convMillis:
 			cols[i] = make([]int64, 0, len(g.Keys))
-		case bytes:
+		case convBytes:
 			cols[i] = make([][]byte, 0, len(g.Keys))
 		default:
 			cols[i] = make([]string, 0, len(g.Keys))

@@ -35,9 +35,11 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"RepliesPerDiscussion", testConcurrentMaxReplies},
 		{"DuplicateAgentNames", testConcurrentAgentNames},
 		{"ProvisionOneAgent", testConcurrentProvision},
+		{"ReplaceOneIdentity", testConcurrentReplace},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
 		{"EngineLocks", testEngineLocks},
+		{"DiscussionTotals", testConcurrentTotals},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

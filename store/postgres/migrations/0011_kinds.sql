@@ -1,4 +1,4 @@
--- kfa schema 10: the kinds of record that no store maps (package storage).
+-- kfa schema 11: the kinds of record that no store maps (package storage).
 -- A kind described once, in Go, is kept here by every PostgreSQL store
 -- without a table of its own: each record under its encoded key
 -- (storage.Key.Encode: parts, a zero byte escaped as 0x00 0xFF, each part
