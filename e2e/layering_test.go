@@ -98,6 +98,11 @@ func TestImportsRunDownward(t *testing.T) {
 		rule{mod + "api", pkgs(drivers, stores, surfaces, followers, mains, []string{"service", "internal/httpkit", "client"}),
 			"the wire shapes know nothing of the server"},
 	)
+	// The certificates are plumbing of the public listener: they know
+	// nothing of kfa, and reach the store through the Cache the server
+	// hands them.
+	rules = append(rules, rule{mod + "certs", pkgs(drivers, stores, surfaces, followers, mains, domain,
+		[]string{"service", "internal/httpkit", "client", "api"}), "the certificates know nothing of kfa"})
 	for _, f := range pkgs(followers) {
 		forbidden := pkgs(drivers, stores, surfaces, mains)
 		if f == mod+"search" {

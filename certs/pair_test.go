@@ -1,0 +1,100 @@
+package certs_test
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kfa-project/kfa/certs"
+	"github.com/kfa-project/kfa/internal/testca"
+)
+
+// TestPairReload: a renewed pair is served after a reload; a pair half
+// written (the new certificate with the old key, the other way round, a
+// truncated file, a file missing) never replaces the good one, and is
+// tried again once the files change.
+func TestPairReload(t *testing.T) {
+	ca := testca.New(t)
+	dir := t.TempDir()
+	a, b := ca.Issue(t, "kfa.test"), ca.Issue(t, "kfa.test")
+	certFile, keyFile := a.Write(t, dir)
+	p, err := certs.NewPair(certFile, keyFile, 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := func(want testca.Pair, step string) {
+		t.Helper()
+		got := p.Certificate().Leaf.SerialNumber
+		if got.Cmp(want.Leaf.SerialNumber) != 0 {
+			t.Fatalf("%s: serving serial %s, want %s", step, got, want.Leaf.SerialNumber)
+		}
+		c, err := p.TLSConfig().GetCertificate(&tls.ClientHelloInfo{ServerName: "other.name"})
+		if err != nil || c.Leaf.SerialNumber.Cmp(want.Leaf.SerialNumber) != 0 {
+			t.Fatalf("%s: GetCertificate gives another certificate (%v)", step, err)
+		}
+	}
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reload := func(wantChanged, wantErr bool, step string) {
+		t.Helper()
+		changed, err := p.Reload()
+		if changed != wantChanged || (err != nil) != wantErr {
+			t.Fatalf("%s: Reload = %v, %v; want changed %v, error %v", step, changed, err, wantChanged, wantErr)
+		}
+	}
+	serving(a, "start")
+	reload(false, false, "nothing changed")
+
+	write("cert.pem", b.Cert) // the key is still a's
+	reload(false, true, "new certificate, old key")
+	serving(a, "new certificate, old key")
+	reload(false, false, "the same mismatched pair again") // tried once, not again
+	serving(a, "the same mismatched pair again")
+
+	write("key.pem", b.Key)
+	reload(true, false, "both written")
+	serving(b, "both written")
+
+	write("cert.pem", a.Cert)
+	reload(false, true, "old certificate, new key")
+	serving(b, "old certificate, new key")
+
+	write("cert.pem", b.Cert[:len(b.Cert)/2])
+	reload(false, true, "truncated certificate")
+	serving(b, "truncated certificate")
+
+	if err := os.Remove(filepath.Join(dir, "key.pem")); err != nil {
+		t.Fatal(err)
+	}
+	reload(false, true, "key file missing")
+	serving(b, "key file missing")
+
+	write("cert.pem", a.Cert)
+	write("key.pem", a.Key)
+	reload(true, false, "a good pair again")
+	serving(a, "a good pair again")
+}
+
+// TestNewPairRefusesABadPair: kfa serve does not start on a pair that
+// does not match.
+func TestNewPairRefusesABadPair(t *testing.T) {
+	ca := testca.New(t)
+	dir := t.TempDir()
+	a, b := ca.Issue(t, "kfa.test"), ca.Issue(t, "kfa.test")
+	certFile, keyFile := a.Write(t, dir)
+	if err := os.WriteFile(keyFile, b.Key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := certs.NewPair(certFile, keyFile, 0, slog.New(slog.DiscardHandler)); err == nil {
+		t.Fatal("NewPair took a certificate with another certificate's key")
+	}
+	if _, err := certs.ReadPair(certFile, filepath.Join(dir, "missing.pem")); err == nil {
+		t.Fatal("ReadPair took a missing key file")
+	}
+}
