@@ -137,6 +137,13 @@ func (a *ACME) HTTPHandler() http.Handler {
 		return nil
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// autocert checks Host against the domains as it comes: a CA that
+		// validates on a port other than 80 (a private CA's test setup)
+		// sends it with the port.
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			r = r.Clone(r.Context())
+			r.Host = h
+		}
 		// The current manager's: a challenge of a replacement in progress
 		// is found through the cache.
 		a.cur.Load().http.ServeHTTP(w, r)
