@@ -13,6 +13,23 @@ type Ping struct {
 	PID     int    `json:"pid"`
 	Mode    string `json:"mode"`
 	Time    string `json:"time"`
+	// Store is where the process keeps its data (absent when it has no
+	// store, or could not read its id).
+	Store *StoreIdentity `json:"store,omitempty"`
+}
+
+// StoreIdentity says where a server keeps its data, so that a command
+// given --store can tell whether the server answering on the admin socket
+// uses that database.
+type StoreIdentity struct {
+	// Backend is BackendBBolt or BackendPostgres.
+	Backend string `json:"backend"`
+	// Name is the bbolt file, or postgres://host:port/database (never a
+	// user or a password).
+	Name string `json:"name"`
+	// ID is the change log's epoch: the same for every process on one
+	// database, different for every database.
+	ID string `json:"id"`
 }
 
 // CreateAgentRequest is the body of POST /admin/v1/agents.

@@ -64,8 +64,8 @@ func revokedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
 			t.Fatalf("the revoked identity's token on B: %v, want 401 saying it was revoked", err)
 		}
 	}
-	if n, _ := b.admin.Agents(ctx, 0, ""); n.TotalSize != 1 {
-		t.Fatalf("a token of the revoked identity made another agent: %+v", n)
+	if n, err := b.admin.Agents(ctx, 0, ""); err != nil || n.TotalSize != 1 {
+		t.Fatalf("a token of the revoked identity made another agent: %+v (%v)", n, err)
 	}
 }
 
@@ -117,8 +117,8 @@ func firstTokensAtOnce(t *testing.T, p *oidctest.Provider, a, b *harness) {
 			t.Fatalf("token %d is agent %q, token 0 %q", i, id, ids[0])
 		}
 	}
-	if n, _ := b.admin.Agents(context.Background(), 0, ""); n.TotalSize != 1 {
-		t.Fatalf("agents: %+v", n)
+	if n, err := b.admin.Agents(context.Background(), 0, ""); err != nil || n.TotalSize != 1 {
+		t.Fatalf("agents: %+v (%v)", n, err)
 	}
 }
 

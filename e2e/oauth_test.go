@@ -344,8 +344,8 @@ func TestOAuthLinkedOnly(t *testing.T) {
 	if err != nil || me.ID != ci.ID || me.Name != "ci-bot" {
 		t.Fatalf("the linked identity: %+v %v", me, err)
 	}
-	if n, _ := h.admin.Agents(ctx, 0, ""); n.TotalSize != 1 {
-		t.Fatalf("agents: %+v", n)
+	if n, err := h.admin.Agents(ctx, 0, ""); err != nil || n.TotalSize != 1 {
+		t.Fatalf("agents: %+v (%v)", n, err)
 	}
 }
 

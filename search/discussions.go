@@ -70,7 +70,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
 	}
 	var body strings.Builder
-	body.WriteString(d.Body)
+	body.WriteString(x.md.Text(d.Body))
 	size := 0
 	doc := discussionDoc{
 		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
@@ -83,11 +83,11 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 			break
 		}
 		body.WriteString("\n\n")
-		body.WriteString(r.Body)
+		body.WriteString(x.md.Text(r.Body))
 		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt),
 			Accepted: r.ID == d.AcceptedReplyID})
 		if doc.Answer == "" && discussions.Qualifies(d, r) {
-			doc.Answer = r.Body
+			doc.Answer = x.md.Text(r.Body)
 		}
 	}
 	// The accepted reply is the answer, wherever it is in the thread.
@@ -96,7 +96,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		if err != nil {
 			return fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
 		}
-		doc.Answer = r.Body
+		doc.Answer = x.md.Text(r.Body)
 	}
 	doc.Body = body.String()
 	tb, err := json.Marshal(thread)

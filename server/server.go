@@ -18,6 +18,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
+	"github.com/kfa-project/kfa/grpcbinding"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/oauth"
@@ -44,6 +45,10 @@ type Server struct {
 	ln     net.Listener
 	adLn   net.Listener
 	tls    *publicTLS // nil when the public listener serves plain HTTP (tls.go)
+	// grpc serves the A2A gRPC binding on grpcLn; both nil when
+	// --grpc-addr is empty.
+	grpc   *grpcbinding.Server
+	grpcLn net.Listener
 
 	ready    atomic.Bool
 	serveErr chan error
@@ -71,6 +76,19 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	grpcLn, err := listenGRPC(cfg.GRPCAddr)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServer(cfg, log, grpcLn)
+	if err != nil && grpcLn != nil {
+		_ = grpcLn.Close()
+	}
+	return s, err
+}
+
+// newServer is New with the gRPC listener open (nil when off).
+func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, error) {
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	obs := newObservability(cfg, log)
 	policy, err := push.ParseAllow(cfg.PushAllow)
@@ -87,7 +105,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	obs.watch(core)
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 8)}
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 8), grpcLn: grpcLn}
 	if cfg.LogRetention > 0 {
 		s.trimmer = changelog.NewTrimmer(core.Store, changelog.TrimmerOptions{Retention: cfg.LogRetention, Log: log})
 	}
@@ -101,6 +119,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := s.openSearch(); err != nil {
+		_ = core.Close()
+		return nil, err
+	}
+	if err := s.openTLS(); err != nil {
+		_ = s.closeSearch()
 		_ = core.Close()
 		return nil, err
 	}
@@ -119,11 +142,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	if err := s.newTLS(); err != nil {
-		_ = s.closeSearch()
-		_ = core.Close()
-		return nil, err
-	}
+	s.serveTLS()
 	s.admin = &http.Server{
 		Handler:           core.AdminHandler(log, cfg.Version, cfg.DataDir, "server"),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
@@ -156,6 +175,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
+		GRPCURL:           s.cfg.grpcURL(s.grpcLn),
 		OAuth:             s.oauthState(),
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
@@ -180,6 +200,9 @@ func (s *Server) publicHandler() (*router, error) {
 		return nil, err
 	}
 	s.oauthServices = append(s.oauthServices, svc)
+	if s.grpcLn != nil {
+		s.grpc = s.newGRPC(svc)
+	}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
 		Log:             s.log,
@@ -295,6 +318,7 @@ func (s *Server) startOn(ln net.Listener) (err error) {
 	}
 	go func() { s.serveErr <- ignoreClosed(s.servePublic(ln)) }()
 	s.startTLS()
+	s.startGRPC()
 	s.index.Start(context.Background())
 	if s.trimmer != nil {
 		s.trimmer.Start(context.Background())
@@ -306,7 +330,7 @@ func (s *Server) startOn(ln net.Listener) (err error) {
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
-		"metrics_addr", s.MetricsAddr(), "tls", s.tlsMode(), "version", s.cfg.Version)
+		"metrics_addr", s.MetricsAddr(), "grpc_addr", s.GRPCAddr(), "tls", s.tlsMode(), "version", s.cfg.Version)
 	return nil
 }
 
@@ -367,9 +391,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.stopTLS(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	// The gRPC listener drains beside the public one, within the same
+	// deadline.
+	grpcStopped := make(chan error, 1)
+	go func() { grpcStopped <- s.stopGRPC(ctx) }()
 	if err := s.public.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain public listener: %w", err))
 		_ = s.public.Close()
+	}
+	if err := <-grpcStopped; err != nil {
+		errs = append(errs, err)
 	}
 	if s.adLn != nil {
 		if err := s.admin.Shutdown(ctx); err != nil {

@@ -38,9 +38,10 @@ type publicTLS struct {
 	httpLn net.Listener
 }
 
-// newTLS makes the public server serve HTTPS when the configuration
-// says so (after New built it, before it listens).
-func (s *Server) newTLS() error {
+// openTLS opens the certificates' source when the configuration asks
+// for HTTPS (before the public and gRPC servers are built, which take
+// it).
+func (s *Server) openTLS() error {
 	t := s.cfg.TLS
 	if !t.On() {
 		return nil
@@ -82,10 +83,19 @@ func (s *Server) newTLS() error {
 			}
 		}
 	}
-	s.public.TLSConfig = pt.source.TLSConfig()
-	s.public.Handler = hsts(s.public.Handler)
 	s.tls = pt
 	return nil
+}
+
+// serveTLS makes the public server serve HTTPS, with HSTS, when the
+// certificates' source is open (once New built the server, before it
+// listens).
+func (s *Server) serveTLS() {
+	if s.tls == nil {
+		return
+	}
+	s.public.TLSConfig = s.tls.source.TLSConfig()
+	s.public.Handler = hsts(s.public.Handler)
 }
 
 // acmeCache is where the ACME state lives: <data>/acme with the bbolt

@@ -83,11 +83,11 @@ func toA2A(err error, prefix string) *a2a.Error {
 	case errors.Is(err, discussions.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "discussion not found")
 	case errors.Is(err, discussions.ErrNotAsker):
-		return a2a.Errorf(a2a.PermissionDenied, "only the asker of the discussion can accept a reply")
+		return a2a.Errorf(a2a.NotAsker, "only the asker of the discussion can accept a reply")
 	case errors.Is(err, discussions.ErrAcceptOwn):
 		return a2a.BadParam("replyId", "is the asker's own reply; the accepted answer is a reply by someone else")
 	case errors.Is(err, moderation.ErrOwnContent):
-		return a2a.Errorf(a2a.PermissionDenied, "agents cannot flag their own discussions or replies")
+		return a2a.Errorf(a2a.OwnContent, "agents cannot flag their own discussions or replies")
 	case errors.Is(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
 	case errors.Is(err, agents.ErrInvalidToken):

@@ -51,6 +51,20 @@ func TestFirstHourMessages(t *testing.T) {
 			stderr: "kfa agent create: unknown flag --nmae (did you mean --name?)\nRun 'kfa agent create -h' for usage.\n"},
 		{name: "usage hint with the program name", prog: "./bin/kfa", args: []string{"tasks", "list", "--limt", "3"}, code: 2,
 			stderr: "kfa tasks list: unknown flag --limt (did you mean --limit?)\nRun './bin/kfa tasks list -h' for usage.\n"},
+		{name: "--port: kfa takes host and port together", args: []string{"serve", "--port", "9000"}, code: 2,
+			stderr: "kfa serve: unknown flag --port (did you mean --addr? it takes host:port, such as --addr 127.0.0.1:9000)\nRun 'kfa serve -h' for usage.\n"},
+		{name: "--listen and --bind are --addr too", args: []string{"serve", "--listen=0.0.0.0:80"}, code: 2,
+			has: []string{"unknown flag --listen (did you mean --addr? it takes host:port, such as --addr 127.0.0.1:8080)"}},
+		{name: "--host", args: []string{"serve", "--host", "0.0.0.0"}, code: 2,
+			has: []string{"unknown flag --host (did you mean --addr? it takes host:port, such as --addr 127.0.0.1:8080)"}},
+		{name: "--database names --store", args: []string{"stats", "--database", "postgres://x/y"}, code: 2,
+			stderr: "kfa stats: unknown flag --database (did you mean --store?)\nRun 'kfa stats -h' for usage.\n"},
+		{name: "--data-dir", args: []string{"agent", "list", "--data-dir", "x"}, code: 2,
+			has: []string{"unknown flag --data-dir (did you mean --data?)"}},
+		{name: "--format json", args: []string{"tasks", "list", "--format", "json"}, code: 2,
+			has: []string{"unknown flag --format (did you mean --json?)"}},
+		{name: "a synonym the command lacks suggests nothing", args: []string{"version", "--port", "1"}, code: 2,
+			stderr: "kfa version: unknown flag --port\nRun 'kfa version -h' for usage.\n"},
 		{name: "a flag value of the wrong kind", args: []string{"serve", "--ask-rate", "abc"}, code: 2,
 			stderr: "kfa serve: --ask-rate \"abc\": want a whole number, such as 5\nRun 'kfa serve -h' for usage.\n"},
 		{name: "a variable of the wrong kind", vars: map[string]string{"KFA_ASK_RATE": "abc"}, args: []string{"serve", "--data", missing}, code: 2,
@@ -173,6 +187,17 @@ func TestServeBusyPort(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("kfa serve on a busy port created %s: %v", dir, err)
+	}
+	// The gRPC listener's port, likewise.
+	r = kfaAs(t, "./bin/kfa", nil, "serve", "--addr", "127.0.0.1:0", "--grpc-addr", addr, "--data", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "kfa serve: grpc-addr: listen on "+addr+": ") ||
+		!strings.Contains(r.stderr, "address already in use\nAnother process listens on "+addr+" (perhaps another kfa serve). "+
+			"Stop it, or choose another address with --grpc-addr (or KFA_GRPC_ADDR), e.g. './bin/kfa serve --grpc-addr 127.0.0.1:8081'. "+
+			"Nothing was written to the data directory.\n") {
+		t.Fatalf("busy gRPC port: %s", r)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("kfa serve on a busy gRPC port created %s: %v", dir, err)
 	}
 }
 

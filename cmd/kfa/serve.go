@@ -18,8 +18,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	cfg := server.DefaultConfig()
 	cfg.Version = buildInfo().Version
 	fs := newFlagSet("serve", "kfa serve [flags]",
-		"Run the kfa server: the A2A HTTP+JSON binding, the public JSON API, and the admin socket\n"+
-			"the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
+		"Run the kfa server: the A2A HTTP+JSON and JSON-RPC bindings (gRPC with --grpc-addr), the public JSON API,\n"+
+			"and the admin socket the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
 			"e.g. KFA_ADDR=0.0.0.0:8080; flags win over the environment.", e,
 		"kfa serve",
 		"kfa serve --addr 0.0.0.0:8080 --public-url https://kfa.example.com",
@@ -40,6 +40,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
+	}
+	// A second server on one --data would wait forever for the search
+	// index the first holds (on PostgreSQL, nothing else stops it), and
+	// take its admin socket over.
+	if cfg.AdminSocket != "off" {
+		if _, p, ok := answering(ctx, cfg.AdminSocket); ok {
+			return fmt.Errorf("kfa serve (pid %d, version %s) already answers on %s, with its data in %s; "+
+				"a second server needs a --data of its own (its search index and admin socket are there); "+
+				"servers share a PostgreSQL database with the same --store and each its own --data",
+				p.PID, p.Version, cfg.AdminSocket, where(p))
+		}
 	}
 	log := newLogger(e, cfg.LogFormat, cfg.LogLevel)
 	err = server.Run(ctx, cfg, log)
@@ -63,6 +74,8 @@ func busyHint(e env, cfg server.Config, err error) string {
 		flagName, addr = "--pprof-addr", cfg.PprofAddr
 	case cfg.TLS.ACMEHTTPAddr != "" && strings.Contains(err.Error(), "acme-http-addr "+cfg.TLS.ACMEHTTPAddr):
 		flagName, addr = "--acme-http-addr", cfg.TLS.ACMEHTTPAddr
+	case cfg.GRPCAddr != "" && strings.Contains(err.Error(), "grpc-addr: listen on "+cfg.GRPCAddr):
+		flagName, addr = "--grpc-addr", cfg.GRPCAddr
 	}
 	env := "KFA_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flagName, "--"), "-", "_"))
 	hint := fmt.Sprintf("Another process listens on %s (perhaps another kfa serve). Stop it, or choose another address "+
@@ -100,6 +113,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
 	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve /metrics only on this `address` (host:port); empty serves it on --addr")
+	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "serve the A2A gRPC binding on this `address` (host:port); empty: off")
+	fs.StringVar(&cfg.GRPCPublicAddr, "grpc-public-addr", cfg.GRPCPublicAddr, "the gRPC `address` (host:port) the card gives clients (default: the public URL's host, --grpc-addr's port)")
 	fs.BoolVar(&cfg.ContributorWrites, "contributor-writes", cfg.ContributorWrites, "enable ask-network (asks and replies)")
 	fs.BoolVar(&cfg.SeedSamples, "seed-samples", cfg.SeedSamples, "import the built-in sample records when the database has none")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")
