@@ -63,6 +63,7 @@ type ACMEOptions struct {
 // HTTPS listener, and HTTP-01 ones through HTTPHandler.
 type ACME struct {
 	o     ACMEOptions
+	cache Cache // o.Cache, under the directory's namespace
 	ari   *ARI
 	cur   atomic.Pointer[manager]
 	swapM sync.Mutex // one replacement at a time
@@ -97,8 +98,14 @@ func NewACME(o ACMEOptions) (*ACME, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	a := &ACME{o: o, ari: NewARI(o.HTTPClient, o.Directory, nil)}
-	a.cur.Store(a.newManager(o.Cache))
+	a.cache = a.namespace(o.Cache)
+	a.cur.Store(a.newManager(a.cache))
 	return a, nil
+}
+
+// namespace keeps c's keys under the directory's (CacheKey).
+func (a *ACME) namespace(c Cache) Cache {
+	return namespaced{Cache: c, prefix: CacheKey(a.o.Directory, "")}
 }
 
 func (a *ACME) newManager(c Cache) *manager {

@@ -114,7 +114,7 @@ func (a *ACME) logServed(domain string, leaf *x509.Certificate, served map[strin
 func (a *ACME) replace(ctx context.Context, domain string, fresh bool) (*tls.Certificate, error) {
 	a.swapM.Lock()
 	defer a.swapM.Unlock()
-	c := a.o.Cache
+	c := a.cache
 	if fresh {
 		c = hide(c, domain)
 	}
@@ -168,9 +168,9 @@ func helloFor(domain string) *tls.ClientHelloInfo {
 // cached is domain's certificate as the cache holds it now, nil if none
 // (or not one that parses). It reads past a SharedCache's claims.
 func (a *ACME) cached(ctx context.Context, domain string) *x509.Certificate {
-	c := a.o.Cache
-	if s, ok := c.(sharedCache); ok {
-		c = s.Cache
+	c := a.cache
+	if s, ok := a.o.Cache.(sharedCache); ok {
+		c = a.namespace(s.Cache)
 	}
 	b, err := c.Get(ctx, domain)
 	if err != nil {

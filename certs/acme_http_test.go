@@ -2,6 +2,7 @@ package certs_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/kfa-project/kfa/certs"
@@ -59,4 +60,19 @@ func mustDirCache(t *testing.T) certs.Cache {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestCacheKey: each CA's state has its own keys, readable as file
+// names.
+func TestCacheKey(t *testing.T) {
+	prod := certs.CacheKey("https://acme-v02.api.letsencrypt.org/directory", "kfa.example.com")
+	staging := certs.CacheKey("https://acme-staging-v02.api.letsencrypt.org/directory", "kfa.example.com")
+	other := certs.CacheKey("https://ca.internal:9000/acme/other/directory", "kfa.example.com")
+	same := certs.CacheKey("https://ca.internal:9000/acme/acme/directory", "kfa.example.com")
+	if !strings.HasPrefix(prod, "acme-v02.api.letsencrypt.org-") || !strings.HasSuffix(prod, "_kfa.example.com") || strings.ContainsAny(prod, "/:") {
+		t.Fatalf("CacheKey = %q", prod)
+	}
+	if prod == staging || other == same || !strings.HasPrefix(other, "ca.internal_9000-") {
+		t.Fatalf("keys of different directories meet: %q %q %q %q", prod, staging, other, same)
+	}
 }

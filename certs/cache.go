@@ -2,8 +2,10 @@ package certs
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -119,4 +121,40 @@ func (h *hidingCache) Put(ctx context.Context, key string, data []byte) error {
 	delete(h.hidden, key)
 	h.mu.Unlock()
 	return nil
+}
+
+// namespaced keeps each CA's state apart in one cache: a certificate
+// from Let's Encrypt's staging is never served once the directory is
+// production's, and going back finds staging's account again.
+type namespaced struct {
+	Cache
+	prefix string
+}
+
+func (n namespaced) Get(ctx context.Context, key string) ([]byte, error) {
+	return n.Cache.Get(ctx, n.prefix+key)
+}
+
+func (n namespaced) Put(ctx context.Context, key string, data []byte) error {
+	return n.Cache.Put(ctx, n.prefix+key, data)
+}
+
+func (n namespaced) Delete(ctx context.Context, key string) error {
+	return n.Cache.Delete(ctx, n.prefix+key)
+}
+
+// CacheKey is the cache's key of autocert's key (a domain, the account
+// key "acme_account+key", ...) for the CA of the directory URL: the
+// directory's host, a short digest of the whole URL (two directories of
+// one host stay apart), then the key, e.g.
+// acme-v02.api.letsencrypt.org-6b7a29_kfa.example.com; a file name in
+// <data>/acme, a key in tls_cache.
+func CacheKey(directory, key string) string {
+	host := directory
+	if u, err := url.Parse(directory); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	host = strings.NewReplacer(":", "_", "/", "_", "+", "_").Replace(strings.ToLower(host))
+	sum := sha256.Sum256([]byte(directory))
+	return fmt.Sprintf("%s-%x_%s", host, sum[:3], key)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/certs"
 	"github.com/kfa-project/kfa/internal/pebbletest"
 	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/store/postgres"
@@ -86,10 +87,11 @@ func readCache(t *testing.T, h *harness) (der []byte, key crypto.Signer) {
 	t.Helper()
 	var b []byte
 	var err error
+	name := certs.CacheKey(h.cfg.TLS.ACMEDirectory, acmeName)
 	if pg, ok := h.srv.Core().Store.(*postgres.DB); ok {
-		b, err = pg.TLSCache().Get(context.Background(), acmeName)
+		b, err = pg.TLSCache().Get(context.Background(), name)
 	} else {
-		b, err = os.ReadFile(filepath.Join(h.cfg.DataDir, "acme", acmeName))
+		b, err = os.ReadFile(filepath.Join(h.cfg.DataDir, "acme", name))
 	}
 	if err != nil {
 		return nil, nil
@@ -113,7 +115,8 @@ func readCache(t *testing.T, h *harness) (der []byte, key crypto.Signer) {
 // off) obtains its certificate from the CA through TLS-ALPN-01 on --addr
 // as it starts, serves it over HTTP/2, keeps it in <data>/acme (0700,
 // files 0600), and serves it again after a restart without asking the
-// CA.
+// CA; restarted on another CA's directory (staging, then production), it
+// obtains that CA's certificate rather than serve the first's.
 func TestACMETLSALPN(t *testing.T) {
 	addr, port := pebbletest.FreeAddr(t)
 	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port})
@@ -159,6 +162,17 @@ func TestACMETLSALPN(t *testing.T) {
 		t.Fatalf("after a restart pebble issued %d certificates, want still 1", n)
 	}
 	h2.stop()
+
+	other := pebbletest.Start(t, pebbletest.Options{TLSPort: port})
+	h3 := start(t, func(c *server.Config) {
+		acmeConfig(other, addr, "off")(c)
+		c.DataDir = h.cfg.DataDir
+	})
+	waitCert(t, addr, other.Roots(t), nil, "the other CA's certificate")
+	if n := other.Issued(); n != 1 {
+		t.Fatalf("the other CA issued %d certificates, want 1", n)
+	}
+	h3.stop()
 }
 
 func checkMode(t *testing.T, path string, want os.FileMode) {
