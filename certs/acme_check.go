@@ -31,13 +31,15 @@ func (a *ACME) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrClaimed):
+				// Not a failure: a peer on the shared cache obtains it.
+				a.o.Log.Info("tls: another process is obtaining the certificate; waiting for it", "domain", d)
+				next = claimedRetry
+			case err != nil:
 				failed = true
 				a.o.Log.Warn("tls: ACME", "domain", d, "err", err)
-				switch {
-				case errors.Is(err, ErrClaimed):
-					next = claimedRetry
-				case next <= 0:
+				if next <= 0 {
 					next = firstRetry << min(failures, 10)
 				}
 			}
@@ -83,7 +85,7 @@ func (a *ACME) check(ctx context.Context, domain string, served map[string]strin
 		// autocert still renews before expiry; ask again later.
 		return a.o.CheckEvery, err
 	}
-	if wait := at.Sub(time.Now()); wait > 0 {
+	if wait := time.Until(at); wait > 0 {
 		return min(again, wait), nil
 	}
 	old := cert.Leaf.SerialNumber.String()

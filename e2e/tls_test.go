@@ -47,15 +47,10 @@ func servedSerial(t *testing.T, addr, name string, roots *x509.CertPool) (*big.I
 // waitServed waits until addr serves the certificate of serial for name.
 func waitServed(t *testing.T, addr, name string, roots *x509.CertPool, serial *big.Int, what string) {
 	t.Helper()
-	var last error
 	waitFor(t, what, func() bool {
 		got, err := servedSerial(t, addr, name, roots)
-		if last = err; err != nil {
-			return false
-		}
-		return got.Cmp(serial) == 0
+		return err == nil && got.Cmp(serial) == 0
 	})
-	_ = last
 }
 
 // tlsAgent creates an agent and a client of it that trusts roots.
@@ -183,5 +178,41 @@ func TestHTTPSCookiesSecure(t *testing.T) {
 	}
 	if who := b.get("/").signedInAs(); who != "reader" {
 		t.Fatalf("signed in as %q after a sign-in over HTTPS, want reader", who)
+	}
+}
+
+// TestHTTPSStreamOverHTTP2: an SSE stream over HTTP/2 outlives
+// --write-timeout (streams are excepted from it on HTTP/2 as on
+// HTTP/1.1), keeps beating, and carries the reply.
+func TestHTTPSStreamOverHTTP2(t *testing.T) {
+	ca := testca.New(t)
+	certFile, keyFile := ca.Issue(t, "127.0.0.1").Write(t, t.TempDir())
+	h := start(t, func(c *server.Config) {
+		c.PublicURL = ""
+		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
+		c.WriteTimeout = 300 * time.Millisecond
+		c.StreamHeartbeat = 100 * time.Millisecond
+	})
+	hc := httpsClient(ca.Pool)
+	alice, ac := tlsAgent(h, hc, "alice")
+	_, bc := tlsAgent(h, hc, "bob")
+	tk := h.ask(ac, "h2-1", "Does a stream over HTTP/2 outlive the write timeout?")
+	s := openSSE(t, hc, "GET", h.url+"/a2a/v1/tasks/"+tk.ID+":subscribe", a2aHeaders(alice.Token), "")
+	if s.resp.ProtoMajor != 2 {
+		t.Fatalf("the stream runs over %s, want HTTP/2", s.resp.Proto)
+	}
+	decodeEvent(t, s.next(t))
+	for range 6 { // 600ms of heartbeats: twice the write timeout
+		select {
+		case <-s.comments:
+		case <-time.After(20 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+	}
+	if _, err := bc.Reply(context.Background(), discussionOf(t, tk), "Yes."); err != nil {
+		t.Fatal(err)
+	}
+	if art := decodeEvent(t, s.next(t)); art.ArtifactUpdate == nil {
+		t.Fatalf("after the write timeout the stream carried %+v, want the reply", art)
 	}
 }
