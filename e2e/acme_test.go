@@ -141,6 +141,19 @@ func TestACMETLSALPN(t *testing.T) {
 	if n := pb.Issued(); n != 1 {
 		t.Fatalf("pebble issued %d certificates, want 1", n)
 	}
+	// A handshake for any other name, or none, is refused without a word
+	// to the CA: a flood of made-up names costs the CA nothing.
+	orders := pb.Orders()
+	for _, name := range []string{"other.kfa.test", "127.0.0.1", ""} {
+		c, err := tls.Dial("tcp", addr, &tls.Config{ServerName: name, InsecureSkipVerify: true})
+		if err == nil {
+			c.Close()
+			t.Fatalf("a handshake for %q was answered", name)
+		}
+	}
+	if n := pb.Orders(); n != orders {
+		t.Fatalf("handshakes for other names made %d orders at the CA", n-orders)
+	}
 	if onPostgres() {
 		return // the cache is the database
 	}
