@@ -22,18 +22,14 @@ import (
 // certificate and serves it to new connections without a restart, and
 // an SSE stream opened over the old one stays open and hears the reply.
 func TestACMERenewKeepsStreams(t *testing.T) {
-	addr, port := pebbletest.FreeAddr(t)
-	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port})
-	h := start(t, acmeConfig(pb, addr, "off"))
-	roots := pb.Roots(t)
-	old := waitCert(t, addr, roots, nil, "the first certificate")
-
+	s := startACME(t)
+	h, pb, addr, roots, old := s.h, s.pb, s.addr, s.roots, s.serial
 	hc := nameClient(roots, addr)
 	base := "https://" + acmeName
 	alice, _ := h.agent("alice")
 	ac := client.New(base, client.WithToken(alice.Token), client.WithHTTPClient(hc))
-	_, bc := tlsAgent(h, hc, "bob")
-	bc = client.New(base, client.WithToken(tokenOf(bc)), client.WithHTTPClient(hc))
+	bob, _ := h.agent("bob")
+	bc := client.New(base, client.WithToken(bob.Token), client.WithHTTPClient(hc))
 	tk := h.ask(ac, "renew-1", "Does a stream outlive a certificate renewal?")
 	stream := openSSE(t, hc, "GET", base+"/a2a/v1/tasks/"+tk.ID+":subscribe", a2aHeaders(alice.Token), "")
 	if stream.resp.ProtoMajor != 2 {
@@ -70,11 +66,8 @@ func TestACMERenewKeepsStreams(t *testing.T) {
 // replaced: the CA's renewal information says renew now, and kfa serves
 // a new, valid certificate within a check, without a restart.
 func TestACMERevoked(t *testing.T) {
-	addr, port := pebbletest.FreeAddr(t)
-	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port})
-	h := start(t, acmeConfig(pb, addr, "off"))
-	roots := pb.Roots(t)
-	old := waitCert(t, addr, roots, nil, "the first certificate")
+	s := startACME(t)
+	h, pb, addr, roots, old := s.h, s.pb, s.addr, s.roots, s.serial
 	der, key := cachedPair(t, h, old)
 	pb.Revoke(t, der, key)
 	if st := pb.Status(t, old); st != "Revoked" {

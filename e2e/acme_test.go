@@ -111,6 +111,28 @@ func readCache(t *testing.T, h *harness) (der []byte, key crypto.Signer) {
 	return der, key
 }
 
+// acmeSetup is a server on a port of its own with its certificate from a
+// Pebble of its own, obtained through TLS-ALPN-01 (no HTTP-01 listener).
+type acmeSetup struct {
+	h      *harness
+	pb     *pebbletest.Pebble
+	addr   string
+	port   int
+	roots  *x509.CertPool // trusts what pb issues
+	serial *big.Int       // of the first certificate
+}
+
+func startACME(t *testing.T) acmeSetup {
+	t.Helper()
+	s := acmeSetup{}
+	s.addr, s.port = pebbletest.FreeAddr(t)
+	s.pb = pebbletest.Start(t, pebbletest.Options{TLSPort: s.port})
+	s.h = start(t, acmeConfig(s.pb, s.addr, "off"))
+	s.roots = s.pb.Roots(t)
+	s.serial = waitCert(t, s.addr, s.roots, nil, "the certificate from the CA")
+	return s
+}
+
 // TestACMETLSALPN: a server that cannot bind port 80 (--acme-http-addr
 // off) obtains its certificate from the CA through TLS-ALPN-01 on --addr
 // as it starts, serves it over HTTP/2, keeps it in <data>/acme (0700,
@@ -118,11 +140,8 @@ func readCache(t *testing.T, h *harness) (der []byte, key crypto.Signer) {
 // CA; restarted on another CA's directory (staging, then production), it
 // obtains that CA's certificate rather than serve the first's.
 func TestACMETLSALPN(t *testing.T) {
-	addr, port := pebbletest.FreeAddr(t)
-	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port})
-	h := start(t, acmeConfig(pb, addr, "off"))
-	roots := pb.Roots(t)
-	serial := waitCert(t, addr, roots, nil, "the certificate from the CA")
+	s := startACME(t)
+	h, pb, addr, port, roots, serial := s.h, s.pb, s.addr, s.port, s.roots, s.serial
 	if cfg := h.cfg; cfg.Validate() != nil || cfg.PublicURL != fmt.Sprintf("https://%s:%d", acmeName, port) {
 		t.Fatalf("public URL %s, want https://%s:%d", cfg.PublicURL, acmeName, port)
 	}

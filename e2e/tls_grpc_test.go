@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/kfa-project/kfa/internal/testca"
 	"github.com/kfa-project/kfa/server"
 )
 
@@ -20,13 +19,8 @@ import (
 // plaintext client is refused, and a renewed pair reaches gRPC as it
 // reaches HTTPS.
 func TestGRPCOverTLS(t *testing.T) {
-	ca := testca.New(t)
-	dir := t.TempDir()
-	certFile, keyFile := ca.Issue(t, "kfa.test", "127.0.0.1").Write(t, dir)
-	h := start(t, func(c *server.Config) {
+	h, ca, dir := startHTTPS(t, []string{"kfa.test", "127.0.0.1"}, func(c *server.Config) {
 		withGRPC(c)
-		c.PublicURL = ""
-		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
 		c.TLS.ReloadEvery = 20 * time.Millisecond
 	})
 	addr := h.srv.GRPCAddr()

@@ -53,6 +53,23 @@ func waitServed(t *testing.T, addr, name string, roots *x509.CertPool, serial *b
 	})
 }
 
+// startHTTPS starts a server serving HTTPS with a certificate for names
+// from a CA of its own, in certDir; mutate may change the configuration
+// further.
+func startHTTPS(t *testing.T, names []string, mutate func(*server.Config)) (h *harness, ca *testca.CA, certDir string) {
+	t.Helper()
+	ca, certDir = testca.New(t), t.TempDir()
+	certFile, keyFile := ca.Issue(t, names...).Write(t, certDir)
+	h = start(t, func(c *server.Config) {
+		c.PublicURL = ""
+		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	return h, ca, certDir
+}
+
 // tlsAgent creates an agent and a client of it that trusts roots.
 func tlsAgent(h *harness, hc *http.Client, name string, scopes ...string) (api.Agent, *client.Client) {
 	h.t.Helper()
@@ -65,15 +82,7 @@ func tlsAgent(h *harness, hc *http.Client, name string, scopes ...string) (api.A
 // does); a renewed pair written over the files is served without a
 // restart; a half-written pair never replaces the good one.
 func TestHTTPSFromFiles(t *testing.T) {
-	ca := testca.New(t)
-	dir := t.TempDir()
-	first := ca.Issue(t, "kfa.test", "127.0.0.1")
-	certFile, keyFile := first.Write(t, dir)
-	h := start(t, func(c *server.Config) {
-		c.PublicURL = ""
-		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
-		c.TLS.ReloadEvery = 20 * time.Millisecond
-	})
+	h, ca, dir := startHTTPS(t, []string{"kfa.test", "127.0.0.1"}, func(c *server.Config) { c.TLS.ReloadEvery = 20 * time.Millisecond })
 	if !strings.HasPrefix(h.url, "https://127.0.0.1:") {
 		t.Fatalf("server URL %s, want https", h.url)
 	}
@@ -145,12 +154,7 @@ func TestHTTPSFromFiles(t *testing.T) {
 // cookies are Secure, and a browser that keeps them signs in and stays
 // signed in.
 func TestHTTPSCookiesSecure(t *testing.T) {
-	ca := testca.New(t)
-	certFile, keyFile := ca.Issue(t, "127.0.0.1").Write(t, t.TempDir())
-	h := start(t, func(c *server.Config) {
-		c.PublicURL = ""
-		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
-	})
+	h, ca, _ := startHTTPS(t, []string{"127.0.0.1"}, nil)
 	reader, _ := h.agent("reader", "read")
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -185,11 +189,7 @@ func TestHTTPSCookiesSecure(t *testing.T) {
 // --write-timeout (streams are excepted from it on HTTP/2 as on
 // HTTP/1.1), keeps beating, and carries the reply.
 func TestHTTPSStreamOverHTTP2(t *testing.T) {
-	ca := testca.New(t)
-	certFile, keyFile := ca.Issue(t, "127.0.0.1").Write(t, t.TempDir())
-	h := start(t, func(c *server.Config) {
-		c.PublicURL = ""
-		c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
+	h, ca, _ := startHTTPS(t, []string{"127.0.0.1"}, func(c *server.Config) {
 		c.WriteTimeout = 300 * time.Millisecond
 		c.StreamHeartbeat = 100 * time.Millisecond
 	})
