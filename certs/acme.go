@@ -85,6 +85,7 @@ func NewACME(o ACMEOptions) (*ACME, error) {
 	if o.Cache == nil {
 		return nil, errors.New("no cache")
 	}
+	o.Domains = slices.Clone(o.Domains) // read by the checks while the caller holds its own
 	if o.Directory == "" {
 		o.Directory = LetsEncrypt
 	}

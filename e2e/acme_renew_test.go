@@ -22,6 +22,7 @@ import (
 // certificate and serves it to new connections without a restart, and
 // an SSE stream opened over the old one stays open and hears the reply.
 func TestACMERenewKeepsStreams(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	s := startACME(t)
 	h, pb, addr, roots, old := s.h, s.pb, s.addr, s.roots, s.serial
 	hc := nameClient(roots, addr)
@@ -66,6 +67,7 @@ func TestACMERenewKeepsStreams(t *testing.T) {
 // replaced: the CA's renewal information says renew now, and kfa serves
 // a new, valid certificate within a check, without a restart.
 func TestACMERevoked(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	s := startACME(t)
 	h, pb, addr, roots, old := s.h, s.pb, s.addr, s.roots, s.serial
 	der, key := cachedPair(t, h, old)
@@ -96,6 +98,7 @@ func mustParse(t *testing.T, der []byte) *x509.Certificate {
 // second obtains it, the first answers its challenge from the cache, as
 // behind a load balancer.
 func TestACMESharedOnPostgres(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	url := pgtest.URL(t)
 	addrA, portA := pebbletest.FreeAddr(t)
 	addrB, _ := pebbletest.FreeAddr(t)

@@ -140,6 +140,7 @@ func startACME(t *testing.T) acmeSetup {
 // CA; restarted on another CA's directory (staging, then production), it
 // obtains that CA's certificate rather than serve the first's.
 func TestACMETLSALPN(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	s := startACME(t)
 	h, pb, addr, port, roots, serial := s.h, s.pb, s.addr, s.port, s.roots, s.serial
 	if cfg := h.cfg; cfg.Validate() != nil || cfg.PublicURL != fmt.Sprintf("https://%s:%d", acmeName, port) {
@@ -222,6 +223,7 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 // through HTTP-01 on --acme-http-addr, which redirects every other GET
 // to HTTPS on one of the domains and refuses other methods.
 func TestACMEHTTP01(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	addr, _ := pebbletest.FreeAddr(t)
 	httpAddr, httpPort := pebbletest.FreeAddr(t)
 	pb := pebbletest.Start(t, pebbletest.Options{HTTPPort: httpPort}) // TLS-ALPN-01: a port nothing listens on

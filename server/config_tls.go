@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,18 +106,19 @@ func (c *Config) validateTLS() error {
 
 // validateACME checks the ACME options and fills their defaults.
 func (t *TLSOptions) validateACME(addr string) error {
-	seen := map[string]bool{}
-	for i, d := range t.ACMEDomains {
+	// A new slice: a copy of the Config (the server's) may share the old.
+	domains := make([]string, 0, len(t.ACMEDomains))
+	for _, d := range t.ACMEDomains {
 		n, err := certs.Domain(d)
 		if err != nil {
 			return fmt.Errorf("acme-domain: %w", err)
 		}
-		if seen[n] {
+		if slices.Contains(domains, n) {
 			return fmt.Errorf("acme-domain: %s is given twice", n)
 		}
-		seen[n] = true
-		t.ACMEDomains[i] = n
+		domains = append(domains, n)
 	}
+	t.ACMEDomains = domains
 	if t.ACMEEmail != "" {
 		a, err := mail.ParseAddress(t.ACMEEmail)
 		if err != nil || a.Address != t.ACMEEmail {
