@@ -35,6 +35,20 @@ func getAgent(tx *bolt.Tx, id string) (agentRecord, error) {
 	return r, nil
 }
 
+// loadAgent loads agent id as a command of the agent's decides on it
+// (agents.MayAct): in the writer's transaction, so a revoke committed
+// before is seen. Nil when no agent has the id.
+func loadAgent(tx *bolt.Tx, id string) (*agents.Agent, error) {
+	r, err := getAgent(tx, id)
+	switch {
+	case errors.Is(err, agents.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &r.Agent, nil
+}
+
 func putAgent(tx *bolt.Tx, r agentRecord) error {
 	v, err := json.Marshal(r)
 	if err != nil {

@@ -222,8 +222,8 @@ func optDiscussion(tx *bolt.Tx, id string) (*discussions.Discussion, error) {
 	return &d, nil
 }
 
-// AcceptReply implements discussions.Store: load the discussion and the
-// reply, discussions.DecideAccept, write the discussion and the event.
+// AcceptReply implements discussions.Store: load the caller, the
+// discussion and the reply, discussions.DecideAccept, write the discussion and the event.
 func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
 	var out discussions.AcceptOutcome
 	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
@@ -231,6 +231,9 @@ func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.A
 			st  discussions.AcceptState
 			err error
 		)
+		if st.Caller, err = loadAgent(tx, c.CallerID); err != nil {
+			return nil, err
+		}
 		if st.Discussion, err = optDiscussion(tx, c.DiscussionID); err != nil {
 			return nil, err
 		}
@@ -350,12 +353,16 @@ type workingRecord struct {
 	v      []byte
 }
 
-// loadReply loads what a reply decides on: the discussion, the author's
-// reply window, the discussion's WORKING tasks (idx_task_discw) with
+// loadReply loads what a reply decides on: the author, the discussion,
+// the author's reply window, the discussion's WORKING tasks (idx_task_discw) with
 // their push configs, and its members (disc_members). recs holds the
 // working tasks' records, by id, for persistReply.
 func loadReply(tx *bolt.Tx, r discussions.Reply) (asknet.ReplyState, map[string]workingRecord, error) {
 	var st asknet.ReplyState
+	var err error
+	if st.Author, err = loadAgent(tx, r.AuthorID); err != nil {
+		return st, nil, err
+	}
 	d, dk, err := getDiscussion(tx, r.DiscussionID)
 	switch {
 	case errors.Is(err, discussions.ErrNotFound):

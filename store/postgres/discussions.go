@@ -83,7 +83,8 @@ func (s *DB) GetReply(ctx context.Context, discussionID, replyID string) (discus
 }
 
 // AcceptReply implements discussions.Store, in two round trips: BEGIN,
-// the discussion under its row lock and the reply; then
+// the caller under a share lock, the discussion under its row lock and
+// the reply; then
 // discussions.DecideAccept; then the discussion, the event and COMMIT.
 func (s *DB) AcceptReply(ctx context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
 	var (
@@ -92,6 +93,7 @@ func (s *DB) AcceptReply(ctx context.Context, c discussions.Accept) (discussions
 	)
 	err := s.command(ctx, CmdAccept, func(b *pgx.Batch) {
 		st = discussions.AcceptState{}
+		shareAgent(b, c.CallerID, &st.Caller)
 		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", c.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
 		b.Queue("SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", c.DiscussionID, c.ReplyID).QueryRow(scanReply(&st.Reply))
 	}, func() (func(execer) error, error) {
@@ -234,7 +236,7 @@ func (s *DB) AddReply(ctx context.Context, r discussions.Reply, lim discussions.
 	)
 	err := s.command(ctx, CmdReply, func(b *pgx.Batch) {
 		st = asknet.ReplyState{}
-		lockAgent(b, r.AuthorID)
+		lockAgent(b, r.AuthorID, &st.Author)
 		loadWindow(b, windowReply, r.AuthorID, &st.Window)
 		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", r.DiscussionID).QueryRow(scanDiscussion(&st.Discussion))
 		b.Queue("SELECT "+headerColumns+" FROM tasks WHERE discussion_id = $1 AND state = $2 ORDER BY id FOR UPDATE",

@@ -26,9 +26,12 @@ func (s *DB) FlagWindow(ctx context.Context, agentID string) (time.Time, error) 
 
 // loadTarget queues the loads of target t: its discussion under the row
 // lock (for a reply named by id alone, the reply's discussion), the
-// reply, and the item. A Kind left empty loads either: the discussion of
-// that id, or the reply of that id and its discussion.
-func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r **discussions.Reply, it **moderation.Item) {
+// reply, what answers the discussion besides the reply (answer: its
+// earliest visible reply, other than the target, by someone other than
+// the discussion's author; nil when none), and the item. A Kind left
+// empty loads either: the discussion of that id, or the reply of that id
+// and its discussion.
+func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r, answer **discussions.Reply, it **moderation.Item) {
 	switch {
 	case t.Kind == moderation.KindReply && t.DiscussionID != "":
 		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", t.DiscussionID).QueryRow(scanDiscussion(d))
@@ -38,10 +41,14 @@ func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r
 		b.Queue(`SELECT doc FROM discussions WHERE id = $1 OR id = (SELECT discussion_id FROM replies WHERE id = $1)
 			FOR UPDATE`, t.ID).QueryRow(scanDiscussion(d))
 	}
-	*r = nil
+	*r, *answer = nil, nil
 	if t.Kind != moderation.KindDiscussion {
 		b.Queue("SELECT doc FROM replies WHERE id = $1 AND ($2 = '' OR discussion_id = $2)", t.ID, t.DiscussionID).
 			QueryRow(scanReply(r))
+		b.Queue(`SELECT a.doc FROM replies r JOIN discussions d ON d.id = r.discussion_id
+			JOIN LATERAL (SELECT doc FROM replies a WHERE a.discussion_id = r.discussion_id AND NOT a.hidden AND a.id <> r.id
+				AND a.author_id <> d.author_id ORDER BY a.id LIMIT 1) a ON true
+			WHERE r.id = $1 AND ($2 = '' OR r.discussion_id = $2)`, t.ID, t.DiscussionID).QueryRow(scanReply(answer))
 	}
 	b.Queue("SELECT doc FROM moderation_items WHERE id = $1", t.ID).QueryRow(scanDoc(it, decodeItem))
 }
@@ -68,9 +75,9 @@ func (s *DB) FlagItem(ctx context.Context, c moderation.FlagCommand, p moderatio
 	)
 	err := s.command(ctx, CmdFlag, func(b *pgx.Batch) {
 		st = moderation.FlagState{}
-		lockAgent(b, c.AgentID)
+		lockAgent(b, c.AgentID, &st.Agent)
 		loadWindow(b, windowFlag, c.AgentID, &st.Window)
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
+		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Answer, &st.Item)
 		b.Queue("SELECT EXISTS (SELECT 1 FROM moderation_flags WHERE item_id = $1 AND agent_id = $2)", c.Target.ID, c.AgentID).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Flagged) })
 	}, func() (func(execer) error, error) {
@@ -150,7 +157,8 @@ func putEntries(ctx context.Context, w execer, es []moderation.Entry) error {
 }
 
 // Moderate implements moderation.Store, in two round trips: BEGIN and
-// the loads (the discussion under its row lock, the reply, the item),
+// the loads (an agent moderator under a share lock, the discussion under
+// its row lock, the reply, the item),
 // then moderation.DecideModerate, then the writes and COMMIT.
 func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Result, error) {
 	var (
@@ -159,7 +167,10 @@ func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Res
 	)
 	err := s.command(ctx, CmdModerate, func(b *pgx.Batch) {
 		st = moderation.State{}
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
+		if c.Actor.Kind == moderation.ActorAgent {
+			shareAgent(b, c.Actor.ID, &st.Actor)
+		}
+		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Answer, &st.Item)
 	}, func() (func(execer) error, error) {
 		cmd := c
 		if cmd.Target.Kind == "" {

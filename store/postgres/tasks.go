@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
@@ -158,12 +159,27 @@ func putWindow(ctx context.Context, w execer, kind, agent string, next time.Time
 	return err
 }
 
-// lockAgent queues the lock of agent id's row: taken first by every
-// command that decides a per-agent limit (the ask rate, the open tasks,
-// the reply rate), so that one agent's commands are decided one after
-// the other, on every process.
-func lockAgent(b *pgx.Batch, id string) {
-	b.Queue("SELECT 1 FROM agents WHERE id = $1 FOR NO KEY UPDATE", id)
+// lockAgent queues the lock of agent id's row, and its load into dst
+// (nil when none has the id): taken first by every command that decides
+// a per-agent limit (the ask rate, the open tasks, the reply rate, the
+// flag rate), so that one agent's commands are decided one after the
+// other, on every process. A revoke updates the row, so it is ordered
+// with the command: a command that waited on the revoke loads the agent
+// revoked (agents.MayAct refuses it), and one the revoke waited on
+// commits before it.
+func lockAgent(b *pgx.Batch, id string, dst **agents.Agent) {
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(scanDoc(dst, decodeAgent))
+}
+
+// shareAgent queues the load of agent id into dst (nil when none has the
+// id) under a share lock, taken first by the agent's commands that decide
+// no per-agent limit (a cancel, a push config, an accept, an ack, a
+// session): they need not wait on each other, but the share lock
+// conflicts with a revoke's update as lockAgent's lock does, so a revoke
+// that committed first is seen, and nothing of the agent commits after
+// it.
+func shareAgent(b *pgx.Batch, id string, dst **agents.Agent) {
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR SHARE", id).QueryRow(scanDoc(dst, decodeAgent))
 }
 
 // CreateAsk implements tasks.Store, in two round trips: BEGIN and the
@@ -178,7 +194,7 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult,
 	err := s.command(ctx, CmdAsk, func(b *pgx.Batch) {
 		st = asknet.AskState{}
 		owner := c.Task.OwnerID
-		lockAgent(b, owner)
+		lockAgent(b, owner, &st.Asker)
 		b.Queue("SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2", owner, c.Task.MessageID).
 			QueryRow(func(row pgx.Row) error {
 				r, err := scanTask(row)
@@ -335,8 +351,12 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 		out     tasks.CancelOutcome
 		full    tasks.Task
 	)
+	var owner *agents.Agent
 	err := s.command(ctx, CmdCancel, func(b *pgx.Batch) {
-		row, configs = nil, nil
+		row, configs, owner = nil, nil, nil
+		if ownerID != "" {
+			shareAgent(b, ownerID, &owner)
+		}
 		// Another owner's task is loaded as an unknown one is (not at all,
 		// and not locked), so that the answer's time does not tell whether
 		// it exists; the decision still checks the owner.
@@ -349,10 +369,9 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 			row = &tr
 			return err
 		})
-		b.Queue(`SELECT c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
-			WHERE c.task_id = $1 AND ($2 = '' OR t.owner_id = $2) ORDER BY c.id`, id, ownerID).Query(scanConfigs(&configs))
+		b.Queue("SELECT doc FROM push_configs WHERE task_id = ("+ownedTaskID+") ORDER BY id", id, ownerID).Query(scanConfigs(&configs))
 	}, func() (func(execer) error, error) {
-		st := tasks.CancelState{Configs: configs}
+		st := tasks.CancelState{Owner: owner, Configs: configs}
 		if row != nil {
 			st.Task = &row.t
 		}

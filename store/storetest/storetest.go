@@ -92,6 +92,9 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
+		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
+		{"OnlyAnswerHidden", testOnlyAnswerHidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
