@@ -88,7 +88,7 @@ func (a *ACME) check(ctx context.Context, domain string, served map[string]strin
 	if wait := time.Until(at); wait > 0 {
 		return min(again, wait), nil
 	}
-	old := cert.Leaf.SerialNumber.String()
+	old := SerialHex(cert.Leaf)
 	if cert, err = a.replace(ctx, domain, true); err != nil {
 		return 0, fmt.Errorf("renew as the CA asked: %w", err)
 	}
@@ -100,7 +100,7 @@ func (a *ACME) check(ctx context.Context, domain string, served map[string]strin
 
 // logServed logs a certificate the first time it is served.
 func (a *ACME) logServed(domain string, leaf *x509.Certificate, served map[string]string, how string) {
-	serial := leaf.SerialNumber.String()
+	serial := SerialHex(leaf)
 	if served[domain] == serial {
 		return
 	}

@@ -137,6 +137,7 @@ func (p *Pair) TLSConfig() *tls.Config {
 
 // Start reads the files again every so often until Stop.
 func (p *Pair) Start(ctx context.Context) {
+	p.logServed("tls: certificate loaded")
 	p.loop.start(ctx, func(ctx context.Context) {
 		t := time.NewTicker(p.every)
 		defer t.Stop()
@@ -157,12 +158,24 @@ func (p *Pair) Start(ctx context.Context) {
 				lastErr = err.Error()
 			case changed:
 				lastErr = ""
-				leaf := p.cur.Load().Leaf
-				p.log.Info("tls: certificate reloaded", "subject", leaf.Subject.String(), "serial", leaf.SerialNumber.String(),
-					"not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
+				p.logServed("tls: certificate reloaded")
 			}
 		}
 	})
+}
+
+// logServed logs the certificate served now, as a warning when it has
+// expired: clients refuse it, and only whoever writes the files can
+// renew it.
+func (p *Pair) logServed(msg string) {
+	leaf := p.cur.Load().Leaf
+	attrs := []any{"subject", leaf.Subject.String(), "names", certNames(leaf), "serial", SerialHex(leaf),
+		"not_after", leaf.NotAfter.UTC().Format(time.RFC3339)}
+	if time.Now().After(leaf.NotAfter) {
+		p.log.Warn(msg+"; it has expired, so clients refuse it: write a renewed pair over the files", attrs...)
+		return
+	}
+	p.log.Info(msg, attrs...)
 }
 
 // Stop ends the reloading; safe twice.

@@ -1,11 +1,16 @@
 package certs_test
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/certs"
 	"github.com/kfa-project/kfa/internal/testca"
@@ -96,5 +101,38 @@ func TestNewPairRefusesABadPair(t *testing.T) {
 	}
 	if _, err := certs.ReadPair(certFile, filepath.Join(dir, "missing.pem")); err == nil {
 		t.Fatal("ReadPair took a missing key file")
+	}
+}
+
+// TestPairLogsServed: serving starts with a log line naming the
+// certificate, its serial in hex as openssl and browsers show it, and
+// its expiry; an expired certificate is a warning, since clients refuse
+// it and nothing but whoever writes the files renews it.
+func TestPairLogsServed(t *testing.T) {
+	ca := testca.New(t)
+	for _, tc := range []struct {
+		name     string
+		notAfter time.Time
+		want     string
+	}{
+		{"valid", time.Now().Add(time.Hour), `level=INFO msg="tls: certificate loaded"`},
+		{"expired", time.Now().Add(-time.Hour), `level=WARN msg="tls: certificate loaded; it has expired`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pair := ca.IssueUntil(t, tc.notAfter, "kfa.test", "127.0.0.1")
+			certFile, keyFile := pair.Write(t, t.TempDir())
+			var logs bytes.Buffer
+			p, err := certs.NewPair(certFile, keyFile, time.Hour, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Start(context.Background())
+			p.Stop()
+			got := logs.String()
+			serial := fmt.Sprintf("serial=%X", pair.Leaf.SerialNumber.Bytes())
+			if !strings.Contains(got, tc.want) || !strings.Contains(got, serial) || !strings.Contains(got, "names=kfa.test,127.0.0.1") {
+				t.Fatalf("log %q, want %s with %s", got, tc.want, serial)
+			}
+		})
 	}
 }

@@ -3,6 +3,9 @@ package certs
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -59,4 +62,18 @@ func (l *loop) stop() {
 		cancel()
 		<-done
 	})
+}
+
+// SerialHex is the certificate's serial number as the log shows it: in
+// hex, as openssl x509 -serial and browsers show it, so that an operator
+// can match a log line with a file or a browser's view.
+func SerialHex(c *x509.Certificate) string { return fmt.Sprintf("%X", c.SerialNumber.Bytes()) }
+
+// certNames are the names a certificate serves, for the log.
+func certNames(c *x509.Certificate) string {
+	names := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	return strings.Join(names, ",")
 }

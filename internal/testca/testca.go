@@ -66,12 +66,19 @@ type Pair struct {
 // addresses), valid for a day.
 func (ca *CA) Issue(t testing.TB, names ...string) Pair {
 	t.Helper()
+	return ca.IssueUntil(t, time.Now().Add(24*time.Hour), names...)
+}
+
+// IssueUntil signs a server certificate for names valid from two days
+// ago until notAfter (in the past: an expired one).
+func (ca *CA) IssueUntil(t testing.TB, notAfter time.Time, names ...string) Pair {
+	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t),
 		Subject:      pkix.Name{CommonName: names[0]},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    time.Now().Add(-48 * time.Hour),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
