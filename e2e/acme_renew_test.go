@@ -19,8 +19,9 @@ import (
 
 // TestACMERenewKeepsStreams: when the CA's renewal information says
 // "renew now" (a CA replacing certificates early), kfa obtains a new
-// certificate and serves it to new connections without a restart, and
-// an SSE stream opened over the old one stays open and hears the reply.
+// certificate and serves it to new connections, HTTPS and gRPC, without
+// a restart, and an SSE stream opened over the old one stays open and
+// hears the reply.
 func TestACMERenewKeepsStreams(t *testing.T) {
 	t.Parallel() // each has its own CA and ports, and mostly waits on them
 	s := startACME(t)
@@ -46,6 +47,7 @@ func TestACMERenewKeepsStreams(t *testing.T) {
 	if pb.Status(t, renewed) != "Valid" {
 		t.Fatalf("the renewed certificate is %s at the CA", pb.Status(t, renewed))
 	}
+	waitServed(t, h.srv.GRPCAddr(), acmeName, roots, renewed, "the renewed certificate on the gRPC listener")
 	if !strings.Contains(h.logBuf.String(), "renewed the certificate as the CA's renewal information asked") {
 		t.Fatal("the renewal is not logged")
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -15,6 +16,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/kfa-project/kfa/certs"
 	"github.com/kfa-project/kfa/internal/pebbletest"
@@ -112,7 +117,8 @@ func readCache(t *testing.T, h *harness) (der []byte, key crypto.Signer) {
 }
 
 // acmeSetup is a server on a port of its own with its certificate from a
-// Pebble of its own, obtained through TLS-ALPN-01 (no HTTP-01 listener).
+// Pebble of its own, obtained through TLS-ALPN-01 (no HTTP-01 listener),
+// and the gRPC binding on.
 type acmeSetup struct {
 	h      *harness
 	pb     *pebbletest.Pebble
@@ -127,7 +133,10 @@ func startACME(t *testing.T) acmeSetup {
 	s := acmeSetup{}
 	s.addr, s.port = pebbletest.FreeAddr(t)
 	s.pb = pebbletest.Start(t, pebbletest.Options{TLSPort: s.port})
-	s.h = start(t, acmeConfig(s.pb, s.addr, "off"))
+	s.h = start(t, func(c *server.Config) {
+		acmeConfig(s.pb, s.addr, "off")(c)
+		withGRPC(c)
+	})
 	s.roots = s.pb.Roots(t)
 	s.serial = waitCert(t, s.addr, s.roots, nil, "the certificate from the CA")
 	return s
@@ -135,7 +144,8 @@ func startACME(t *testing.T) acmeSetup {
 
 // TestACMETLSALPN: a server that cannot bind port 80 (--acme-http-addr
 // off) obtains its certificate from the CA through TLS-ALPN-01 on --addr
-// as it starts, serves it over HTTP/2, keeps it in <data>/acme (0700,
+// as it starts, serves it over HTTP/2 and to gRPC over TLS (the card's
+// gRPC interface names the domain), keeps it in <data>/acme (0700,
 // files 0600), and serves it again after a restart without asking the
 // CA; restarted on another CA's directory (staging, then production), it
 // obtains that CA's certificate rather than serve the first's.
@@ -158,6 +168,7 @@ func TestACMETLSALPN(t *testing.T) {
 	if h.srv.ACMEHTTPAddr() != "" {
 		t.Fatalf("an HTTP-01 listener on %s with --acme-http-addr off", h.srv.ACMEHTTPAddr())
 	}
+	checkGRPCOverACME(t, h, hc, roots, serial)
 	if n := pb.Issued(); n != 1 {
 		t.Fatalf("pebble issued %d certificates, want 1", n)
 	}
@@ -206,6 +217,45 @@ func TestACMETLSALPN(t *testing.T) {
 		t.Fatalf("the other CA issued %d certificates, want 1", n)
 	}
 	h3.stop()
+}
+
+// checkGRPCOverACME: the gRPC listener serves the CA's certificate (of
+// serial) for acmeName, answers a client that trusts the CA, and the
+// card's gRPC interface names acmeName with the gRPC port.
+func checkGRPCOverACME(t *testing.T, h *harness, hc *http.Client, roots *x509.CertPool, serial *big.Int) {
+	t.Helper()
+	gaddr := h.srv.GRPCAddr()
+	if got, err := servedSerial(t, gaddr, acmeName, roots); err != nil || got.Cmp(serial) != 0 {
+		t.Fatalf("gRPC listener: serial %v (%v), want the CA's %s", got, err, serial)
+	}
+	conn, err := grpc.NewClient(gaddr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots, ServerName: acmeName})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := grpcCtx("")
+	defer cancel()
+	if st, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || st.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health over the CA's certificate: %v %v", st, err)
+	}
+	resp, err := hc.Get("https://" + acmeName + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var card struct {
+		SupportedInterfaces []struct{ URL, ProtocolBinding string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		t.Fatal(err)
+	}
+	_, gport, _ := net.SplitHostPort(gaddr)
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolBinding == "GRPC" && i.URL == net.JoinHostPort(acmeName, gport) {
+			return
+		}
+	}
+	t.Fatalf("the card's interfaces %+v name no gRPC one at %s", card.SupportedInterfaces, net.JoinHostPort(acmeName, gport))
 }
 
 func checkMode(t *testing.T, path string, want os.FileMode) {
