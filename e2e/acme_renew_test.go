@@ -156,3 +156,26 @@ func (h *harness) begin() {
 		}
 	})
 }
+
+// TestACMERenewsBeforeExpiry: left alone, with no one forcing anything,
+// a certificate is renewed before it expires and the new one served
+// without a restart: Pebble issues 40-second certificates, whose
+// renewal (autocert's timer at two thirds of the lifetime, or the CA's
+// own renewal window) comes within seconds.
+func TestACMERenewsBeforeExpiry(t *testing.T) {
+	t.Parallel() // each has its own CA and ports, and mostly waits on them
+	addr, port := pebbletest.FreeAddr(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port, Validity: 40 * time.Second})
+	h := start(t, acmeConfig(pb, addr, "off"))
+	roots := pb.Roots(t)
+	first := waitCert(t, addr, roots, nil, "the first certificate")
+	der, _ := cachedPair(t, h, first)
+	expires := mustParse(t, der).NotAfter
+	renewed := waitCert(t, addr, roots, first, "the certificate renewed before the first expires")
+	if now := time.Now(); !now.Before(expires) {
+		t.Fatalf("the renewal was served at %s, after the first certificate expired at %s", now, expires)
+	}
+	if st := pb.Status(t, renewed); st != "Valid" {
+		t.Fatalf("the renewed certificate is %s at the CA", st)
+	}
+}
