@@ -164,18 +164,24 @@ func (p *Pair) Start(ctx context.Context) {
 	})
 }
 
-// logServed logs the certificate served now, as a warning when it has
-// expired: clients refuse it, and only whoever writes the files can
-// renew it.
+// logServed logs the certificate served now, as a warning when clients
+// refuse it: it has expired (only whoever writes the files can renew
+// it), or it names its host in the common name alone.
 func (p *Pair) logServed(msg string) {
 	leaf := p.cur.Load().Leaf
 	attrs := []any{"subject", leaf.Subject.String(), "names", certNames(leaf), "serial", SerialHex(leaf),
 		"not_after", leaf.NotAfter.UTC().Format(time.RFC3339)}
-	if time.Now().After(leaf.NotAfter) {
+	switch {
+	case time.Now().After(leaf.NotAfter):
 		p.log.Warn(msg+"; it has expired, so clients refuse it: write a renewed pair over the files", attrs...)
-		return
+	case len(leaf.DNSNames) == 0 && len(leaf.IPAddresses) == 0:
+		// Go's TLS (the official Go SDK's) and browsers look for the host
+		// in subjectAltName only.
+		p.log.Warn(msg+"; it names no host in its subjectAltName, only in its common name, so Go clients and browsers refuse it: "+
+			"make it with the host in subjectAltName (openssl req -addext 'subjectAltName=DNS:NAME')", attrs...)
+	default:
+		p.log.Info(msg, attrs...)
 	}
-	p.log.Info(msg, attrs...)
 }
 
 // Stop ends the reloading; safe twice.

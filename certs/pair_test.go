@@ -106,20 +106,23 @@ func TestNewPairRefusesABadPair(t *testing.T) {
 
 // TestPairLogsServed: serving starts with a log line naming the
 // certificate, its serial in hex as openssl and browsers show it, and
-// its expiry; an expired certificate is a warning, since clients refuse
-// it and nothing but whoever writes the files renews it.
+// its expiry; an expired certificate, or one that names its host in the
+// common name alone, is a warning, since clients refuse it.
 func TestPairLogsServed(t *testing.T) {
 	ca := testca.New(t)
 	for _, tc := range []struct {
-		name     string
-		notAfter time.Time
-		want     string
+		name  string
+		pair  testca.Pair
+		want  string
+		names string
 	}{
-		{"valid", time.Now().Add(time.Hour), `level=INFO msg="tls: certificate loaded"`},
-		{"expired", time.Now().Add(-time.Hour), `level=WARN msg="tls: certificate loaded; it has expired`},
+		{"valid", ca.IssueUntil(t, time.Now().Add(time.Hour), "kfa.test", "127.0.0.1"), `level=INFO msg="tls: certificate loaded"`, "kfa.test,127.0.0.1"},
+		{"expired", ca.IssueUntil(t, time.Now().Add(-time.Hour), "kfa.test", "127.0.0.1"),
+			`level=WARN msg="tls: certificate loaded; it has expired`, "kfa.test,127.0.0.1"},
+		{"a common name only", ca.IssueCommonName(t, "localhost"), `level=WARN msg="tls: certificate loaded; it names no host in its subjectAltName`, `""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pair := ca.IssueUntil(t, tc.notAfter, "kfa.test", "127.0.0.1")
+			pair := tc.pair
 			certFile, keyFile := pair.Write(t, t.TempDir())
 			var logs bytes.Buffer
 			p, err := certs.NewPair(certFile, keyFile, time.Hour, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -130,7 +133,7 @@ func TestPairLogsServed(t *testing.T) {
 			p.Stop()
 			got := logs.String()
 			serial := fmt.Sprintf("serial=%X", pair.Leaf.SerialNumber.Bytes())
-			if !strings.Contains(got, tc.want) || !strings.Contains(got, serial) || !strings.Contains(got, "names=kfa.test,127.0.0.1") {
+			if !strings.Contains(got, tc.want) || !strings.Contains(got, serial) || !strings.Contains(got, "names="+tc.names) {
 				t.Fatalf("log %q, want %s with %s", got, tc.want, serial)
 			}
 		})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -84,7 +85,7 @@ func (c *Config) validateTLS() error {
 		if err != nil {
 			return fmt.Errorf("tls-cert: %s with --tls-key %s: %w", t.CertFile, t.KeyFile, err)
 		}
-		if name = certName(cert.Leaf.DNSNames, cert.Leaf.IPAddresses, c.Addr); name == "" && c.PublicURL == "" {
+		if name = certName(cert.Leaf, c.Addr); name == "" && c.PublicURL == "" {
 			return fmt.Errorf("public-url: the certificate in %s names only wildcards (%s); set --public-url to kfa's https URL", t.CertFile, strings.Join(cert.Leaf.DNSNames, ", "))
 		}
 	case acme:
@@ -146,9 +147,12 @@ func (t *TLSOptions) validateACME(addr string) error {
 }
 
 // certName is the name a certificate from files serves: its first DNS
-// name that is no wildcard, else its first address, else --addr's host;
-// "" when it names wildcards only.
-func certName(dns []string, ips []net.IP, addr string) string {
+// name that is no wildcard, else its first address, else its common name
+// (the clients that still accept a certificate without subjectAltName,
+// curl and Node, compare the host with it), else --addr's host; "" when
+// it names wildcards only.
+func certName(leaf *x509.Certificate, addr string) string {
+	dns, ips := leaf.DNSNames, leaf.IPAddresses
 	for _, d := range dns {
 		if !strings.HasPrefix(d, "*.") {
 			return d
@@ -162,6 +166,8 @@ func certName(dns []string, ips []net.IP, addr string) string {
 			return "[" + ips[0].String() + "]"
 		}
 		return ips[0].String()
+	case leaf.Subject.CommonName != "" && !strings.HasPrefix(leaf.Subject.CommonName, "*."):
+		return leaf.Subject.CommonName
 	}
 	host, _, _ := net.SplitHostPort(addr)
 	if host == "" || net.ParseIP(host).IsUnspecified() {

@@ -22,6 +22,8 @@ func TestValidateTLS(t *testing.T) {
 	wildCert, wildKey := ca.Issue(t, "*.example.com").Write(t, wild)
 	ipOnly := t.TempDir()
 	ipCert, ipKey := ca.Issue(t, "192.0.2.7").Write(t, ipOnly)
+	cnOnly := t.TempDir()
+	cnCert, cnKey := ca.IssueCommonName(t, "localhost").Write(t, cnOnly)
 	if err := os.WriteFile(filepath.Join(dir, "garbage.pem"), []byte("not PEM"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +40,8 @@ func TestValidateTLS(t *testing.T) {
 			publicURL: "https://kfa.example.com"},
 		{name: "an address only", edit: func(c *Config) { c.TLS.CertFile, c.TLS.KeyFile = ipCert, ipKey },
 			publicURL: "https://192.0.2.7:8080"},
+		{name: "a common name only", edit: func(c *Config) { c.TLS.CertFile, c.TLS.KeyFile = cnCert, cnKey },
+			publicURL: "https://localhost:8080"},
 		{name: "an explicit https public URL", edit: func(c *Config) {
 			c.TLS.CertFile, c.TLS.KeyFile, c.PublicURL = certFile, keyFile, "https://kfa.example.org"
 		}, publicURL: "https://kfa.example.org"},

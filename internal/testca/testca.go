@@ -73,15 +73,7 @@ func (ca *CA) Issue(t testing.TB, names ...string) Pair {
 // ago until notAfter (in the past: an expired one).
 func (ca *CA) IssueUntil(t testing.TB, notAfter time.Time, names ...string) Pair {
 	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(t),
-		Subject:      pkix.Name{CommonName: names[0]},
-		NotBefore:    time.Now().Add(-48 * time.Hour),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
+	tmpl := leafTemplate(t, names[0], notAfter)
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
@@ -89,6 +81,32 @@ func (ca *CA) IssueUntil(t testing.TB, notAfter time.Time, names ...string) Pair
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
 	}
+	return ca.sign(t, tmpl)
+}
+
+// IssueCommonName signs a certificate that names its host in the
+// subject's common name only, with no subjectAltName extension: what
+// openssl req -x509 -subj /CN=host makes without -addext.
+func (ca *CA) IssueCommonName(t testing.TB, host string) Pair {
+	t.Helper()
+	return ca.sign(t, leafTemplate(t, host, time.Now().Add(24*time.Hour)))
+}
+
+func leafTemplate(t testing.TB, cn string, notAfter time.Time) *x509.Certificate {
+	return &x509.Certificate{
+		SerialNumber: serial(t),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-48 * time.Hour),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+}
+
+// sign signs tmpl with a new key.
+func (ca *CA) sign(t testing.TB, tmpl *x509.Certificate) Pair {
+	t.Helper()
+	key := newKey(t)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		t.Fatal(err)
