@@ -39,6 +39,8 @@ func TestServeTLSFlags(t *testing.T) {
 		{"files and ACME", map[string]string{"KFA_TLS_CERT": certFile, "KFA_TLS_KEY": keyFile}, []string{"--acme-domain", "kfa.example.com"},
 			"--tls-cert/--tls-key and --acme-domain are both set"},
 		{"an IP address", nil, []string{"--acme-domain", "kfa.example.com,192.0.2.1"}, "acme-domain: 192.0.2.1 is an IP address"},
+		{"a name repeated: each --acme-domain adds one", nil, []string{"--acme-domain", "kfa.example.com", "--acme-domain", "www.example.com,KFA.example.com"},
+			"acme-domain: kfa.example.com is given twice"},
 		{"ACME email without a domain", map[string]string{"KFA_ACME_EMAIL": "ops@example.com"}, nil, "acme-email: needs --acme-domain"},
 		{"a directory in plain http", map[string]string{"KFA_ACME_DOMAIN": "kfa.example.com"}, []string{"--acme-directory", "http://ca.internal/dir"},
 			"acme-directory: \"http://ca.internal/dir\" is not an https URL"},
