@@ -17,10 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-
 	"github.com/kfa-project/kfa/certs"
 	"github.com/kfa-project/kfa/internal/pebbletest"
 	"github.com/kfa-project/kfa/server"
@@ -228,16 +224,7 @@ func checkGRPCOverACME(t *testing.T, h *harness, hc *http.Client, roots *x509.Ce
 	if got, err := servedSerial(t, gaddr, acmeName, roots); err != nil || got.Cmp(serial) != 0 {
 		t.Fatalf("gRPC listener: serial %v (%v), want the CA's %s", got, err, serial)
 	}
-	conn, err := grpc.NewClient(gaddr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots, ServerName: acmeName})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := grpcCtx("")
-	defer cancel()
-	if st, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || st.Status != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("gRPC health over the CA's certificate: %v %v", st, err)
-	}
+	grpcTLSHealthy(t, gaddr, &tls.Config{RootCAs: roots, ServerName: acmeName})
 	resp, err := hc.Get("https://" + acmeName + "/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)

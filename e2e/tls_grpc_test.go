@@ -24,16 +24,7 @@ func TestGRPCOverTLS(t *testing.T) {
 		c.TLS.ReloadEvery = 20 * time.Millisecond
 	})
 	addr := h.srv.GRPCAddr()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: ca.Pool})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := grpcCtx("")
-	defer cancel()
-	if st, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || st.Status != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("health over TLS: %v %v", st, err)
-	}
+	conn := grpcTLSHealthy(t, addr, &tls.Config{RootCAs: ca.Pool})
 	alice, _ := h.agent("alice")
 	c := a2apb.NewA2AServiceClient(conn)
 	actx, acancel := grpcCtx(alice.Token)
@@ -60,4 +51,22 @@ func TestGRPCOverTLS(t *testing.T) {
 	renewed := ca.Issue(t, "kfa.test", "127.0.0.1")
 	renewed.Write(t, dir)
 	waitServed(t, addr, "127.0.0.1", ca.Pool, renewed.Leaf.SerialNumber, "the renewed pair on the gRPC listener")
+}
+
+// grpcTLSHealthy dials addr's gRPC over TLS with c, wants the health
+// service to answer SERVING, and returns the connection (closed when the
+// test ends).
+func grpcTLSHealthy(t *testing.T, addr string, c *tls.Config) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(c)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ctx, cancel := grpcCtx("")
+	defer cancel()
+	if st, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || st.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health over TLS at %s: %v %v", addr, st, err)
+	}
+	return conn
 }
