@@ -1,4 +1,4 @@
--- kfa schema 12: the ACME client's state (--acme-domain), shared by every
+-- kfa schema 13: the ACME client's state (--acme-domain), shared by every
 -- process on the database so that they serve one certificate: the
 -- account key, each certificate with its private key, the answers to
 -- pending challenges. A row without a value is a claim: one process is
