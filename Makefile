@@ -15,6 +15,11 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # make release: the platforms, and where the binaries and SHA256SUMS go.
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64
 DIST     := dist
+# How long one package's tests may run before go test stops them with every
+# goroutine's stack (go test's default, 10 minutes, is about what the e2e
+# package takes on a loaded 2-core machine: a hang still ends, a slow
+# machine does not fail). make test TEST_TIMEOUT=1h changes it.
+TEST_TIMEOUT ?= 30m
 
 .PHONY: run build install release test test-postgres lint bench microbench crashtest fuzz help
 
@@ -55,13 +60,13 @@ release:
 #       from goroutines still running after the last test: a second per package, some twenty
 #       seconds of a run on two cores; a GORACE of your own still applies on top.
 test: build
-	KFA_TEST_BIN=$(CURDIR)/bin/kfa GORACE="atexit_sleep_ms=0$(if $(GORACE), $(GORACE))" $(GO) run ./internal/testsum $(GO) test -race -count=1 ./...
+	KFA_TEST_BIN=$(CURDIR)/bin/kfa GORACE="atexit_sleep_ms=0$(if $(GORACE), $(GORACE))" $(GO) run ./internal/testsum $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## test-postgres: the e2e suite again, every server on PostgreSQL: KFA_TEST_POSTGRES names the
 ##                server (.ci/postgres.sh start DIR starts one; see docs/scale-out.md); without
 ##                one that answers it fails at once and says so, and no test may skip for want of it
 test-postgres:
-	$(GO) run ./internal/testsum -postgres $(GO) test -race -count=1 ./e2e/
+	$(GO) run ./internal/testsum -postgres $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./e2e/
 
 ## lint: gofmt check, go vet, staticcheck (pinned)
 lint:

@@ -47,6 +47,11 @@ const (
 	DefaultCursorEvery = 30 * time.Second
 	// maxBackoff bounds the wait between two failed passes.
 	maxBackoff = 5 * time.Second
+	// heldAgainMin is how soon a runner reads again after a pass that
+	// found events committed but held back (PostgreSQL: a transaction
+	// older than them still runs, anywhere on the cluster); it doubles
+	// while they stay held, up to the tick and to DefaultTick.
+	heldAgainMin = 5 * time.Millisecond
 )
 
 // RunnerOptions configure NewRunner.
@@ -84,7 +89,8 @@ type RunnerOptions struct {
 
 // Runner runs one Follower over a Log: it reads the events after the
 // follower's position in bounded batches and applies them, when the log
-// wakes it and every Tick in any case. Start and Stop run it in the
+// wakes it, every Tick in any case, and soon again after a read that
+// found events held back (Tail.Held). Start and Stop run it in the
 // background; WaitPast and Sync wait for it.
 type Runner struct {
 	log Log
@@ -281,6 +287,7 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 	tick := time.NewTicker(r.o.Tick)
 	defer tick.Stop()
 	failures := 0
+	var heldAgain time.Duration // the wait before reading held events again; 0 while none are
 	for {
 		began := time.Now()
 		err := r.pass(ctx)
@@ -307,12 +314,24 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 			}
 			continue
 		}
+		// Events held back become readable when the transactions older
+		// than them end, which wakes no one: the wake-up that announced
+		// them has been spent on this pass, so read again soon rather
+		// than at the next tick.
+		var again <-chan time.Time
+		if r.heldBack() {
+			heldAgain = min(max(2*heldAgain, heldAgainMin), r.o.Tick, DefaultTick)
+			again = time.After(heldAgain)
+		} else {
+			heldAgain = 0
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
 		case <-r.poke:
 		case <-tick.C:
+		case <-again:
 		}
 		if wait := r.o.Gap - time.Since(began); wait > 0 {
 			select {
@@ -322,6 +341,14 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 			}
 		}
 	}
+}
+
+// heldBack reports whether the last complete pass found events that
+// committed but were not readable yet.
+func (r *Runner) heldBack() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.held.IsZero()
 }
 
 // broadcast wakes the waiters.

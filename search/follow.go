@@ -88,6 +88,20 @@ func (x *Index) Sync(ctx context.Context) error {
 	return err
 }
 
+// WaitPast returns once the follower has applied the log's event at p
+// (or one after it), without asking it for a pass as Sync does: only a
+// wake-up or the tick brings it. ErrClosed when the follower is not
+// running.
+func (x *Index) WaitPast(ctx context.Context, p changelog.Position) error {
+	x.runMu.Lock()
+	r := x.runner
+	x.runMu.Unlock()
+	if r == nil {
+		return ErrClosed
+	}
+	return r.WaitPast(ctx, p)
+}
+
 // Follower is the index as a changelog.Follower, for a caller that runs
 // it itself (Start runs it in a runner of its own).
 func (x *Index) Follower() changelog.Follower { return follower{x} }

@@ -142,6 +142,14 @@ type Config struct {
 	// PushObserver, when set, hears of every recorded delivery attempt,
 	// besides the metrics (tests, embedding).
 	PushObserver webhook.Observer
+	// FollowTick is how often this process's followers of the change log
+	// (the live one, the search index) read it without a wake-up: the
+	// safety net for a lost NOTIFY. 0: changelog.DefaultTick. Tests of
+	// the wake-up path set it longer than their patience, so that only a
+	// wake-up can deliver a write; longer than 800 ms it also leaves the
+	// credential cache untrusted between passes (every lookup then reads
+	// the store).
+	FollowTick time.Duration
 	// SigningKeyGrace is how long a rotated-out signing key stays in
 	// /.well-known/jwks.json; default 7 days.
 	SigningKeyGrace time.Duration

@@ -38,6 +38,7 @@ func (s *Server) openSearch() error {
 		Cursors:      s.core.Store,
 		SynonymsFile: filepath.Join(s.cfg.DataDir, search.SynonymsFile),
 		PublicURL:    s.cfg.PublicURL,
+		Tick:         s.cfg.FollowTick,
 		Log:          s.log,
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ func logLine(e changelog.Event) string {
 // positions grow.
 func readAll(t *testing.T, l changelog.Log, after changelog.Position, size int) []changelog.Event {
 	t.Helper()
-	settle(t, l)
+	Settle(t, l)
 	var out []changelog.Event
 	for {
 		page, err := l.ReadLog(context.Background(), after, size)
@@ -47,7 +47,7 @@ func testChangeLog(t *testing.T, open Opener) {
 	e := newPushEnv(t, open)
 	ctx := context.Background()
 	l := e.store.(changelog.Log)
-	settle(t, l)
+	Settle(t, l)
 	start, err := l.LogState(ctx)
 	if err != nil {
 		t.Fatal(err)
