@@ -250,6 +250,10 @@ func (s *DB) RecordAttempt(_ context.Context, id string, a push.Attempt) (push.D
 		if err != nil {
 			return refuse(err)
 		}
+		if d.Recorded(a) {
+			out = d // writes nothing
+			return nil
+		}
 		if d.State != push.Pending {
 			return refuse(push.ErrNotPending)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +40,9 @@ type DB struct {
 	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
 
 	trips sync.Map // command name -> *tripStats (RoundTrips)
+
+	repl      replication
+	lastReset atomic.Int64 // unix nanos of the pool's last Reset (resetPool)
 }
 
 // Options configure Open.
@@ -46,6 +50,10 @@ type Options struct {
 	// MaxConns bounds the pool; 0 keeps pgxpool's default (the larger of
 	// 4 and the number of CPUs).
 	MaxConns int32
+	// RequireSyncReplica refuses every write (an unavailable error, 503)
+	// while the primary has no synchronous standby that kfa's commits
+	// wait for (see Replication.Safe), as checked every ReplicationCheck.
+	RequireSyncReplica bool
 }
 
 // ErrSchemaNewer is a database migrated by a newer kfa than this one.
@@ -61,17 +69,21 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	countTrips(cfg)
+	primaryOnly(cfg.ConnConfig)
+	db := &DB{poke: make(chan struct{}, 1)}
+	db.repl.require = opts.RequireSyncReplica
+	wrapConns(cfg, db.resetPool)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, poke: make(chan struct{}, 1)}
+	db.pool = pool
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	if err := db.startLog(ctx, url); err != nil {
+	db.checkReplication(ctx)
+	if err := db.startLog(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -112,14 +124,15 @@ func (s *DB) Close() error {
 // startLog starts the change log's notifier and listener, and waits until
 // the listener listens (or ctx ends), so that no commit after Open goes
 // unheard.
-func (s *DB) startLog(ctx context.Context, url string) error {
+func (s *DB) startLog(ctx context.Context) error {
 	lctx, cancel := context.WithCancel(context.Background())
 	s.stopLog = cancel
 	ready := make(chan struct{})
-	notified, listened := make(chan struct{}), make(chan struct{})
-	s.logDone = []chan struct{}{notified, listened}
+	notified, listened, watched := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s.logDone = []chan struct{}{notified, listened, watched}
 	go s.notifyLoop(lctx, notified)
-	go s.logListenLoop(lctx, url, ready, listened)
+	go s.logListenLoop(lctx, ready, listened)
+	go s.watchReplication(lctx, watched)
 	select {
 	case <-ready:
 		return nil
@@ -129,7 +142,8 @@ func (s *DB) startLog(ctx context.Context, url string) error {
 	}
 }
 
-// stopLogLoops ends the notifier and the listener; safe to call twice.
+// stopLogLoops ends the notifier, the listener and the replication
+// watcher; safe to call twice.
 func (s *DB) stopLogLoops() {
 	if s.stopLog == nil {
 		return
@@ -145,15 +159,17 @@ func (s *DB) stopLogLoops() {
 // does not.
 const pingTimeout = 2 * time.Second
 
-// Ping checks that the database answers a query.
+// Ping checks that the database answers a query, and, with
+// Options.RequireSyncReplica, that the store takes writes (the last check
+// of the standbys found a synchronous one).
 func (s *DB) Ping() error {
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
 	_, err := s.pool.Exec(ctx, "SELECT 1")
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		return unavailable(fmt.Errorf("postgres: %w", err))
 	}
-	return nil
+	return s.writable()
 }
 
 type migration struct {
@@ -283,11 +299,17 @@ const maxAttempts = 20
 // the start when PostgreSQL aborted it for a deadlock, a serialization
 // failure or a unique race (the next run sees the winner's row).
 func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return pgx.BeginFunc(ctx, conn, fn) })
+		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return commitTx(ctx, conn, fn) })
 		if err == nil {
 			s.committed()
 			return nil
+		}
+		if isCommitUnknown(err) {
+			return err // it may have committed: never again
 		}
 		if attempt == maxAttempts || !retryable(err) {
 			return unavailable(err)
@@ -298,6 +320,22 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		case <-time.After(time.Duration(attempt) * time.Millisecond):
 		}
 	}
+}
+
+// commitTx runs fn in a transaction on conn and commits it. An error of
+// fn rolls back; an error of the COMMIT is classified (commitFailed).
+func commitTx(ctx context.Context, conn *pgxpool.Conn, fn func(tx pgx.Tx) error) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx)
+		return err
+	}
+	return commitFailed(tx.Commit(ctx))
 }
 
 // read runs fn in one read-only transaction (one snapshot for its reads).

@@ -169,6 +169,25 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMS(*ms), true, nil
 }
 
+// Claim implements push.Claimer in one statement: the delivery's due
+// time moves to until, so no sender reads it as due before then, unless
+// its attempt is recorded first (RecordAttempt sets it again).
+func (s *DB) Claim(ctx context.Context, id string, at, until time.Time) (bool, error) {
+	if err := s.writable(); err != nil {
+		return false, err
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE push_deliveries SET next_ms = $3 WHERE id = $1 AND state = 'p' AND next_ms <= $2",
+		id, at.UnixMilli(), until.UnixMilli())
+	if err != nil {
+		// Unknown or not, the delivery is not sent now; a claim that
+		// committed after all only makes it due later.
+		return false, unavailable(fmt.Errorf("postgres: claim delivery %s: %w", id, err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+var _ push.Claimer = (*DB)(nil)
+
 // RecordAttempt implements push.OutboxStore.
 func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push.Delivery, error) {
 	var out push.Delivery
@@ -176,6 +195,10 @@ func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push
 		d, err := getDelivery(ctx, tx, id, true)
 		if err != nil {
 			return err
+		}
+		if d.Recorded(a) {
+			out = d // a record tried again, whose first try committed
+			return nil
 		}
 		if d.State != push.Pending {
 			return push.ErrNotPending
