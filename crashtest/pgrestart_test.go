@@ -139,7 +139,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	<-done
 	select {
 	case <-p.done:
-		t.Fatalf("kfa exited while PostgreSQL was down:\n%s", p.logs.String())
+		t.Fatalf("kfa exited while PostgreSQL was down:\n%s", p.logText())
 	default:
 	}
 	verify(t, base, l)
