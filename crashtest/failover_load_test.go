@@ -87,8 +87,8 @@ type failLoad struct {
 	sse    *sseWatch
 
 	mu        sync.Mutex
-	questions map[string]string // discussion id -> its question, for search
-	flags     map[string]string // discussion id -> the token of the agent whose flag was acknowledged
+	questions map[string]string    // discussion id -> its question, for search
+	flags     map[string]string    // discussion id -> the token of the agent whose flag was acknowledged
 	at        map[string]time.Time // task id -> when its ask was acknowledged
 }
 
