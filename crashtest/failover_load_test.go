@@ -97,20 +97,73 @@ func newFailLoad(l *ledger, bases, tokens []string) *failLoad {
 		questions: map[string]string{}, flags: map[string]string{}, at: map[string]time.Time{}}
 }
 
+// streamed is a task a stream watches, whose reply or cancel comes a
+// moment later, so that streams are open when the database fails over.
+type streamed struct {
+	at       time.Time
+	n        int
+	tk       *a2a.Task
+	disc     string
+	asker, o *client.Client
+}
+
+// streamDelay is how long a streamed task waits for its transition.
+const streamDelay = 1500 * time.Millisecond
+
 // run drives n clients until stop closes.
 func (f *failLoad) run(n int, stop <-chan struct{}) {
 	var wg sync.WaitGroup
+	later := make(chan streamed, 1024)
 	for w := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.client(w, stop)
+			f.client(w, stop, later)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case s := <-later:
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Until(s.at)):
+				}
+				f.transition(context.Background(), s.n, s.asker, s.o, s.tk, s.disc)
+			}
+		}
+	}()
 	wg.Wait()
 }
 
-func (f *failLoad) client(w int, stop <-chan struct{}) {
+// transition replies to (n%3 == 0) or cancels (n%3 == 1) the task, and
+// notes what was acknowledged.
+func (f *failLoad) transition(ctx context.Context, n int, c, o *client.Client, tk *a2a.Task, disc string) {
+	switch n % 3 {
+	case 0:
+		if r, err := o.Reply(ctx, disc, "Turn it off and on again."); err == nil {
+			f.l.mu.Lock()
+			f.l.replies[r.Reply.ID] = disc
+			for _, id := range r.CompletedIDs {
+				f.l.completed[id] = true
+			}
+			f.l.mu.Unlock()
+		}
+	case 1:
+		if ct, err := c.CancelTask(ctx, tk.ID); err == nil && ct.Status.State == a2a.TaskStateCanceled {
+			f.l.mu.Lock()
+			f.l.canceled[tk.ID] = true
+			f.l.mu.Unlock()
+		}
+	}
+}
+
+func (f *failLoad) client(w int, stop <-chan struct{}, later chan<- streamed) {
 	me, other := f.tokens[w%len(f.tokens)], f.tokens[(w+1)%len(f.tokens)]
 	hc := &http.Client{Timeout: 10 * time.Second}
 	c := client.New(f.bases[w%len(f.bases)], client.WithToken(me), client.WithHTTPClient(hc))
@@ -152,25 +205,16 @@ func (f *failLoad) client(w int, stop <-chan struct{}) {
 		f.questions[meta.DiscussionID] = q
 		f.at[tk.ID] = time.Now()
 		f.mu.Unlock()
-		if n%5 == 0 && n%3 != 2 {
-			f.sse.add(tk.ID, me, w) // before its transition, which the stream must then deliver
-		}
-		switch n % 3 {
-		case 0:
-			if r, err := o.Reply(ctx, meta.DiscussionID, "Turn it off and on again."); err == nil {
-				f.l.mu.Lock()
-				f.l.replies[r.Reply.ID] = meta.DiscussionID
-				for _, id := range r.CompletedIDs {
-					f.l.completed[id] = true
-				}
-				f.l.mu.Unlock()
+		if n%5 == 0 && n%3 != 2 && f.sse.add(tk.ID, me, w) {
+			// Watched from before its transition, which comes a moment
+			// later: the stream must deliver it, failover or not.
+			select {
+			case later <- streamed{at: time.Now().Add(streamDelay), n: n, tk: tk, disc: meta.DiscussionID, asker: c, o: o}:
+			default:
+				f.transition(ctx, n, c, o, tk, meta.DiscussionID)
 			}
-		case 1:
-			if ct, err := c.CancelTask(ctx, tk.ID); err == nil && ct.Status.State == a2a.TaskStateCanceled {
-				f.l.mu.Lock()
-				f.l.canceled[tk.ID] = true
-				f.l.mu.Unlock()
-			}
+		} else {
+			f.transition(ctx, n, c, o, tk, meta.DiscussionID)
 		}
 		if n%4 == 3 {
 			if fr, err := o.Flag(ctx, meta.DiscussionID, "", "other", "failover test"); err == nil && !fr.AlreadyFlagged {

@@ -119,8 +119,12 @@ func TestPostgresFailover(t *testing.T) {
 	}
 	pushes := verifyPushes(t, bases[0], recv, l)
 	waitOutboxEmpty(t, bases[1])
-	if n := duplicates(recv); n != 0 {
-		t.Fatalf("%d pushes sent twice for one attempt: %s", n, pushes)
+	if dups := duplicates(recv); len(dups) != 0 {
+		var detail []string
+		for _, d := range dups {
+			detail = append(detail, string(run(t, bin, "push", "list", "--data", filepath.Join(dir, "p1"), "--task", d, "--json")))
+		}
+		t.Fatalf("%d pushes sent twice for one attempt: %s\n%s", len(dups), pushes, strings.Join(detail, "\n"))
 	}
 	flags := f.verifyFlags(t, bases[1])
 	found := 0
@@ -141,7 +145,7 @@ func TestPostgresFailover(t *testing.T) {
 		len(l.asked), len(l.completed), len(l.canceled), len(l.replies), len(l.acked), flags, found, pushes, streams)
 	l.mu.Unlock()
 
-	asyncFailover(t, bin, primary, standby, url, procs, bases, tokens)
+	asyncFailover(t, bin, dir, primary, standby, url, procs, bases, tokens)
 	t.Logf("the whole test took %s", time.Since(began).Round(time.Second))
 }
 
@@ -215,23 +219,23 @@ func requireSync(t *testing.T, base, token string, sync bool) {
 	}
 }
 
-// duplicates is how many requests the receiver got for a delivery it had
-// got already: on a receiver that answers 2xx at once, a delivery is sent
-// once, its only attempt.
-func duplicates(r *pushReceiver) int {
+// duplicates are the tasks of the requests the receiver got for a
+// delivery it had got already: on a receiver that answers 2xx at once, a
+// delivery is sent once, its only attempt.
+func duplicates(r *pushReceiver) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
-	for _, list := range r.got {
+	var tasks []string
+	for task, list := range r.got {
 		seen := map[string]bool{}
 		for _, s := range list {
 			if seen[s.jti] {
-				n++
+				tasks = append(tasks, task)
 			}
 			seen[s.jti] = true
 		}
 	}
-	return n
+	return tasks
 }
 
 // asyncFailover makes the pair asynchronous, cuts the standby off from
@@ -239,12 +243,22 @@ func duplicates(r *pushReceiver) int {
 // every ask acknowledged after the cut is lost, none before it is; both
 // processes log that the database lost events; kfa check passes on the
 // new primary.
-func asyncFailover(t *testing.T, bin string, primary, standby *pgha.Node, url string, procs []*proc, bases, tokens []string) {
+func asyncFailover(t *testing.T, bin, dir string, primary, standby *pgha.Node, url string, procs []*proc, bases, tokens []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := primary.SetSync(ctx, false); err != nil {
 		t.Fatal(err)
+	}
+	// The running processes warn when their standby turns asynchronous,
+	// and one that starts now warns at once.
+	waitUntil(t, "a warning that the standby is asynchronous now", func() bool {
+		return strings.Contains(procs[0].logText(), "a failover may lose writes kfa acknowledged")
+	})
+	late := serve(t, bin, filepath.Join(dir, "late"), url)
+	late.kill(t)
+	if lines := late.logText(); !strings.Contains(lines, "a failover may lose writes kfa acknowledged") || !strings.Contains(lines, "no synchronous standby: 1 asynchronous") {
+		t.Fatalf("a process started with only an asynchronous standby did not warn:\n%s", lines)
 	}
 	l := newLedger()
 	recv := newPushReceiver(t)

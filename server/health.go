@@ -102,7 +102,9 @@ func (h health) note(err error) {
 	switch {
 	case !changed:
 	case reason == "":
-		h.log.Info("ready again", "was", was)
+		// At the level of the failure, so that a log that shows one
+		// shows the other.
+		h.log.Warn("ready again", "was", was)
 	default:
 		h.log.Warn("not ready", "reason", reason, "detail", detail)
 	}

@@ -297,11 +297,22 @@ const maxAttempts = 20
 
 // write runs fn in one transaction and commits it, running it again from
 // the start when PostgreSQL aborted it for a deadlock, a serialization
-// failure or a unique race (the next run sees the winner's row).
+// failure or a unique race (the next run sees the winner's row), never
+// when its COMMIT's outcome is unknown. Under Options.RequireSyncReplica
+// it refuses to start without a synchronous standby.
 func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
+	return s.writeBookkeeping(ctx, fn)
+}
+
+// writeBookkeeping is write for what records something that happened
+// already, or keeps the store in order, and answers no client: a push
+// attempt made, the purge of finished deliveries, the first signing key.
+// Options.RequireSyncReplica never refuses it: refusing to record an
+// attempt made would only have it made again.
+func (s *DB) writeBookkeeping(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return commitTx(ctx, conn, fn) })
 		if err == nil {

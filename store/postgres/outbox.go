@@ -188,7 +188,7 @@ var _ push.Claimer = (*DB)(nil)
 // RecordAttempt implements push.OutboxStore.
 func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push.Delivery, error) {
 	var out push.Delivery
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeBookkeeping(ctx, func(tx pgx.Tx) error {
 		d, err := getDelivery(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -289,7 +289,7 @@ func (s *DB) RetryDelivery(ctx context.Context, id string, at time.Time) (push.D
 // oldest first.
 func (s *DB) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
 	n := 0
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeBookkeeping(ctx, func(tx pgx.Tx) error {
 		n = 0
 		// A delivery finishes after its id's time, so ids newer than
 		// before end the walk of each state.

@@ -60,7 +60,7 @@ func (s *DB) SigningKeys(ctx context.Context) ([]signing.KeyRecord, error) {
 // EnsureSigningKey implements signing.Store.
 func (s *DB) EnsureSigningKey(ctx context.Context, k signing.KeyRecord) (bool, error) {
 	var created bool
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeBookkeeping(ctx, func(tx pgx.Tx) error {
 		created = false
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", signingLock); err != nil {
 			return err
