@@ -25,6 +25,7 @@ type Cluster struct {
 	password string
 	asOwner  bool // root: run the server commands as the postgres user
 	uid, gid int
+	watchdog *os.Process // stops the servers if this process dies first
 
 	mu    sync.Mutex
 	nodes []*Node
@@ -67,7 +68,9 @@ func FindBin() (string, error) {
 }
 
 // New makes an empty cluster under a new directory in parent ("" for the
-// system's temporary directory). Close stops its servers and deletes it.
+// system's temporary directory). Close stops its servers and deletes it;
+// if this process ends without Close (a test that panicked or timed out),
+// a watchdog process does both within a few seconds.
 func New(parent string) (*Cluster, error) {
 	bin, err := FindBin()
 	if err != nil {
@@ -93,6 +96,10 @@ func New(parent string) (*Cluster, error) {
 		if err := os.Chown(c.root, c.uid, c.gid); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.startWatchdog(); err != nil {
+		_ = os.RemoveAll(c.root)
+		return nil, err
 	}
 	return c, nil
 }
@@ -342,4 +349,5 @@ func (c *Cluster) Close() {
 		}
 	}
 	_ = os.RemoveAll(c.root)
+	c.stopWatchdog()
 }
