@@ -21,6 +21,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 )
 
 //go:embed migrations/*.sql
@@ -29,8 +30,11 @@ var migrationFiles embed.FS
 // migrationLock is the advisory lock key Open holds while it migrates.
 const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
 
-// DB is a kfa store in a PostgreSQL database.
+// DB is a kfa store in a PostgreSQL database. The commands are written
+// once (package commands) and run on this store's primitives
+// (engine.go); the reads are this store's own.
 type DB struct {
+	*commands.Commands
 	pool   *pgxpool.Pool
 	secret []byte
 
@@ -78,6 +82,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db.pool = pool
+	db.Commands = commands.New(db)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -294,60 +299,6 @@ func fillNameKeys(ctx context.Context, tx pgx.Tx) error {
 // maxAttempts bounds the runs of one write transaction that keeps losing
 // deadlocks or unique races.
 const maxAttempts = 20
-
-// write runs fn in one transaction and commits it, running it again from
-// the start when PostgreSQL aborted it for a deadlock, a serialization
-// failure or a unique race (the next run sees the winner's row), never
-// when its COMMIT's outcome is unknown. Under Options.RequireSyncReplica
-// it refuses to start without a synchronous standby.
-func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	return s.writeBookkeeping(ctx, fn)
-}
-
-// writeBookkeeping is write for what records something that happened
-// already, or keeps the store in order, and answers no client: a push
-// attempt made, the purge of finished deliveries, the first signing key.
-// Options.RequireSyncReplica never refuses it: refusing to record an
-// attempt made would only have it made again.
-func (s *DB) writeBookkeeping(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return commitTx(ctx, conn, fn) })
-		if err == nil {
-			s.committed()
-			return nil
-		}
-		if isCommitUnknown(err) {
-			return err // it may have committed: never again
-		}
-		if attempt == maxAttempts || !retryable(err) {
-			return unavailable(err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * time.Millisecond):
-		}
-	}
-}
-
-// commitTx runs fn in a transaction on conn and commits it. An error of
-// fn rolls back; an error of the COMMIT is classified (commitFailed).
-func commitTx(ctx context.Context, conn *pgxpool.Conn, fn func(tx pgx.Tx) error) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		defer cancel()
-		_ = tx.Rollback(rctx)
-		return err
-	}
-	return commitFailed(tx.Commit(ctx))
-}
 
 // counted runs fn on a connection of the pool, counting its round trips
 // under name.
