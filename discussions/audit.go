@@ -15,14 +15,14 @@ import (
 func KnownStatus(s Status) bool { return s == StatusOpen || s == StatusAnswered }
 
 // AnswerCheck checks a discussion's status and answer time against its
-// replies: answered at its first qualifying reply, open without one, as
-// DecidePost makes it. Add each stored reply (in any order), then ask
+// replies: answered at its earliest visible qualifying reply, open
+// without one, as Answered makes it (DecidePost, HideReply, ShowReply). Add each stored reply (in any order), then ask
 // Problem.
 type AnswerCheck struct{ first time.Time }
 
 // Add takes r, a stored reply of d, into account.
 func (a *AnswerCheck) Add(d Discussion, r Reply) {
-	if Qualifies(d, r) && (a.first.IsZero() || r.CreatedAt.Before(a.first)) {
+	if !r.Hidden && Qualifies(d, r) && (a.first.IsZero() || r.CreatedAt.Before(a.first)) {
 		a.first = r.CreatedAt
 	}
 }
@@ -32,11 +32,11 @@ func (a *AnswerCheck) Add(d Discussion, r Reply) {
 func (a *AnswerCheck) Problem(d Discussion) string {
 	switch {
 	case d.Status == StatusOpen && !a.first.IsZero():
-		return "open, but has a qualifying reply (by someone other than the author)"
+		return "open, but has a visible qualifying reply (by someone other than the author)"
 	case d.Status == StatusAnswered && a.first.IsZero():
-		return "answered, but has no qualifying reply"
+		return "answered, but has no visible qualifying reply"
 	case d.Status == StatusAnswered && !d.AnsweredAt.Equal(a.first):
-		return fmt.Sprintf("answeredAt is %s, the first qualifying reply is from %s",
+		return fmt.Sprintf("answeredAt is %s, the earliest visible qualifying reply is from %s",
 			a2a.FormatTime(d.AnsweredAt), a2a.FormatTime(a.first))
 	}
 	return ""

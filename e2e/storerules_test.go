@@ -50,6 +50,7 @@ var storeRules = []string{
 	"github.com/kfa-project/kfa/discussions.DecidePost",
 	"github.com/kfa-project/kfa/discussions.Notices",
 	"(github.com/kfa-project/kfa/agents.Agent).Active",
+	"github.com/kfa-project/kfa/agents.MayAct",
 	"(github.com/kfa-project/kfa/agents.Credential).ValidAt",
 	"github.com/kfa-project/kfa/agents.ValidateIdentity",
 	"github.com/kfa-project/kfa/agents.ProvisionNames",

@@ -10,8 +10,11 @@ import (
 )
 
 // Discussions: each is in the status index under its status, its reply
-// count, status and answer time agree with its replies, and the author
-// heard of every reply by someone else. Then the status index and the
+// count, status and answer time agree with its replies (answered at its
+// earliest visible qualifying reply, open without one: the
+// discussions.Answered rule, which no order of concurrent replies, hides
+// and unhides can break), and the author heard of every reply by someone
+// else. Then the status index and the
 // replies, entry by entry.
 func (c *checker) checkDiscussions() error {
 	err := c.walk(bucketDiscussions, func(tx *bolt.Tx, k, v []byte) {
