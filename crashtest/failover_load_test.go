@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgha"
-	"github.com/kfa-project/kfa/internal/pgtest"
 )
 
 // newPair starts a primary and a synchronous streaming standby of its own
@@ -28,29 +26,9 @@ import (
 // KFA_REQUIRE_POSTGRES=1).
 func newPair(t *testing.T) (c *pgha.Cluster, primary, standby *pgha.Node) {
 	t.Helper()
-	if os.Getenv(pgtest.EnvURL) == "" {
-		if os.Getenv(pgtest.EnvRequire) == "1" {
-			t.Fatalf("%s=1 but %s is not set", pgtest.EnvRequire, pgtest.EnvURL)
-		}
-		t.Skipf("%s is not set: no PostgreSQL server to test against (.ci/postgres.sh start DIR starts one and prints its URL; .ci/run does it)", pgtest.EnvURL)
-	}
-	c, err := pgha.New("")
+	c = pgha.ForTest(t)
+	primary, standby, err := c.Pair(context.Background(), "kfa")
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if primary, err = c.Primary(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-	if err := primary.Exec(ctx, "CREATE DATABASE kfa"); err != nil {
-		t.Fatal(err)
-	}
-	if standby, err = c.Standby(ctx, "b", primary); err != nil {
-		t.Fatal(err)
-	}
-	if err := primary.SetSync(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	return c, primary, standby

@@ -85,22 +85,12 @@ func (b *bench) measureFailover(ctx context.Context) FailoverBench {
 // failover starts the pair and the processes, runs the load, and fills
 // fb.
 func (b *bench) failover(ctx context.Context, c *pgha.Cluster, fb *FailoverBench) error {
+	primary, standby, err := c.Pair(ctx, "kfa")
+	if err != nil {
+		return err
+	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	primary, err := c.Primary(sctx, "a")
-	if err != nil {
-		return err
-	}
-	if err := primary.Exec(sctx, "CREATE DATABASE kfa"); err != nil {
-		return err
-	}
-	standby, err := c.Standby(sctx, "b", primary)
-	if err != nil {
-		return err
-	}
-	if err := primary.SetSync(sctx, true); err != nil {
-		return err
-	}
 	url := c.MultiURL("kfa", primary, standby)
 	var procs []*kfaProc
 	defer func() {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/internal/pgha"
 )
 
 // TestSummarizeFailover: the rates before, during and after come from the
@@ -55,12 +55,7 @@ func TestSummarizeFailover(t *testing.T) {
 // TestMeasureFailover runs the phase on a real pair: both processes ask
 // again within 10 s of the promotion, and the load goes on after it.
 func TestMeasureFailover(t *testing.T) {
-	if os.Getenv(pgtest.EnvURL) == "" {
-		if os.Getenv(pgtest.EnvRequire) == "1" {
-			t.Fatalf("%s=1 but %s is not set", pgtest.EnvRequire, pgtest.EnvURL)
-		}
-		t.Skipf("%s is not set: no PostgreSQL server to test against (.ci/postgres.sh start DIR starts one and prints its URL; .ci/run does it)", pgtest.EnvURL)
-	}
+	pgha.Require(t)
 	dir := t.TempDir()
 	bin, err := buildKFA(os.Getenv("KFA_TEST_BIN"), dir)
 	if err != nil {

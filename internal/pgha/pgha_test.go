@@ -2,39 +2,17 @@ package pgha_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/kfa-project/kfa/internal/pgha"
-	"github.com/kfa-project/kfa/internal/pgtest"
 )
-
-// cluster gives t a new cluster, closed when t ends. Like every test that
-// needs PostgreSQL it runs when KFA_TEST_POSTGRES says that the machine
-// runs PostgreSQL servers, and fails without it under
-// KFA_REQUIRE_POSTGRES=1.
-func cluster(t *testing.T) *pgha.Cluster {
-	t.Helper()
-	if os.Getenv(pgtest.EnvURL) == "" {
-		if os.Getenv(pgtest.EnvRequire) == "1" {
-			t.Fatalf("%s=1 but %s is not set", pgtest.EnvRequire, pgtest.EnvURL)
-		}
-		t.Skipf("%s is not set: no PostgreSQL server to test against (.ci/postgres.sh start DIR starts one and prints its URL; .ci/run does it)", pgtest.EnvURL)
-	}
-	c, err := pgha.New("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
 
 // TestFailoverAndBack: a synchronous pair loses its primary, the standby
 // is promoted and keeps every committed row, the old primary is rewound
 // into its standby, and the pair fails back the same way.
 func TestFailoverAndBack(t *testing.T) {
-	c := cluster(t)
+	c := pgha.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	a, err := c.Primary(ctx, "a")

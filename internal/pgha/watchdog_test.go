@@ -43,7 +43,7 @@ func TestWatchdogStopsAnAbandonedCluster(t *testing.T) {
 		fmt.Println("cluster", c.Dir(), n.Port)
 		os.Exit(0) // no Close
 	}
-	cluster(t).Close() // skips without PostgreSQL; the binaries are there
+	pgha.Require(t)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWatchdogStopsAnAbandonedCluster$")
 	cmd.Env = append(os.Environ(), abandonEnv+"=1")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/internal/pgha"
-	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/store/postgres"
 )
@@ -24,31 +22,9 @@ import (
 // a database kfa, for t alone.
 func pair(t *testing.T) (*pgha.Cluster, *pgha.Node, *pgha.Node) {
 	t.Helper()
-	if os.Getenv(pgtest.EnvURL) == "" {
-		if os.Getenv(pgtest.EnvRequire) == "1" {
-			t.Fatalf("%s=1 but %s is not set", pgtest.EnvRequire, pgtest.EnvURL)
-		}
-		t.Skipf("%s is not set: no PostgreSQL server to test against (.ci/postgres.sh start DIR starts one and prints its URL; .ci/run does it)", pgtest.EnvURL)
-	}
-	c, err := pgha.New("")
+	c := pgha.ForTest(t)
+	a, b, err := c.Pair(context.Background(), "kfa")
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	a, err := c.Primary(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Exec(ctx, "CREATE DATABASE kfa"); err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Standby(ctx, "b", a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.SetSync(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	return c, a, b
