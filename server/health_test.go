@@ -13,7 +13,9 @@ import (
 // refusedWrites is a store error that says why it refuses writes.
 type refusedWrites struct{}
 
-func (refusedWrites) Error() string         { return "postgres: writes refused (--require-sync-replica): no standby" }
+func (refusedWrites) Error() string {
+	return "postgres: writes refused (--require-sync-replica): no standby"
+}
 func (refusedWrites) WritesRefused() string { return "no standby is streaming from the primary" }
 
 // TestReadyzSaysLittle: /readyz is public, so it names no user, host or
