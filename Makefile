@@ -80,7 +80,8 @@ lint:
 ##        100k records (skipped with --quick), gRPC asks and GetTask beside HTTP+JSON's; BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
 ##        asks and GetTask at 1, 4, 16, 64 and 256 clients; prints issue 24's targets met or not (CPU per
 ##        ask against kfa dcd6410 built from the git history; with KFA_BENCH_POSTGRES or KFA_TEST_POSTGRES
-##        set, or BENCHFLAGS=--store URL, PostgreSQL on one and two processes beside bbolt)
+##        set, or BENCHFLAGS=--store URL, PostgreSQL on one and two processes beside bbolt, and asks per
+##        second through a failover on a primary and standby of its own: the dip and the recovery time)
 bench:
 	$(GO) run ./cmd/kfa-bench $(BENCHFLAGS)
 	@case "$(BENCHFLAGS)" in *--quick*) ;; *) $(GO) test -run '^$$' -bench 'BenchmarkSearch' -benchtime 3s ./search ;; esac

@@ -197,6 +197,13 @@ type Tail struct {
 	// Trimmed is State.Trimmed as of the read: a reader whose position is
 	// before it may have missed events.
 	Trimmed Position
+	// At is the event at the position read from, as the log holds it
+	// now (zero when it holds none there). A reader compares it with the
+	// event it read there: the log may have lost it (on PostgreSQL, a
+	// failover to a standby that had not received it, under asynchronous
+	// replication), and then new events may come at positions the reader
+	// has passed (see Runner).
+	At Event
 }
 
 // Log is the change log as its followers read it. Both stores implement

@@ -26,7 +26,11 @@ type memLog struct {
 func (l *memLog) append(ids ...string) Position {
 	l.mu.Lock()
 	for _, id := range ids {
-		l.evs = append(l.evs, Event{Pos: Position{Seq: uint64(len(l.evs) + 1)}, Kind: RecordUpserted, ID: id})
+		next := l.trimmed.Seq + 1
+		if n := len(l.evs); n > 0 {
+			next = l.evs[n-1].Pos.Seq + 1
+		}
+		l.evs = append(l.evs, Event{Pos: Position{Seq: next}, Kind: RecordUpserted, ID: id})
 	}
 	last := l.evs[len(l.evs)-1].Pos
 	l.mu.Unlock()
@@ -47,6 +51,11 @@ func (l *memLog) ReadTail(_ context.Context, after Position, limit int) (Tail, e
 		return Tail{}, l.failing
 	}
 	t := Tail{Held: l.held, Trimmed: l.trimmed}
+	for _, e := range l.evs {
+		if e.Pos == after {
+			t.At = e
+		}
+	}
 	for _, e := range l.evs {
 		if l.hide != 0 && e.Pos.Seq >= l.hide {
 			if t.Held.IsZero() {

@@ -66,7 +66,7 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
-	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize)})
+	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize), RequireSyncReplica: o.RequireSyncReplica})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -30,7 +30,11 @@ type Config struct {
 	// StorePoolSize bounds the PostgreSQL connections; 0 for the default
 	// (the larger of 4 and the number of CPUs).
 	StorePoolSize int
-	PublicURL     string // base URL clients see; default http://<Addr>
+	// RequireSyncReplica, with Store, refuses writes (503) and fails
+	// /readyz while the primary has no synchronous standby that kfa's
+	// commits wait for (postgres.Replication.Safe).
+	RequireSyncReplica bool
+	PublicURL          string // base URL clients see; default http://<Addr>
 	// AdminSocket is the admin unix socket path; default <DataDir>/kfa.sock,
 	// "off" disables it.
 	AdminSocket       string
@@ -263,6 +267,9 @@ func (c *Config) Validate() error {
 	if c.Store != "" && !IsPostgresURL(c.Store) {
 		// The value may hold a password: never print it.
 		return errors.New("store: want a postgres://user:password@host:port/database URL, or nothing for the bbolt file in --data")
+	}
+	if c.RequireSyncReplica && c.Store == "" {
+		return errors.New("require-sync-replica: needs --store postgres://... (a bbolt file has no standby)")
 	}
 	if c.StorePoolSize < 0 || c.StorePoolSize > 10000 {
 		return fmt.Errorf("store-pool-size: %d must be between 0 and 10000", c.StorePoolSize)

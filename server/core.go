@@ -59,6 +59,9 @@ type CoreOptions struct {
 	Store string
 	// PoolSize bounds the PostgreSQL connections; 0 for pgxpool's default.
 	PoolSize int
+	// RequireSyncReplica refuses PostgreSQL writes without a synchronous
+	// standby (postgres.Options.RequireSyncReplica).
+	RequireSyncReplica bool
 	// ReadOnly opens the file with a shared lock and refuses every write
 	// (kfa mcp without a server); the file must exist.
 	ReadOnly    bool

@@ -231,6 +231,9 @@ func TestToError(t *testing.T) {
 		{"revoked in flight", fmt.Errorf("reply on d1: %w", agents.ErrRevoked), a2a.Unauthenticated, "invalid, expired or revoked bearer token"},
 		{"canceled request", context.Canceled, a2a.Unavailable, "canceled"},
 		{"store unreachable", fmt.Errorf("ask: %w", unreachable{}), a2a.Unavailable, "database is not answering"},
+		{"commit unknown", fmt.Errorf("ask: %w", commitUnknown{}), a2a.Unavailable, "may or may not have been stored"},
+		{"commit unknown as the request ended", fmt.Errorf("ask: %w", commitUnknown{context.DeadlineExceeded}), a2a.Unavailable, "same messageId"},
+		{"writes refused", fmt.Errorf("reply: %w", refused{}), a2a.Unavailable, "until a synchronous standby is back (no standby streams)"},
 		{"anything else", errors.New("disk on fire"), a2a.Internal, "server log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,6 +253,21 @@ type unreachable struct{}
 
 func (unreachable) Error() string     { return "connection refused" }
 func (unreachable) Unavailable() bool { return true }
+
+// commitUnknown is a write a store could not tell committed or not.
+type commitUnknown struct{ err error }
+
+func (c commitUnknown) Error() string     { return "connection reset while committing" }
+func (c commitUnknown) Unwrap() error     { return c.err }
+func (commitUnknown) Unavailable() bool   { return true }
+func (commitUnknown) CommitUnknown() bool { return true }
+
+// refused is a write a store refuses for now, saying why.
+type refused struct{}
+
+func (refused) Error() string         { return "writes refused: host db1:5432 has no synchronous standby" }
+func (refused) Unavailable() bool     { return true }
+func (refused) WritesRefused() string { return "no standby streams" }
 
 // ListTasksJSON answers, byte for byte, the JSON of the tasks it lists.
 func TestListTasksJSON(t *testing.T) {

@@ -233,6 +233,9 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 			return err
 		}
 		res.Stores = &st
+		b.logf("failover: two processes on a primary and its synchronous standby, the primary stopped under asks and the standby promoted")
+		fb := b.measureFailover(ctx)
+		res.Failover = &fb
 	}
 	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
 	if res.Push, err = b.pushDelivery(ctx); err != nil {

@@ -25,6 +25,9 @@ type Results struct {
 	Baseline Baseline `json:"baseline"`
 	// Stores is the bbolt / PostgreSQL comparison (--store), nil without it.
 	Stores *StoreBench `json:"stores,omitempty"`
+	// Failover is asks per second through a failover (with --store, on
+	// a cluster of its own), nil without --store.
+	Failover *FailoverBench `json:"failover,omitempty"`
 	// GRPC is the gRPC binding beside HTTP+JSON (grpc.go).
 	GRPC    *GRPCBench `json:"grpc,omitempty"`
 	Targets []Target   `json:"targets"`
@@ -223,6 +226,11 @@ func (r *Results) print(out io.Writer) {
 	if r.Stores != nil {
 		printStores(out, *r.Stores)
 		printFollow(out, r.Stores.Follow)
+	}
+	if r.Failover != nil {
+		for _, line := range failoverLines(*r.Failover) {
+			fmt.Fprintln(out, line)
+		}
 	}
 	if len(r.Sizes) > 0 {
 		fmt.Fprintln(out)

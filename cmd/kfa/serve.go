@@ -110,6 +110,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data `directory` (kfa.db, search index, admin socket)")
 	fs.StringVar(&cfg.Store, "store", cfg.Store, "keep the data in this PostgreSQL database (a postgres://user:password@host:port/db `URL`) instead of kfa.db in --data")
 	fs.IntVar(&cfg.StorePoolSize, "store-pool-size", cfg.StorePoolSize, "PostgreSQL connections at most (0: the larger of 4 and the number of CPUs)")
+	fs.BoolVar(&cfg.RequireSyncReplica, "require-sync-replica", cfg.RequireSyncReplica, "with --store: refuse writes (503) and fail /readyz while the primary has no synchronous standby (checked every second)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
 	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve /metrics only on this `address` (host:port); empty serves it on --addr")
