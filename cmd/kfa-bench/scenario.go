@@ -49,7 +49,11 @@ type KFA struct {
 	SSEBeforeAnswer int     `json:"sseBeforeAnswer"`
 	StartupMs       float64 `json:"startupMs"`
 	Memory          Memory  `json:"memory"`
-	DBMiB           float64 `json:"dbMiB"`
+	// AsksMemory is the server's memory through the asks phase (its start
+	// and the records import before included): VmHWM after it, and the
+	// highest RssAnon and RssFile sampled every 100 ms during it.
+	AsksMemory Memory  `json:"asksMemory"`
+	DBMiB      float64 `json:"dbMiB"`
 	// Curve is asks and GetTask at 1 to 256 clients (--curve).
 	Curve []CurvePoint `json:"curve,omitempty"`
 }
@@ -189,7 +193,9 @@ func (b *bench) measureLoad(ctx context.Context) (Ceilings, KFA, error) {
 		mu.Unlock()
 	})
 	pagesBefore := countPages(ctx, hc, p.url, ceil)
+	stopSampling := sampleMemory(p)
 	b.rounds(ctx, create, asks, sdkSend)
+	res.AsksMemory = stopSampling()
 	c.Create, res.Asks = create.total.throughput(b.writers), asks.total.throughput(b.writers)
 	c.SDKSend = sdkSend.total.throughput(b.writers)
 	if res.Pages, err = pagesSince(pagesBefore, countPages(ctx, hc, p.url, ceil), len(all)); err != nil {

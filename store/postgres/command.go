@@ -118,24 +118,33 @@ func (s *DB) RoundTrips(name string) RoundTrips {
 type tripConn struct {
 	net.Conn
 	writes atomic.Uint64
+	total  *atomic.Uint64 // the pool's, every connection's writes
 }
 
 func (c *tripConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
+	c.total.Add(1)
 	return c.Conn.Write(b)
 }
 
-// countTrips makes every connection of the pool count its round trips.
-func countTrips(cfg *pgxpool.Config) {
+// countTrips makes every connection of the pool count its round trips,
+// each on its own and all of them in total.
+func countTrips(cfg *pgxpool.Config, total *atomic.Uint64) {
 	dial := cfg.ConnConfig.DialFunc
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &tripConn{Conn: c}, nil
+		return &tripConn{Conn: c, total: total}, nil
 	}
 }
+
+// AllRoundTrips is the round trips every connection of the pool has made
+// since Open, whatever made them: commands, reads, the log's NOTIFY and
+// statement preparation. On a pool of one connection that is otherwise
+// idle, its growth over one call is exactly what that call cost.
+func (s *DB) AllRoundTrips() uint64 { return s.allTrips.Load() }
 
 // connTrips is the round trips conn has made so far (0 when it does not
 // count them).

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,7 +39,8 @@ type DB struct {
 	stopLog context.CancelFunc
 	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
 
-	trips sync.Map // command name -> *tripStats (RoundTrips)
+	trips    sync.Map       // command name -> *tripStats (RoundTrips)
+	allTrips *atomic.Uint64 // every connection's round trips (AllRoundTrips)
 }
 
 // Options configure Open.
@@ -61,12 +63,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	countTrips(cfg)
+	allTrips := new(atomic.Uint64)
+	countTrips(cfg, allTrips)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, poke: make(chan struct{}, 1)}
+	db := &DB{pool: pool, poke: make(chan struct{}, 1), allTrips: allTrips}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
