@@ -207,12 +207,13 @@ func TestCheckFindsCorruption(t *testing.T) {
 			old.State, old.StatusTime = a2a.TaskStateWorking, old.CreatedAt
 			return func(tx *bolt.Tx) error { return indexTask(tx, &old, +1) }
 		}, []Violation{
-			{Kind: VIndexStale, Bucket: "idx_task_allst", Detail: "does not match task"},
+			{Kind: VIndexStale, Bucket: "idx_task_state", Detail: "does not match task"},
 			{Kind: VIndexStale, Bucket: "idx_task_owner"},
 		}},
 		{"counter off by one", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			owner, _ := idBytes(w.waiting.OwnerID)
 			return func(tx *bolt.Tx) error {
-				return counter(tx.Bucket(bucketCounts), counterKey(bucketTaskAllSt, []byte{stateByte(a2a.TaskStateWorking)}), 1)
+				return counter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})), 1)
 			}
 		}, []Violation{{Kind: VCounter, Bucket: "counts", Detail: "counter is 2, counted 1"}}},
 		{"agent counter off by one", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
@@ -398,11 +399,11 @@ func TestCheckContextIndexValues(t *testing.T) {
 func TestCheckTruncatesLongReports(t *testing.T) {
 	w := newWorld(t)
 	w.mutate(t, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTaskAll)
+		b := tx.Bucket(bucketTaskByOwner)
 		for i := range MaxViolations + 10 {
-			k := make([]byte, 24)
-			binary.BigEndian.PutUint64(k, uint64(i))
-			k[23] = 1
+			k := make([]byte, 16+24) // an owner, a time, a task that does not exist
+			binary.BigEndian.PutUint64(k[16:], uint64(i))
+			k[39] = 1
 			if err := b.Put(k, nil); err != nil {
 				return err
 			}

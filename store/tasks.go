@@ -190,9 +190,6 @@ func (s *DB) persistAsk(tx *bolt.Tx, o *asknet.AskOutcome, recs *askRecords, bat
 		if err := putDiscussionRecord(tx, o.Discussion, recs.discussion, 0); err != nil {
 			return err
 		}
-		if err := putPost(tx, owner, dk, nil); err != nil {
-			return err
-		}
 	}
 	if o.Window != nil {
 		if err := putWindow(tx, windowAsk, owner, *o.Window); err != nil {

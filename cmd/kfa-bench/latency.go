@@ -154,4 +154,3 @@ func (b *bench) fanout(ctx context.Context, hc *http.Client, p *kfaProc, agents 
 	res.Reply1000 = summarize(lat)
 	return nil
 }
-
