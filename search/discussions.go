@@ -65,9 +65,13 @@ func indexedState(idx bleve.Index, id string) (int, string) {
 // addDiscussion puts d with its replies into b. It reads only the
 // replies it keeps: the first maxIndexedReplies, in one page.
 func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
-	page, err := x.o.Discussions.ListReplies(ctx, discussions.ReplyQuery{DiscussionID: d.ID, PageSize: maxIndexedReplies})
-	if err != nil {
-		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
+	var page discussions.ReplyPage
+	if d.VisibleReplies() > 0 { // a new question has none to read: most of what the follower indexes
+		var err error
+		page, err = x.o.Discussions.ListReplies(ctx, discussions.ReplyQuery{DiscussionID: d.ID, PageSize: maxIndexedReplies})
+		if err != nil {
+			return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
+		}
 	}
 	var body strings.Builder
 	body.WriteString(d.Body)
