@@ -108,12 +108,16 @@ func TestMessageAcceptsSnakeCase(t *testing.T) {
 	}
 	// camelCase wins when both are given.
 	var both Message
-	_ = json.Unmarshal([]byte(`{"messageId":"camel","message_id":"snake","role":"ROLE_USER","parts":[]}`), &both)
+	if err := json.Unmarshal([]byte(`{"messageId":"camel","message_id":"snake","role":"ROLE_USER","parts":[]}`), &both); err != nil {
+		t.Fatal(err)
+	}
 	if both.MessageID != "camel" {
 		t.Fatalf("messageId = %q, want camel", both.MessageID)
 	}
 	var cfg SendMessageConfiguration
-	_ = json.Unmarshal([]byte(`{"return_immediately":true,"history_length":3,"accepted_output_modes":["text/plain"]}`), &cfg)
+	if err := json.Unmarshal([]byte(`{"return_immediately":true,"history_length":3,"accepted_output_modes":["text/plain"]}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
 	if cfg.ReturnImmediately == nil || !*cfg.ReturnImmediately || cfg.HistoryLength == nil || *cfg.HistoryLength != 3 || len(cfg.AcceptedOutputModes) != 1 {
 		t.Fatalf("configuration snake_case: %+v", cfg)
 	}

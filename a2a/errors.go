@@ -42,6 +42,11 @@ var (
 
 	Unauthenticated  = Kind{"UnauthenticatedError", "UNAUTHENTICATED", -31401, 401, "UNAUTHENTICATED"}
 	PermissionDenied = Kind{"PermissionDeniedError", "INSUFFICIENT_SCOPE", -31403, 403, "PERMISSION_DENIED"}
+	// OwnContent and NotAsker are 403s that no scope would lift, so they
+	// carry reasons of their own (and no insufficient_scope challenge):
+	// flagging one's own discussion or reply, accepting on another's.
+	OwnContent       = Kind{"PermissionDeniedError", "OWN_CONTENT", -31403, 403, "PERMISSION_DENIED"}
+	NotAsker         = Kind{"PermissionDeniedError", "NOT_ASKER", -31403, 403, "PERMISSION_DENIED"}
 	RateLimited      = Kind{"RateLimitedError", "RATE_LIMITED", -31429, 429, "RESOURCE_EXHAUSTED"}
 	NotFound         = Kind{"NotFoundError", "NOT_FOUND", -32601, 404, "NOT_FOUND"}
 	MethodNotAllowed = Kind{"MethodNotAllowedError", "METHOD_NOT_ALLOWED", -32601, 405, "UNIMPLEMENTED"}

@@ -121,6 +121,9 @@ func TestErrorTable(t *testing.T) {
 		{a2a.MethodNotFound, -32601, 404, "METHOD_NOT_FOUND"},
 		{a2a.InvalidParams, -32602, 400, "INVALID_PARAMS"},
 		{a2a.Internal, -32603, 500, "INTERNAL"},
+		{a2a.PermissionDenied, -31403, 403, "INSUFFICIENT_SCOPE"},
+		{a2a.OwnContent, -31403, 403, "OWN_CONTENT"},
+		{a2a.NotAsker, -31403, 403, "NOT_ASKER"},
 	} {
 		if tc.k.RPCCode != tc.code || tc.k.HTTPStatus != tc.status || tc.k.Reason != tc.reason {
 			t.Errorf("%s: got (%d, %d, %s), want (%d, %d, %s)", tc.k.Name, tc.k.RPCCode, tc.k.HTTPStatus, tc.k.Reason, tc.code, tc.status, tc.reason)

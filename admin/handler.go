@@ -74,9 +74,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	httpkit.WriteError(w, r, h.deps.Log, err, service.ToError(err))
 }
 
-func (h *Handler) ping(w http.ResponseWriter, _ *http.Request) {
-	httpkit.WriteJSON(w, http.StatusOK, api.Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(),
-		Mode: h.deps.Mode, Time: a2a.FormatTime(time.Now())})
+func (h *Handler) ping(w http.ResponseWriter, r *http.Request) {
+	p := api.Ping{Version: h.deps.Version, DataDir: h.deps.DataDir, PID: os.Getpid(), Mode: h.deps.Mode, Time: a2a.FormatTime(time.Now())}
+	if h.deps.Store != nil {
+		// Without its id the CLI refuses a --store it cannot match, so a
+		// failed read costs nothing but that.
+		if id, err := h.deps.Store.Identity(r.Context()); err == nil {
+			p.Store = &id
+		}
+	}
+	httpkit.WriteJSON(w, http.StatusOK, p)
 }
 
 // listAgents lists agents, oldest first. Query: pageSize (1-100, default
@@ -146,10 +153,15 @@ func (h *Handler) linkAgent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	a, err := h.deps.Operator.LinkAgent(r.Context(), mux.Vars(r)["id"], req)
+	out, err := h.deps.Operator.LinkAgent(r.Context(), mux.Vars(r)["id"], req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	httpkit.WriteJSON(w, http.StatusOK, api.FromAgent(a))
+	res := api.LinkedAgent{Agent: api.FromAgent(out.Agent)}
+	if out.Replaced != nil {
+		was := api.FromAgent(*out.Replaced)
+		res.Replaced = &was
+	}
+	httpkit.WriteJSON(w, http.StatusOK, res)
 }

@@ -22,6 +22,8 @@ type Store interface {
 	// Backup writes a consistent copy of the file to w, telling size the
 	// byte count first.
 	Backup(w io.Writer, size func(int64)) (int64, error)
+	// Identity says which database this is (for /admin/v1/ping).
+	Identity(ctx context.Context) (api.StoreIdentity, error)
 }
 
 // needStore answers 503 when the handler was built without a Store.

@@ -49,6 +49,20 @@ type Agent struct {
 	// (see Identity); both empty when it has none.
 	Issuer  string `json:"issuer,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// Moved records that an operator moved this revoked agent's identity
+	// to another agent (kfa agent link --replace): the agent's own audit
+	// of it, kept with it for good. nil for every other agent.
+	Moved *IdentityMove `json:"identityMoved,omitempty"`
+}
+
+// IdentityMove is an identity that left a revoked agent for another:
+// which, to whom, when, and by whom.
+type IdentityMove struct {
+	Issuer  string    `json:"issuer"`
+	Subject string    `json:"subject"`
+	To      string    `json:"to"`
+	At      time.Time `json:"at"`
+	By      string    `json:"by,omitempty"`
 }
 
 // Active reports whether the agent may authenticate.

@@ -12,9 +12,9 @@ import (
 // store (on PostgreSQL, a round trip). One cache serves a process on
 // either store.
 //
-// It stays true because it follows the change log: an agent.revoked or
-// agent.rotated event, made through any process, drops the agent's
-// entries (Apply). It is trusted only while its follower has read the
+// It stays true because it follows the change log: an agent.revoked,
+// agent.rotated or agent.unlinked event, made through any process, drops
+// the agent's entries (Apply). It is trusted only while its follower has read the
 // log recently (Options.Fresh): when the follower stalls, or cannot
 // read the log, every lookup goes to the store. A revoke or rotate made
 // through this process's Service also drops the entries itself before it
@@ -90,11 +90,12 @@ func (c *CredCache) Len() int {
 	return len(c.m)
 }
 
-// Apply implements changelog.Follower: a rotation or a revocation, made
-// by any process, drops the agent's answers.
+// Apply implements changelog.Follower: a rotation, a revocation, or an
+// identity moved off a revoked agent, made by any process, drops the
+// agent's answers (the identity's among them).
 func (c *CredCache) Apply(_ context.Context, evs []changelog.Event) error {
 	for _, e := range evs {
-		if e.Kind == changelog.AgentRevoked || e.Kind == changelog.AgentRotated {
+		if e.Kind == changelog.AgentRevoked || e.Kind == changelog.AgentRotated || e.Kind == changelog.AgentUnlinked {
 			c.Drop(e.ID)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -46,19 +47,33 @@ var (
 )
 
 // LinkConflictError refuses a link: the identity belongs to another
-// agent, or the agent to another identity. Links never move, so that a
-// token can never start acting as another agent.
+// agent, or the agent to another identity. Links never move on their
+// own, so that a token can never start acting as another agent; the one
+// move there is, an operator's (Link.Replace), takes the identity from a
+// revoked agent only.
 type LinkConflictError struct {
 	Identity Identity
 	AgentID  string // the agent the link was asked for
 	// Other is the agent the identity is linked to, when that is the
-	// conflict; otherwise Has is the identity the agent is linked to.
-	Other string
-	Has   Identity
+	// conflict, OtherRevoked whether it is revoked, and Replace whether
+	// the link asked to move the identity; otherwise Has is the identity
+	// the agent is linked to.
+	Other        string
+	OtherRevoked bool
+	Replace      bool
+	Has          Identity
 }
 
 func (e *LinkConflictError) Error() string {
-	if e.Other != "" {
+	switch {
+	case e.Other != "" && e.Replace:
+		return fmt.Sprintf("the identity %s is linked to agent %s, which is active: --replace moves only the identity of a revoked agent; "+
+			"revoke %s first (kfa agent revoke %s), which ends its tokens and sessions", e.Identity, e.Other, e.Other, e.Other)
+	case e.Other != "" && e.OtherRevoked:
+		return fmt.Sprintf("the identity %s is linked to agent %s, which is revoked; to give it a new agent, link it again with --replace "+
+			"(kfa agent link %s --issuer %s --subject %s --replace): %s stays revoked", e.Identity, e.Other, e.AgentID,
+			e.Identity.Issuer, e.Identity.Subject, e.Other)
+	case e.Other != "":
 		return fmt.Sprintf("the identity %s is linked to agent %s already; an identity is one agent", e.Identity, e.Other)
 	}
 	return fmt.Sprintf("agent %s is linked to the identity %s already; an agent has one identity", e.AgentID, e.Has)
@@ -107,13 +122,21 @@ type Link struct {
 	AgentID  string
 	Identity Identity
 	At       time.Time
+	// Replace moves the identity to AgentID from the agent it is linked
+	// to, when that agent is revoked: the operator's way back for a
+	// person or client whose agent was revoked (kfa agent link
+	// --replace). The revoked agent stays revoked, and its tokens dead.
+	Replace bool
+	// By is who moved it, for the revoked agent's record (Agent.Moved).
+	By string
 }
 
 // LinkState is what a link decides on: the agent (nil when no agent has
-// the id) and the agent the identity is linked to ("" when none).
+// the id) and the agent the identity is linked to (nil when none), both
+// as they are under the command's locks.
 type LinkState struct {
 	Agent  *Agent
-	Linked string
+	Linked *Agent
 }
 
 // LinkOutcome is what a link writes.
@@ -121,13 +144,19 @@ type LinkOutcome struct {
 	Agent Agent
 	// Changed is false for a link that exists already: nothing to write.
 	Changed bool
-	Events  []changelog.Event
+	// Replaced is the revoked agent the identity moved from (Replace),
+	// as it is after: no identity, and Moved saying where it went; nil
+	// when the identity moved from none.
+	Replaced *Agent
+	Events   []changelog.Event
 }
 
 // DecideLink decides l. An unknown agent is ErrNotFound, a revoked one
-// ErrDisabled; an identity linked to another agent, or an agent linked to
-// another identity, a *LinkConflictError; the same link again changes
-// nothing.
+// ErrDisabled; an agent linked to another identity is a
+// *LinkConflictError, and so is an identity linked to another agent,
+// unless l.Replace and that agent is revoked: then the identity moves,
+// and the revoked agent keeps a record of it. The same link again
+// changes nothing.
 func DecideLink(st LinkState, l Link) (LinkOutcome, error) {
 	if err := ValidateIdentity(l.Identity); err != nil {
 		return LinkOutcome{}, err
@@ -137,16 +166,27 @@ func DecideLink(st LinkState, l Link) (LinkOutcome, error) {
 		return LinkOutcome{}, ErrNotFound
 	case !st.Agent.Active():
 		return LinkOutcome{}, ErrDisabled
-	case st.Linked != "" && st.Linked != st.Agent.ID:
-		return LinkOutcome{}, &LinkConflictError{Identity: l.Identity, AgentID: st.Agent.ID, Other: st.Linked}
+	case st.Linked != nil && st.Linked.ID == st.Agent.ID:
+		return LinkOutcome{Agent: *st.Agent}, nil
 	case st.Agent.Linked() && st.Agent.Identity() != l.Identity:
 		return LinkOutcome{}, &LinkConflictError{Identity: l.Identity, AgentID: st.Agent.ID, Has: st.Agent.Identity()}
-	case st.Linked == st.Agent.ID:
-		return LinkOutcome{Agent: *st.Agent}, nil
+	case st.Linked != nil && (!l.Replace || st.Linked.Active()):
+		return LinkOutcome{}, &LinkConflictError{Identity: l.Identity, AgentID: st.Agent.ID, Other: st.Linked.ID,
+			OtherRevoked: !st.Linked.Active(), Replace: l.Replace && st.Linked.Active()}
 	}
 	a := *st.Agent
 	a.Issuer, a.Subject = l.Identity.Issuer, l.Identity.Subject
-	return LinkOutcome{Agent: a, Changed: true, Events: []changelog.Event{linkedEvent(a, l.At)}}, nil
+	out := LinkOutcome{Agent: a, Changed: true}
+	if st.Linked != nil {
+		old := *st.Linked
+		old.Issuer, old.Subject = "", ""
+		old.Moved = &IdentityMove{Issuer: l.Identity.Issuer, Subject: l.Identity.Subject, To: a.ID, At: l.At, By: l.By}
+		out.Replaced = &old
+		out.Events = append(out.Events, changelog.Event{Kind: changelog.AgentUnlinked, ID: old.ID, Ref: l.Identity.Issuer,
+			Note: l.Identity.Subject, At: l.At})
+	}
+	out.Events = append(out.Events, linkedEvent(a, l.At))
+	return out, nil
 }
 
 // linkedEvent is the log's record of a link.
@@ -203,9 +243,10 @@ type ProvisionOutcome struct {
 
 // DecideProvision decides p: the agent linked by now, if any (refused as
 // ErrDisabled when revoked), or a new agent under the first of p.Names
-// no agent has (the last name, shared, when every one is taken: a page
-// that shows a shared name tells its agents apart), linked to the
-// identity.
+// no agent has, linked to the identity. A name is never shared (as
+// DecideCreate refuses a duplicate): when every one is taken, which the
+// identity's own names (ProvisionNames) make next to impossible, it is
+// refused as ErrDuplicateName, and an operator names and links an agent.
 func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 	if err := ValidateIdentity(p.Identity); err != nil {
 		return ProvisionOutcome{}, err
@@ -220,12 +261,15 @@ func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 		return ProvisionOutcome{}, fmt.Errorf("%w: no name to give the agent", ErrInvalidName)
 	}
 	a := p.Agent
-	a.Name = p.Names[len(p.Names)-1]
 	for i, n := range p.Names {
 		if !st.NameTaken[i] {
 			a.Name = n
 			break
 		}
+	}
+	if a.Name == "" {
+		return ProvisionOutcome{}, fmt.Errorf("%w: every name the agent of %s may take is another agent's, up to %q",
+			ErrDuplicateName, p.Identity, p.Names[len(p.Names)-1])
 	}
 	if err := ValidateName(a.Name); err != nil {
 		return ProvisionOutcome{}, err
@@ -239,28 +283,36 @@ func DecideProvision(st ProvisionState, p Provision) (ProvisionOutcome, error) {
 
 // ProvisionNames are the names a new agent of identity id may take,
 // preferred first: the token's name hint (its preferred_username,
-// client_id or, failing both, the subject) made a valid name, then that
-// name qualified by the issuer's host, "name (host)", which another
-// issuer's agent of the same name does not have.
+// client_id or, failing both, the subject) made a valid name; that name
+// qualified by the issuer's host, "name (host)", which another issuer's
+// agent of the same name does not have; then the identity's own, with 8
+// and then 16 hex digits of the hash of (issuer, subject), "name (host,
+// 3f9a1c2e)", which tells apart the identities of one name at one issuer
+// (each client whose tokens say "alice") and is the same for an identity
+// every time. No two agents share a name (DecideProvision).
 func ProvisionNames(hint string, id Identity) []string {
+	sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
+	own := hex.EncodeToString(sum[:8])
 	base := cleanName(hint)
 	if base == "" {
 		base = cleanName(id.Subject)
 	}
 	if base == "" {
-		sum := sha256.Sum256([]byte(id.Issuer + "\x00" + id.Subject))
-		base = "oauth-" + hex.EncodeToString(sum[:4])
+		base = "oauth-" + own[:8]
 	}
 	host := id.Issuer
 	if u, err := url.Parse(id.Issuer); err == nil && u.Host != "" {
 		host = u.Hostname()
 	}
-	suffix := " (" + truncateRunes(cleanName(host), MaxNameLen/2) + ")"
-	qualified := truncateRunes(base, MaxNameLen-utf8.RuneCountInString(suffix)) + suffix
-	if NameKey(qualified) == NameKey(base) {
-		return []string{base}
+	host = truncateRunes(cleanName(host), MaxNameLen/2)
+	names := []string{base}
+	for _, suffix := range []string{" (" + host + ")", " (" + host + ", " + own[:8] + ")", " (" + host + ", " + own + ")"} {
+		n := truncateRunes(base, MaxNameLen-utf8.RuneCountInString(suffix)) + suffix
+		if !slices.ContainsFunc(names, func(m string) bool { return NameKey(m) == NameKey(n) }) {
+			names = append(names, n)
+		}
 	}
-	return []string{base, qualified}
+	return names
 }
 
 // cleanName makes s a valid agent name: printable characters only, runs

@@ -37,9 +37,10 @@ type Store interface {
 	// AgentByIdentity returns the agent linked to id, active or not, or
 	// ErrNotLinked.
 	AgentByIdentity(ctx context.Context, id Identity) (Agent, error)
-	// LinkAgent decides l (DecideLink) under the locks of its identity
-	// and its agent, and stores the link.
-	LinkAgent(ctx context.Context, l Link) (Agent, error)
+	// LinkAgent decides l (DecideLink) under the locks of its identity,
+	// its agent and the agent the identity is linked to, and stores what
+	// it decided.
+	LinkAgent(ctx context.Context, l Link) (LinkOutcome, error)
 	// ProvisionAgent decides p (DecideProvision) under the locks of its
 	// identity and of its names, and stores the agent it creates, linked.
 	// It answers the agent the identity has, and whether it was created.
@@ -249,14 +250,28 @@ func (s *Service) authenticate(ctx context.Context, d Digest) (Agent, Credential
 // linked to another agent, or an agent linked to another identity, is a
 // *LinkConflictError.
 func (s *Service) Link(ctx context.Context, id string, ident Identity) (Agent, error) {
-	if err := ValidateIdentity(ident); err != nil {
-		return Agent{}, err
+	out, err := s.LinkAs(ctx, Link{AgentID: id, Identity: ident})
+	return out.Agent, err
+}
+
+// LinkAs decides l (its At is now): Link, and, with l.Replace, the move
+// of an identity from its revoked agent to l.AgentID (see DecideLink).
+// The moved identity's tokens act as the new agent at once on this
+// process, and on the others when they read the log.
+func (s *Service) LinkAs(ctx context.Context, l Link) (LinkOutcome, error) {
+	if err := ValidateIdentity(l.Identity); err != nil {
+		return LinkOutcome{}, err
 	}
-	a, err := s.store.LinkAgent(ctx, Link{AgentID: id, Identity: ident, At: s.now().UTC().Truncate(time.Millisecond)})
+	l.At = s.now().UTC().Truncate(time.Millisecond)
+	out, err := s.store.LinkAgent(ctx, l)
 	if err != nil {
-		return Agent{}, fmt.Errorf("link agent %s: %w", id, err)
+		return LinkOutcome{}, fmt.Errorf("link agent %s: %w", l.AgentID, err)
 	}
-	return a, nil
+	if out.Replaced != nil {
+		// The cache may hold the identity's answer: the revoked agent.
+		s.dropCached(out.Replaced.ID)
+	}
+	return out, nil
 }
 
 // ProvisionScopes are the scopes of an agent created for an identity:

@@ -13,6 +13,23 @@ type Ping struct {
 	PID     int    `json:"pid"`
 	Mode    string `json:"mode"`
 	Time    string `json:"time"`
+	// Store is where the process keeps its data (absent when it has no
+	// store, or could not read its id).
+	Store *StoreIdentity `json:"store,omitempty"`
+}
+
+// StoreIdentity says where a server keeps its data, so that a command
+// given --store can tell whether the server answering on the admin socket
+// uses that database.
+type StoreIdentity struct {
+	// Backend is BackendBBolt or BackendPostgres.
+	Backend string `json:"backend"`
+	// Name is the bbolt file, or postgres://host:port/database (never a
+	// user or a password).
+	Name string `json:"name"`
+	// ID is the change log's epoch: the same for every process on one
+	// database, different for every database.
+	ID string `json:"id"`
 }
 
 // CreateAgentRequest is the body of POST /admin/v1/agents.
@@ -35,6 +52,18 @@ type RotateAgentRequest struct {
 type LinkAgentRequest struct {
 	Issuer  string `json:"issuer"`
 	Subject string `json:"subject"`
+	// Replace moves the identity from the revoked agent it is linked to
+	// (kfa agent link --replace); an active agent's identity never moves.
+	Replace bool `json:"replace,omitempty"`
+	// By is who moved it, kept on the revoked agent (identityMoved.by).
+	By string `json:"by,omitempty"`
+}
+
+// LinkedAgent is the answer of POST /admin/v1/agents/{id}/link: the agent,
+// and the revoked agent the identity moved from, if it moved.
+type LinkedAgent struct {
+	Agent
+	Replaced *Agent `json:"replaced,omitempty"`
 }
 
 // Record is a record as the admin API shows it.

@@ -124,6 +124,19 @@ type Agent struct {
 	// it.
 	Issuer  string `json:"issuer,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// IdentityMoved says, of a revoked agent, that an operator moved its
+	// identity to another agent (kfa agent link --replace).
+	IdentityMoved *IdentityMove `json:"identityMoved,omitempty"`
+}
+
+// IdentityMove is an identity an operator moved from a revoked agent:
+// which (issuer, subject), to which agent, when and by whom.
+type IdentityMove struct {
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
+	To      string `json:"to"`
+	At      string `json:"at"`
+	By      string `json:"by,omitempty"`
 }
 
 // AgentList is a page of agents, oldest first.
@@ -178,8 +191,12 @@ func FromInboxEntry(e discussions.InboxEntry) InboxEntry {
 
 // FromAgent converts an agent (without a token).
 func FromAgent(a agents.Agent) Agent {
-	return Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt),
+	out := Agent{ID: a.ID, Name: a.Name, Scopes: a.ScopeStrings(), CreatedAt: ts(a.CreatedAt), DisabledAt: ts(a.DisabledAt),
 		Issuer: a.Issuer, Subject: a.Subject}
+	if m := a.Moved; m != nil {
+		out.IdentityMoved = &IdentityMove{Issuer: m.Issuer, Subject: m.Subject, To: m.To, At: ts(m.At), By: m.By}
+	}
+	return out
 }
 
 // FromDiscussionList converts a page of discussions; base is the public

@@ -24,9 +24,7 @@ type Handler struct{ deps Deps }
 
 // New returns the handler.
 func New(deps Deps) *Handler {
-	if deps.MaxBodyBytes <= 0 {
-		deps.MaxBodyBytes = 256 << 10
-	}
+	deps.MaxBodyBytes = httpkit.BodyLimit(deps.MaxBodyBytes)
 	return &Handler{deps: deps}
 }
 

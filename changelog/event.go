@@ -60,6 +60,10 @@ const (
 	// Ref and subject Note (by the operator, or when its first token
 	// created it).
 	AgentLinked Kind = "agent.linked"
+	// AgentUnlinked: the identity of issuer Ref and subject Note left
+	// revoked agent ID for another agent (kfa agent link --replace),
+	// whose AgentLinked follows.
+	AgentUnlinked Kind = "agent.unlinked"
 )
 
 // NoteQualifying is the Note of a DiscussionReplied event whose reply

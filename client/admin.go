@@ -47,9 +47,16 @@ func (c *Client) RevokeAgent(ctx context.Context, id string) (api.Agent, error) 
 // LinkAgent links an agent to the OAuth identity (issuer, subject): that
 // identity's access tokens act as the agent from then on.
 func (c *Client) LinkAgent(ctx context.Context, id, issuer, subject string) (api.Agent, error) {
-	var out api.Agent
-	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/link",
-		body: api.LinkAgentRequest{Issuer: issuer, Subject: subject}}, &out)
+	out, err := c.LinkAgentWith(ctx, id, api.LinkAgentRequest{Issuer: issuer, Subject: subject})
+	return out.Agent, err
+}
+
+// LinkAgentWith links an agent as req says: with req.Replace, it moves
+// an identity whose agent was revoked to this agent, and the answer
+// names the revoked agent.
+func (c *Client) LinkAgentWith(ctx context.Context, id string, req api.LinkAgentRequest) (api.LinkedAgent, error) {
+	var out api.LinkedAgent
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/admin/v1/agents/" + url.PathEscape(id) + "/link", body: req}, &out)
 	return out, err
 }
 

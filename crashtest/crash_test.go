@@ -407,12 +407,16 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	done := make(chan struct{})
 	go func() { loadN(64, []string{"http://" + p.addr}, tokens, l, stop); close(done) }()
 	// Wait for the load to be under way, then ask kfa to stop.
-	for {
+	for deadline := time.Now().Add(2 * time.Minute); ; {
 		l.mu.Lock()
 		n := len(l.asked)
 		l.mu.Unlock()
 		if n >= 200 {
 			break
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			t.Fatalf("only %d asks acknowledged after 2 minutes of load, want 200", n)
 		}
 		time.Sleep(10 * time.Millisecond) // watching another process's progress
 	}

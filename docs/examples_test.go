@@ -2,8 +2,9 @@ package docs
 
 // The examples test: every ```sh (or bash, shell) block of README.md and
 // docs/*.md runs, in page order, in one bash per page, against a real
-// kfa serve that the test starts for that page, as a new user would run
-// them after `make run`. The conventions (see examples.md):
+// kfa serve, as a new user would run them after `make run`: once on a
+// server of the page's own, and once with every page in reading order on
+// one server (examples_run_test.go). The conventions (see examples.md):
 //
 //   - The server is at http://127.0.0.1:8080; the test replaces that URL
 //     with its own server's. The working directory stands for the top of
@@ -17,7 +18,10 @@ package docs
 //     (sandbox_test.go) the rest of the file system is read-only, so an
 //     example that writes elsewhere (/tmp/kfa.jar) fails.
 //   - Blocks of one page share one shell: a variable set in one block
-//     (ALICE=..., TASK=...) is there in the next. Pages do not share.
+//     (ALICE=..., TASK=...) is there in the next. Pages do not share,
+//     but in the sequence they share the server: a page names its agents
+//     after itself (alice-api), since a name is taken once.
+//   - Every wait loop has a bound and fails saying why.
 //   - Each block runs with `set -euo pipefail`, and curl fails on an HTTP
 //     error (it is run with --fail-with-body), so an example that answers
 //     an error fails the test.
@@ -29,19 +33,12 @@ package docs
 //     never run.
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kfa-project/kfa/internal/testbin"
 )
@@ -199,6 +196,10 @@ func TestExamplesParse(t *testing.T) {
 				t.Errorf("%s:%d: the example runs plain kfa (%q); every example runs ./bin/kfa, which a reader has after make run",
 					bl.file, bl.line+1+l.n, l.text)
 			}
+			for _, l := range unboundedWaits(bl.text) {
+				t.Errorf("%s:%d: an unbounded wait (%q): a loop waits at most so long and then fails saying why "+
+					"(for _ in $(seq 50); do ... && break; sleep 0.2; done; see examples.md)", bl.file, bl.line+1+l.n, l.text)
+			}
 		}
 	}
 	if n < 20 {
@@ -234,6 +235,42 @@ func plainKFA(text string) []line {
 		}
 	}
 	return out
+}
+
+// unboundedLoop is a shell loop that runs until something happens:
+// until ..., while ... (for loops over a range, and while read over a
+// file, are bounded).
+var unboundedLoop = regexp.MustCompile(`(?:^|[;&|]\s*|\bdo\s+)(?:until|while)\s`)
+
+// readLoop reads lines: it ends with its input.
+var readLoop = regexp.MustCompile(`\bwhile\s+(?:IFS=\S*\s+)?read\b`)
+
+// unboundedWaits returns the lines of a shell example that loop until
+// something happens, which never ends when it never happens.
+func unboundedWaits(text string) []line {
+	var out []line
+	for i, l := range strings.Split(text, "\n") {
+		code := strings.TrimSpace(l)
+		if strings.HasPrefix(code, "#") {
+			continue
+		}
+		if unboundedLoop.MatchString(code) && !readLoop.MatchString(code) {
+			out = append(out, line{i, code})
+		}
+	}
+	return out
+}
+
+func TestUnboundedWaits(t *testing.T) {
+	text := "until grep -q x f; do sleep 0.2; done\nfor _ in $(seq 50); do grep -q x f && break; sleep 0.2; done\n" +
+		"# until the server answers\nwhile true; do curl x; done\ntrue && while read -r l; do :; done < f\necho until then\n"
+	var got []int
+	for _, l := range unboundedWaits(text) {
+		got = append(got, l.n)
+	}
+	if fmt.Sprint(got) != "[0 3]" {
+		t.Fatalf("unbounded waits on lines %v, want [0 3]", got)
+	}
 }
 
 func TestPlainKFA(t *testing.T) {
@@ -285,244 +322,3 @@ func TestParseBlocks(t *testing.T) {
 		}
 	}
 }
-
-// TestExamples runs the examples of each page against its own server.
-func TestExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kfa and runs every example against a server")
-	}
-	tools := map[string]string{}
-	for _, tool := range []string{"bash", "curl", "jq"} {
-		p, err := exec.LookPath(tool)
-		if err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing; CI must install it (.ci/run installs jq and curl)", tool)
-			}
-			t.Skipf("the docs examples need %s: install it (apt-get install %s) to run them", tool, tool)
-		}
-		tools[tool] = p
-	}
-	kfa := testbin.KFA(t)
-	root := t.TempDir()
-	// curl fails on HTTP errors, so an example that gets one fails here.
-	shim := filepath.Join(root, "shim")
-	if err := os.MkdirAll(shim, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(shim, "curl"), []byte("#!/bin/sh\nexec "+tools["curl"]+" --fail-with-body \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	samples := filepath.Join("..", "samples")
-	box := sandbox(t)
-	for name, path := range pages(t) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks, err := parseBlocks(name, string(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var run []block
-		for _, bl := range blocks {
-			if bl.skip == "" {
-				run = append(run, bl)
-			}
-		}
-		if len(run) == 0 {
-			continue // a page of prose and output only
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			env, err := serveEnv(string(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runPage(t, kfa, shim, samples, box, env, helpers(t, run), run)
-		})
-	}
-}
-
-// runPage starts a server in a fresh working directory and runs the
-// blocks there in one bash.
-func runPage(t *testing.T, kfa, shim, samples string, box *sandboxCmd, env []string, bins map[string]string, blocks []block) {
-	d := newPageDirs(t, kfa, samples, bins)
-	work := d.clone
-	before, err := snapshot(work)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := startServer(t, kfa, d, env)
-
-	var script strings.Builder
-	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
-	for i, bl := range blocks {
-		text := strings.ReplaceAll(bl.text, "http://127.0.0.1:8080", base)
-		fmt.Fprintf(&script, "echo '::docs-test %d' >&2\n", i)
-		if bl.fails {
-			// Its own bash, so that errexit holds inside it; set -a above
-			// exported the page's variables to it.
-			f := filepath.Join(d.tmp, fmt.Sprintf("block-%d.sh", i))
-			if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&script, "if bash -euo pipefail %s; then echo '::docs-test unexpected success' >&2; exit 1; fi\n", shellQuote(f))
-			continue
-		}
-		script.WriteString(text)
-	}
-	script.WriteString("echo '::docs-test done' >&2\n")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hung example, not a slow one
-	defer cancel()
-	cmd := box.command(ctx, d.root, script.String())
-	cmd.Dir = work
-	cmd.Env = pageEnv(d, shim)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	log := out.String()
-	if err == nil && strings.HasSuffix(log, "::docs-test done\n") {
-		if testing.Verbose() {
-			t.Logf("output:\n%s", log)
-		}
-		t.Logf("%d examples ran%s", len(blocks), box.note())
-		if left := leftovers(t, work, before); len(left) > 0 {
-			t.Fatalf("the examples left files in the working directory, which is the reader's clone: %s; "+
-				"write them under $(mktemp -d) (or remove them in the example that made them)", strings.Join(left, ", "))
-		}
-		return
-	}
-	// Name the block that failed and show what it printed.
-	last, tail := -1, log
-	for i := range blocks {
-		if j := strings.LastIndex(log, fmt.Sprintf("::docs-test %d\n", i)); j >= 0 {
-			last, tail = i, log[j:]
-		}
-	}
-	if ctx.Err() != nil {
-		err = fmt.Errorf("still running after 5 minutes: %w", err)
-	}
-	if last < 0 {
-		t.Fatalf("the page's script failed before its first example: %v\n%s", err, log)
-	}
-	bl := blocks[last]
-	what := "failed"
-	if strings.Contains(tail, "::docs-test unexpected success") {
-		what = "succeeded, but is marked <!-- docs-test: fails -->"
-	}
-	if box != nil {
-		what += " (note: outside HOME, TMPDIR and the working directory the file system is read-only here;" +
-			" an example writes its files under $(mktemp -d))"
-	}
-	t.Fatalf("%s:%d: the example %s (%v):\n%s\n--- its output\n%s", bl.file, bl.line, what, err, bl.text, tail)
-}
-
-// pageDirs are the directories of one page's run: the working directory
-// (clone), HOME and TMPDIR, all under root.
-type pageDirs struct {
-	root, clone, home, tmp string
-}
-
-// newPageDirs makes a page's directories: the clone has ./bin/kfa (a link
-// to the binary under test), the helpers in bins (name to binary) in
-// ./bin too, and a copy of ./samples, so that nothing an example does can
-// reach the real clone through them.
-func newPageDirs(t *testing.T, kfa, samples string, bins map[string]string) pageDirs {
-	t.Helper()
-	root, err := os.MkdirTemp("", "kfa-docs-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	d := pageDirs{root: root, clone: filepath.Join(root, "clone"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp")}
-	for _, dir := range []string{d.home, d.tmp, filepath.Join(d.clone, "bin")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(kfa, filepath.Join(d.clone, "bin", "kfa")); err != nil {
-		t.Fatal(err)
-	}
-	for name, bin := range bins {
-		if err := os.Symlink(bin, filepath.Join(d.clone, "bin", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.CopyFS(filepath.Join(d.clone, "samples"), os.DirFS(samples)); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// pageEnv is the environment of a page's shell: the user's PATH with
-// the curl shim first, no KFA_* settings, the page's HOME and TMPDIR.
-// The binary is ./bin/kfa, as after `make run`, and not on PATH: an
-// example that runs plain `kfa` fails as it would for the reader.
-func pageEnv(d pageDirs, shim string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "KFA_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CDPATH" || k == "BASH_ENV" ||
-			k == "XDG_CONFIG_HOME" || k == "XDG_DATA_HOME" || k == "XDG_CACHE_HOME" || k == "XDG_STATE_HOME" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env,
-		"PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HOME="+d.home, "TMPDIR="+d.tmp)
-}
-
-// startServer runs kfa serve as `make run` does, on a free port, with its
-// data in ./data of the page's clone, and returns its base URL once it
-// listens.
-func startServer(t *testing.T, kfa string, d pageDirs, env []string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(kfa, "serve", "--addr", addr, "--data", "./data", "--seed-samples", "--search-rate", "0")
-	cmd.Dir = d.clone
-	cmd.Env = append(pageEnv(d, ""), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	var logs bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), `msg="kfa serving"`) {
-				ready <- true
-			}
-		}
-		ready <- false
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-done
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	if !<-ready {
-		t.Fatalf("kfa serve exited before listening")
-	}
-	return "http://" + addr
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

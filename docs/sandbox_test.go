@@ -12,7 +12,9 @@ package docs
 //     directories (working directory, HOME, TMPDIR), /dev, /proc and
 //     /sys, so an example that writes to /tmp/kfa.jar or into the real
 //     clone fails there. Elsewhere the pages run without it, and
-//     TestExamplesSandbox says why it skipped.
+//     TestExamplesSandbox says why it skipped; with KFA_REQUIRE_SANDBOX=1
+//     (.ci/run sets it) a missing sandbox fails instead, so CI always
+//     checks.
 
 import (
 	"context"
@@ -56,11 +58,20 @@ var (
 	sandboxReason string // why there is none
 )
 
+// envRequireSandbox makes a missing sandbox a failure instead of a skip.
+const envRequireSandbox = "KFA_REQUIRE_SANDBOX"
+
 // sandbox returns how to run scripts read-only outside their directories,
-// or nil, having found out once per test process (by trying it).
+// or nil, having found out once per test process (by trying it). Under
+// KFA_REQUIRE_SANDBOX a missing sandbox fails t.
 func sandbox(t *testing.T) *sandboxCmd {
 	t.Helper()
 	sandboxOnce.Do(func() { sandboxFound, sandboxReason = probeSandbox() })
+	if sandboxFound == nil && os.Getenv(envRequireSandbox) != "" {
+		t.Fatalf("no read-only sandbox for the examples: %s; %s is set, so this is a failure, not a skip "+
+			"(install util-linux for unshare, and allow unprivileged user namespaces or run as root: "+
+			"on Ubuntu 24.04, sysctl kernel.apparmor_restrict_unprivileged_userns=0)", sandboxReason, envRequireSandbox)
+	}
 	return sandboxFound
 }
 
@@ -127,7 +138,7 @@ func probeSandbox() (*sandboxCmd, string) {
 func TestExamplesSandbox(t *testing.T) {
 	box := sandbox(t)
 	if box == nil {
-		t.Skip("the examples run without the read-only sandbox: " + sandboxReason)
+		t.Skip("the examples run without the read-only sandbox: " + sandboxReason + " (" + envRequireSandbox + "=1 makes this a failure)")
 	}
 	root := t.TempDir()
 	beside := t.TempDir()
@@ -155,6 +166,30 @@ func TestExamplesSandbox(t *testing.T) {
 			}
 			if !tc.ok && !strings.Contains(string(out), "Read-only file system") {
 				t.Errorf("the refusal does not say why: %s", out)
+			}
+		})
+	}
+}
+
+// TestSandboxRequired: without unshare, TestExamplesSandbox skips, and
+// fails when KFA_REQUIRE_SANDBOX is set (as under .ci/run). It runs this
+// test binary again with a PATH that has no unshare.
+func TestSandboxRequired(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		require string
+		fails   bool
+		says    string
+	}{
+		{"not required: a skip", "", false, "--- SKIP: TestExamplesSandbox"},
+		{"required: a failure", "1", true, "--- FAIL: TestExamplesSandbox"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestExamplesSandbox$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), "PATH="+t.TempDir(), envRequireSandbox+"="+tc.require)
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != tc.fails || !strings.Contains(string(out), tc.says) || !strings.Contains(string(out), "no unshare command") {
+				t.Fatalf("want %q saying why (no unshare), exit error %v:\n%s", tc.says, err, out)
 			}
 		})
 	}

@@ -95,3 +95,33 @@ func TestAPIKeyHeader(t *testing.T) {
 		t.Fatalf("apiKey scheme: %v", card.SecuritySchemes)
 	}
 }
+
+// TestEmptyCredential: a credential header sent without a token is a 401
+// that says the token is empty, on every surface that takes one, for
+// both headers (the server trims "Bearer " to "Bearer": an empty token,
+// not another scheme).
+func TestEmptyCredential(t *testing.T) {
+	h := start(t, func(c *server.Config) { c.MCP = true })
+	for _, hd := range []struct {
+		name, value, want string
+	}{
+		{"Authorization", "Bearer ", "bearer token is empty"},
+		{"Authorization", "bearer", "bearer token is empty"},
+		{"X-API-Key", " ", "X-API-Key header's token is empty"},
+	} {
+		for _, route := range []struct{ method, path, body string }{
+			{"GET", "/a2a/v1/tasks", ""},
+			{"GET", "/api/v1/whoami", ""},
+			{"POST", "/a2a/jsonrpc", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`},
+		} {
+			res, body := h.raw(route.method, route.path, a2aHeaders("", hd.name, hd.value), route.body)
+			if !strings.Contains(string(body), hd.want) || strings.Contains(string(body), "scheme") {
+				t.Errorf("%s: %q on %s: %d %s", hd.name, hd.value, route.path, res.StatusCode, body)
+			}
+		}
+		res, body := h.mcpPost(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`, hd.name, hd.value)
+		if res.StatusCode != 401 || !strings.Contains(string(body)+res.Header.Get("WWW-Authenticate"), hd.want) {
+			t.Errorf("%s: %q on MCP: %d %s %s", hd.name, hd.value, res.StatusCode, res.Header.Get("WWW-Authenticate"), body)
+		}
+	}
+}

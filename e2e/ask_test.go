@@ -35,7 +35,9 @@ func TestAskStory(t *testing.T) {
 	}
 	prototest.Valid(t, prototest.SendMessageResponse, body)
 	var sent a2a.SendMessageResponse
-	_ = json.Unmarshal(body, &sent)
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
 	tk := *sent.Task
 	if tk.Status.State != a2a.TaskStateWorking || tk.Status.Timestamp == "" || len(tk.History) != 1 || tk.ContextID == "" {
 		t.Fatalf("ask answer: %s", body)
@@ -84,7 +86,9 @@ func TestAskStory(t *testing.T) {
 	}
 	prototest.Valid(t, prototest.Task, body)
 	var done a2a.Task
-	_ = json.Unmarshal(body, &done)
+	if err := json.Unmarshal(body, &done); err != nil {
+		t.Fatal(err)
+	}
 	if done.Status.State != a2a.TaskStateCompleted || done.Status.Message == nil || done.Status.Message.Role != a2a.RoleAgent {
 		t.Fatalf("completed task: %s", body)
 	}
@@ -96,7 +100,9 @@ func TestAskStory(t *testing.T) {
 		t.Fatalf("artifact: %+v", art)
 	}
 	var ref map[string]string
-	_ = json.Unmarshal(art[0].Parts[1].Data, &ref)
+	if err := json.Unmarshal(art[0].Parts[1].Data, &ref); err != nil {
+		t.Fatal(err)
+	}
 	if ref["discussionId"] != discID || ref["replyId"] != rep.Reply.ID || ref["authorId"] != bob.ID || ref["authorName"] != "bob" {
 		t.Fatalf("artifact data: %s", art[0].Parts[1].Data)
 	}
@@ -113,12 +119,12 @@ func TestAskStory(t *testing.T) {
 	if after := h.task(ac, tk.ID); mustJSON(after) != mustJSON(before) {
 		t.Fatalf("ack changed the task:\n%s\n%s", mustJSON(before), mustJSON(after))
 	}
-	if un, _ := ac.Inbox(ctx, true, 0, ""); len(un.Entries) != 0 {
-		t.Fatalf("unacked after ack: %+v", un)
+	if un, err := ac.Inbox(ctx, true, 0, ""); err != nil || len(un.Entries) != 0 {
+		t.Fatalf("unacked after ack: %+v (%v)", un, err)
 	}
 	// Bob (the replier) got nothing in his inbox.
-	if bin, _ := bc.Inbox(ctx, false, 0, ""); len(bin.Entries) != 0 {
-		t.Fatalf("bob's inbox: %+v", bin)
+	if bin, err := bc.Inbox(ctx, false, 0, ""); err != nil || len(bin.Entries) != 0 {
+		t.Fatalf("bob's inbox: %+v (%v)", bin, err)
 	}
 }
 
@@ -144,8 +150,8 @@ func TestJoinAndSelfReply(t *testing.T) {
 		t.Fatalf("join: %+v %v", res, err)
 	}
 	joined := *res.Task
-	if list, _ := h.anon.Discussions(ctx, "", 0, ""); list.TotalSize != 1 {
-		t.Fatalf("join opened a discussion: %+v", list)
+	if list, err := h.anon.Discussions(ctx, "", 0, ""); err != nil || list.TotalSize != 1 {
+		t.Fatalf("join opened a discussion: %+v (%v)", list, err)
 	}
 	// Alice's reply on her own discussion completes nothing.
 	r, err := ac.Reply(ctx, discID, "Extra detail: it is nginx 1.24.")
@@ -268,7 +274,10 @@ func TestOpenTaskLimit(t *testing.T) {
 	if resp.StatusCode != 429 || reason(body) != "RATE_LIMITED" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("26th open ask: %d %s", resp.StatusCode, body)
 	}
-	rot, _ := h.admin.RotateAgent(ctx, alice.ID, 0)
+	rot, err := h.admin.RotateAgent(ctx, alice.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	resp, _ = h.raw("POST", "/a2a/v1/message:send", a2aHeaders(rot.Token), mustJSON(askReq("m26", "after rotate", nil)))
 	if resp.StatusCode != 429 {
 		t.Fatalf("after rotate: %d, want 429", resp.StatusCode)
@@ -297,8 +306,8 @@ func TestIdempotentAsk(t *testing.T) {
 	if h.digest() != before {
 		t.Fatal("a retry wrote to the store")
 	}
-	if l, _ := ac.ListTasks(ctx, nil); l.TotalSize != 1 {
-		t.Fatalf("tasks after retries: %d", l.TotalSize)
+	if l, err := ac.ListTasks(ctx, nil); err != nil || l.TotalSize != 1 {
+		t.Fatalf("tasks after retries: %d (%v)", l.TotalSize, err)
 	}
 }
 
@@ -396,7 +405,9 @@ func TestListTasksOverHTTP(t *testing.T) {
 	}
 	prototest.Valid(t, prototest.ListTasksResponse, body)
 	var page a2a.ListTasksResponse
-	_ = json.Unmarshal(body, &page)
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
 	if len(page.Tasks) != 3 || page.PageSize != 3 || page.TotalSize != 7 || page.NextPageToken == "" {
 		t.Fatalf("page: %s", body)
 	}
@@ -407,9 +418,16 @@ func TestListTasksOverHTTP(t *testing.T) {
 		t.Fatal("includeArtifacts defaults to false: no artifacts key")
 	}
 	_, body = h.raw("GET", "/a2a/v1/tasks?includeArtifacts=true&historyLength=0", a2aHeaders(alice.Token), "")
-	var withArt map[string][]map[string]json.RawMessage
-	_ = json.Unmarshal(body, &withArt)
-	for _, tk := range withArt["tasks"] {
+	var withArt struct {
+		Tasks []map[string]json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(body, &withArt); err != nil {
+		t.Fatal(err)
+	}
+	if len(withArt.Tasks) == 0 {
+		t.Fatalf("no tasks: %s", body)
+	}
+	for _, tk := range withArt.Tasks {
 		if _, ok := tk["artifacts"]; !ok {
 			t.Fatal("includeArtifacts=true must include the artifacts key, [] when empty")
 		}
@@ -435,8 +453,8 @@ func TestListTasksOverHTTP(t *testing.T) {
 		t.Fatalf("ctx-even walk saw %d, want 4", seen)
 	}
 	// Bob sees none of alice's tasks, and cannot use her page token.
-	if l, _ := bc.ListTasks(ctx, nil); l.TotalSize != 0 || len(l.Tasks) != 0 {
-		t.Fatalf("bob's list: %+v", l)
+	if l, err := bc.ListTasks(ctx, nil); err != nil || l.TotalSize != 0 || len(l.Tasks) != 0 {
+		t.Fatalf("bob's list: %+v (%v)", l, err)
 	}
 	_, err := bc.ListTasks(ctx, url.Values{"pageToken": {page.NextPageToken}, "pageSize": {"3"}})
 	var ce *client.Error

@@ -64,7 +64,9 @@ func mcpOut(t *testing.T, res *mcp.CallToolResult, out any) {
 	if err := json.Unmarshal([]byte(mcpText(res)), &fromText); err != nil {
 		t.Fatalf("text content is not JSON: %v\n%s", err, mcpText(res))
 	}
-	_ = json.Unmarshal(b, &fromStruct)
+	if err := json.Unmarshal(b, &fromStruct); err != nil {
+		t.Fatal(err)
+	}
 	if mustJSON(fromText) != mustJSON(fromStruct) {
 		t.Fatalf("text content %s differs from structured content %s", mcpText(res), b)
 	}

@@ -52,23 +52,24 @@ func TestModerationAPI(t *testing.T) {
 	for _, tc := range []struct {
 		name, token, path, body string
 		status                  int
+		reason                  string // of a 403: only a missing scope is INSUFFICIENT_SCOPE
 	}{
-		{"an unknown reason", carol.Token, flagPath, `{"reason": "rude"}`, http.StatusBadRequest},
-		{"no reason", carol.Token, flagPath, `{"note": "bad"}`, http.StatusBadRequest},
+		{"an unknown reason", carol.Token, flagPath, `{"reason": "rude"}`, http.StatusBadRequest, ""},
+		{"no reason", carol.Token, flagPath, `{"note": "bad"}`, http.StatusBadRequest, ""},
 		{"a note over its limit", carol.Token, flagPath,
-			`{"reason": "spam", "note": "` + strings.Repeat("n", moderation.MaxNoteLen+1) + `"}`, http.StatusBadRequest},
-		{"an unknown field", carol.Token, flagPath, `{"reason": "spam", "why": "x"}`, http.StatusBadRequest},
-		{"no credential", "", flagPath, `{"reason": "spam"}`, http.StatusUnauthorized},
-		{"the read scope only", reader.Token, flagPath, `{"reason": "spam"}`, http.StatusForbidden},
-		{"one's own reply", bob.Token, flagPath, `{"reason": "spam"}`, http.StatusForbidden},
-		{"one's own discussion", alice.Token, "/api/v1/discussions/" + disc + ":flag", `{"reason": "spam"}`, http.StatusForbidden},
-		{"an unknown discussion", carol.Token, "/api/v1/discussions/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:flag", `{"reason": "spam"}`, http.StatusNotFound},
-		{"an unknown reply", carol.Token, "/api/v1/discussions/" + disc + "/replies/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:flag", `{"reason": "spam"}`, http.StatusNotFound},
-		{"a reply of another discussion", carol.Token, "/api/v1/discussions/" + disc + "/replies/" + replyOther + ":flag", `{"reason": "spam"}`, http.StatusNotFound},
-		{"accepting as someone else", carol.Token, "/api/v1/discussions/" + disc + "/replies/" + reply1 + ":accept", "", http.StatusForbidden},
-		{"accepting a reply of another discussion", alice.Token, "/api/v1/discussions/" + disc + "/replies/" + replyOther + ":accept", "", http.StatusNotFound},
-		{"accepting an unknown reply", alice.Token, "/api/v1/discussions/" + disc + "/replies/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:accept", "", http.StatusNotFound},
-		{"accepting on an unknown discussion", alice.Token, "/api/v1/discussions/01JD0Z6X8Q4Y4K2V1T3S5R7P9N/replies/" + reply1 + ":accept", "", http.StatusNotFound},
+			`{"reason": "spam", "note": "` + strings.Repeat("n", moderation.MaxNoteLen+1) + `"}`, http.StatusBadRequest, ""},
+		{"an unknown field", carol.Token, flagPath, `{"reason": "spam", "why": "x"}`, http.StatusBadRequest, ""},
+		{"no credential", "", flagPath, `{"reason": "spam"}`, http.StatusUnauthorized, ""},
+		{"the read scope only", reader.Token, flagPath, `{"reason": "spam"}`, http.StatusForbidden, "INSUFFICIENT_SCOPE"},
+		{"one's own reply", bob.Token, flagPath, `{"reason": "spam"}`, http.StatusForbidden, "OWN_CONTENT"},
+		{"one's own discussion", alice.Token, "/api/v1/discussions/" + disc + ":flag", `{"reason": "spam"}`, http.StatusForbidden, "OWN_CONTENT"},
+		{"an unknown discussion", carol.Token, "/api/v1/discussions/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:flag", `{"reason": "spam"}`, http.StatusNotFound, ""},
+		{"an unknown reply", carol.Token, "/api/v1/discussions/" + disc + "/replies/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:flag", `{"reason": "spam"}`, http.StatusNotFound, ""},
+		{"a reply of another discussion", carol.Token, "/api/v1/discussions/" + disc + "/replies/" + replyOther + ":flag", `{"reason": "spam"}`, http.StatusNotFound, ""},
+		{"accepting as someone else", carol.Token, "/api/v1/discussions/" + disc + "/replies/" + reply1 + ":accept", "", http.StatusForbidden, "NOT_ASKER"},
+		{"accepting a reply of another discussion", alice.Token, "/api/v1/discussions/" + disc + "/replies/" + replyOther + ":accept", "", http.StatusNotFound, ""},
+		{"accepting an unknown reply", alice.Token, "/api/v1/discussions/" + disc + "/replies/01JD0Z6X8Q4Y4K2V1T3S5R7P9N:accept", "", http.StatusNotFound, ""},
+		{"accepting on an unknown discussion", alice.Token, "/api/v1/discussions/01JD0Z6X8Q4Y4K2V1T3S5R7P9N/replies/" + reply1 + ":accept", "", http.StatusNotFound, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := h.digest()
@@ -81,6 +82,12 @@ func TestModerationAPI(t *testing.T) {
 			}
 			if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
 				t.Fatalf("no error message: %s", body)
+			}
+			if tc.reason != "" {
+				challenge := resp.Header.Get("WWW-Authenticate")
+				if got := reason(body); got != tc.reason || strings.Contains(challenge, "insufficient_scope") != (tc.reason == "INSUFFICIENT_SCOPE") {
+					t.Fatalf("reason %s, challenge %q; want %s, and insufficient_scope only for a missing scope: %s", got, challenge, tc.reason, body)
+				}
 			}
 			if h.digest() != before {
 				t.Fatalf("a refused request (%s) changed the store", e.Error.Message)

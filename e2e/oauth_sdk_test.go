@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -72,7 +73,8 @@ func TestOAuthGoSDK(t *testing.T) {
 		if tokenURL != p.TokenURL() {
 			t.Fatalf("the card's token URL %s, the provider's %s", tokenURL, p.TokenURL())
 		}
-		cc := clientcredentials.Config{ClientID: "svc", ClientSecret: "svc-secret", TokenURL: tokenURL, Scopes: []string{"read", "post"}}
+		cc := clientcredentials.Config{ClientID: "svc", ClientSecret: "svc-secret", TokenURL: tokenURL, Scopes: []string{"read", "post"},
+			EndpointParams: url.Values{"resource": {h.cfg.PublicURL}}}
 		for _, iface := range card.SupportedInterfaces {
 			iface.URL = replacePrefix(iface.URL, h.cfg.PublicURL, h.url)
 		}

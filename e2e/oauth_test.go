@@ -3,17 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
-	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/oidctest"
-	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/mcpserver"
 	"github.com/kfa-project/kfa/server"
 )
@@ -218,6 +214,9 @@ func TestOAuthRefusals(t *testing.T) {
 		{"alg none", p.Forge(t, good, "none", nil), 401, `the token is not signed (alg "none")`},
 		{"HS256 signed with the public key", p.Forge(t, good, "HS256", nil), 401, `signed with a shared secret (alg "HS256")`},
 		{"no scope of kfa's", p.Token(t, "bare", "openid"), 403, ""},
+		{"an opaque token", "ya29.a0AfH6SMBx-opaque_token", 401, `kfa needs a JWT access token whose audience is "` + publicURL + `" or "` +
+			publicURL + `/mcp"; this one is not a JWT`},
+		{"an opaque token: how to get a JWT", "2YotnFZFEjr1zCsicMWpAA", 401, "with resource=" + publicURL + " in the token request (RFC 8707)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, body := h.raw("POST", "/a2a/v1/message:send", a2aHeaders(tc.token), mustJSON(askReq("x-"+tc.name, "refused?", nil)))
@@ -345,110 +344,8 @@ func TestOAuthLinkedOnly(t *testing.T) {
 	if err != nil || me.ID != ci.ID || me.Name != "ci-bot" {
 		t.Fatalf("the linked identity: %+v %v", me, err)
 	}
-	if n, _ := h.admin.Agents(ctx, 0, ""); n.TotalSize != 1 {
-		t.Fatalf("agents: %+v", n)
-	}
-}
-
-// TestOAuthRevoke: a revoked agent's identity is refused at once, even
-// with an unexpired token, and stays refused.
-func TestOAuthRevoke(t *testing.T) {
-	p := oauthProvider(t, oidctest.Options{})
-	h := startOAuth(t, p, nil)
-	revokedOn(t, p, h, h)
-}
-
-// TestPostgresOAuthRevokeAcrossProcesses: an identity's agent revoked
-// through process A is refused on process B, which had it cached, within
-// a second (B follows the change log).
-func TestPostgresOAuthRevokeAcrossProcesses(t *testing.T) {
-	p := oauthProvider(t, oidctest.Options{})
-	url := pgtest.URL(t)
-	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	revokedOn(t, p, a, b)
-}
-
-// revokedOn has b cache an identity's agent, revokes it through a, and
-// checks that b refuses the identity's tokens, old and new.
-func revokedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
-	t.Helper()
-	ctx := context.Background()
-	tok := p.Token(t, "svc", "read", "post")
-	onB := b.anon.WithToken(tok)
-	me, err := onB.Whoami(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := onB.Whoami(ctx); err != nil { // from B's cache
-		t.Fatal(err)
-	}
-	if _, err := a.admin.RevokeAgent(ctx, me.ID); err != nil {
-		t.Fatal(err)
-	}
-	caughtUp(t, b, "the revocation")
-	for _, c := range []*client.Client{onB, b.anon.WithToken(p.Token(t, "svc", "read", "post"))} {
-		_, err := c.Whoami(ctx)
-		var ce *client.Error
-		if !errors.As(err, &ce) || ce.StatusCode != http.StatusUnauthorized || !strings.Contains(ce.Error(), "revoked") {
-			t.Fatalf("the revoked identity's token on B: %v, want 401 saying it was revoked", err)
-		}
-	}
-	if n, _ := b.admin.Agents(ctx, 0, ""); n.TotalSize != 1 {
-		t.Fatalf("a token of the revoked identity made another agent: %+v", n)
-	}
-}
-
-// TestOAuthFirstTokensAtOnce: the first tokens of one identity, sent at
-// once, make one agent.
-func TestOAuthFirstTokensAtOnce(t *testing.T) {
-	p := oauthProvider(t, oidctest.Options{})
-	h := startOAuth(t, p, nil)
-	firstTokensAtOnce(t, p, h, h)
-}
-
-// TestPostgresOAuthFirstTokensTwoProcesses: the first tokens of one
-// identity, sent at once to two processes over one database, make one
-// agent.
-func TestPostgresOAuthFirstTokensTwoProcesses(t *testing.T) {
-	p := oauthProvider(t, oidctest.Options{})
-	url := pgtest.URL(t)
-	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	firstTokensAtOnce(t, p, a, b)
-}
-
-// firstTokensAtOnce sends an identity's first tokens at once, half to a,
-// half to b, and checks they are one agent.
-func firstTokensAtOnce(t *testing.T, p *oidctest.Provider, a, b *harness) {
-	t.Helper()
-	tokens := make([]string, 8)
-	for i := range tokens {
-		tokens[i] = p.Token(t, "svc", "read")
-	}
-	ids := make([]string, len(tokens))
-	var wg sync.WaitGroup
-	for i, tok := range tokens {
-		h := a
-		if i%2 == 1 {
-			h = b
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if me, err := h.anon.WithToken(tok).Whoami(context.Background()); err == nil {
-				ids[i] = me.ID
-			}
-		}()
-	}
-	wg.Wait()
-	for i, id := range ids {
-		if id == "" || id != ids[0] {
-			t.Fatalf("token %d is agent %q, token 0 %q", i, id, ids[0])
-		}
-	}
-	if n, _ := b.admin.Agents(context.Background(), 0, ""); n.TotalSize != 1 {
-		t.Fatalf("agents: %+v", n)
+	if n, err := h.admin.Agents(ctx, 0, ""); err != nil || n.TotalSize != 1 {
+		t.Fatalf("agents: %+v (%v)", n, err)
 	}
 }
 
@@ -477,5 +374,60 @@ func TestOAuthMCP(t *testing.T) {
 		if res.StatusCode != http.StatusUnauthorized || !strings.HasSuffix(challenge(res), want) {
 			t.Fatalf("whoami with a bad token: %d %q %s", res.StatusCode, challenge(res), out)
 		}
+	}
+}
+
+// TestOAuthAccessTokenType: kfa serve takes only access tokens typed
+// at+jwt (RFC 9068 §4): a person's real ID token, whose audience is
+// kfa's (the operator gave the web client's id to --oauth-audience) and
+// whose roles are kfa's scopes, is refused, and so are the tokens of a
+// provider that types its access tokens JWT (as Entra ID does), until
+// the operator names that provider with --oauth-plain-jwt-issuer.
+func TestOAuthAccessTokenType(t *testing.T) {
+	p := oauthProvider(t, oidctest.Options{})
+	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "web-secret", RedirectURIs: []string{publicURL + "/login/callback"}})
+	p.AddPerson(oidctest.Person{Subject: "u-pat", Username: "pat", Claims: map[string]any{"roles": []string{"read", "post"}}})
+	plain := oauthProvider(t, oidctest.Options{PlainJWT: true})
+	ask := func(h *harness, token string) (*http.Response, []byte) {
+		return h.raw("POST", "/a2a/v1/message:send", a2aHeaders(token), mustJSON(askReq("m-"+token[len(token)-8:], "typed?", nil)))
+	}
+	h := startOAuth(t, p, func(c *server.Config) {
+		c.OAuthIssuers = []string{p.Issuer, plain.Issuer}
+		c.OAuthAudiences = []string{publicURL, "kfa-web"}
+	})
+	before := h.digest()
+	idToken := p.SignIn(t, "kfa-web", "pat").IDToken
+	plainToken := plain.Token(t, "svc", "read", "post")
+	for _, tc := range []struct {
+		name, token, reason string
+	}{
+		{"an ID token", idToken, `the token is typed "JWT", not as an access token (at+jwt, RFC 9068)`},
+		{"a provider's plain JWT", plainToken, "start kfa with --oauth-plain-jwt-issuer " + plain.Issuer},
+		{"typed as an ID token", p.Retype(t, p.Token(t, "svc", "read"), "id_token+jwt"), `typed "id_token+jwt"`},
+	} {
+		res, body := ask(h, tc.token)
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), strings.ReplaceAll(tc.reason, `"`, `\"`)) {
+			t.Fatalf("%s: %d %s", tc.name, res.StatusCode, body)
+		}
+	}
+	if h.digest() != before {
+		t.Fatal("refused tokens changed the store")
+	}
+	if res, body := ask(h, p.Token(t, "svc", "read", "post")); res.StatusCode != http.StatusOK {
+		t.Fatalf("an at+jwt access token: %d %s", res.StatusCode, body)
+	}
+
+	// Named with --oauth-plain-jwt-issuer, the provider's JWTs work; the
+	// other provider's ID tokens are still refused.
+	h2 := startOAuth(t, p, func(c *server.Config) {
+		c.OAuthIssuers = []string{p.Issuer, plain.Issuer}
+		c.OAuthAudiences = []string{publicURL, "kfa-web"}
+		c.OAuthPlainJWTIssuers = []string{plain.Issuer}
+	})
+	if res, body := ask(h2, plainToken); res.StatusCode != http.StatusOK {
+		t.Fatalf("a plain JWT of a --oauth-plain-jwt-issuer: %d %s", res.StatusCode, body)
+	}
+	if res, _ := ask(h2, idToken); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an ID token of another issuer: %d", res.StatusCode)
 	}
 }

@@ -140,8 +140,12 @@ func TestStreamResume(t *testing.T) {
 		t.Fatalf("after %s: %s", first.id, got)
 	}
 	var art, st a2a.StreamResponse
-	_ = json.Unmarshal(rest[0].data, &art)
-	_ = json.Unmarshal(rest[1].data, &st)
+	if err := json.Unmarshal(rest[0].data, &art); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rest[1].data, &st); err != nil {
+		t.Fatal(err)
+	}
 	if art.ArtifactUpdate == nil || st.StatusUpdate == nil || st.StatusUpdate.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("resumed events: %s / %s", rest[0].data, rest[1].data)
 	}

@@ -71,7 +71,9 @@ func sendRaw(t *testing.T, h *harness, binding string, req a2a.SendMessageReques
 		var info struct {
 			Reason string `json:"reason"`
 		}
-		_ = json.Unmarshal(details[0], &info)
+		if err := json.Unmarshal(details[0], &info); err != nil {
+			t.Fatal(err)
+		}
 		return skillError{reason: info.Reason, message: env.Error.Message, meta: errorInfoMeta(t, details)}
 	}
 	t.Fatalf("unknown binding %s", binding)

@@ -30,9 +30,7 @@ type Binding struct {
 
 // New returns the binding.
 func New(deps Deps) *Binding {
-	if deps.MaxBodyBytes <= 0 {
-		deps.MaxBodyBytes = 256 << 10
-	}
+	deps.MaxBodyBytes = httpkit.BodyLimit(deps.MaxBodyBytes)
 	return &Binding{deps: deps}
 }
 

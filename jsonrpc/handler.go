@@ -31,9 +31,7 @@ type Handler struct {
 
 // New returns the JSON-RPC handler.
 func New(deps Deps) *Handler {
-	if deps.MaxBodyBytes <= 0 {
-		deps.MaxBodyBytes = 256 << 10
-	}
+	deps.MaxBodyBytes = httpkit.BodyLimit(deps.MaxBodyBytes)
 	h := &Handler{deps: deps}
 	h.methods = h.methodTable()
 	return h
@@ -71,14 +69,17 @@ var nullID = json.RawMessage("null")
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "private, no-store")
+	// Until the method is known, the header says which dialect the caller
+	// speaks, so that a 0.3 caller gets 0.3's error shape from the start.
+	v03 := headerV03(r)
 	w.Header().Add("Vary", "Authorization, X-API-Key")
 	if err := httpkit.JSONContentType(r); err != nil {
-		h.writeError(w, r, nullID, false, err)
+		h.writeError(w, r, nullID, v03, err)
 		return
 	}
 	body, err := httpkit.ReadBody(w, r, h.deps.MaxBodyBytes)
 	if err != nil {
-		h.writeError(w, r, nullID, false, err)
+		h.writeError(w, r, nullID, v03, err)
 		return
 	}
 	// The envelope is checked and decoded in one pass (a2a.Decode); its
@@ -91,20 +92,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	)
 	switch {
 	case errors.As(decodeErr, &se):
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.ParseError, "invalid JSON: %v", decodeErr))
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.ParseError, "invalid JSON: %v", decodeErr))
 		return
 	case errors.As(decodeErr, &sh):
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "request refused: %v", decodeErr))
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "request refused: %v", decodeErr))
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
 	if trimmed[0] == '[' {
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest,
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest,
 			"batch requests are not supported; send one JSON-RPC request per HTTP request"))
 		return
 	}
 	if trimmed[0] != '{' {
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "a JSON-RPC request must be a JSON object"))
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "a JSON-RPC request must be a JSON object"))
 		return
 	}
 	if decodeErr != nil {
@@ -112,12 +113,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(decodeErr, &te) {
 			decodeErr = fmt.Errorf("%s is JSON %s, not %s", te.Field, te.Value, te.Type)
 		}
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", decodeErr))
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", decodeErr))
 		return
 	}
 	id := req.ID
 	if id != nil && !validID(id) {
-		h.writeError(w, r, nullID, false, a2a.Errorf(a2a.InvalidRequest, "id must be a string, a number or null"))
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "id must be a string, a number or null"))
 		return
 	}
 	replyID := id
@@ -125,17 +126,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		replyID = nullID
 	}
 	if req.JSONRPC == nil || *req.JSONRPC != "2.0" {
-		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.InvalidRequest, `jsonrpc must be "2.0"`))
+		h.writeError(w, r, replyID, v03, a2a.Errorf(a2a.InvalidRequest, `jsonrpc must be "2.0"`))
 		return
 	}
 	if req.Method == nil || *req.Method == "" {
-		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.InvalidRequest, "method is required"))
+		h.writeError(w, r, replyID, v03, a2a.Errorf(a2a.InvalidRequest, "method is required"))
 		return
 	}
 	name := *req.Method
 	m, ok := h.methods[name]
 	if !ok {
-		h.writeError(w, r, replyID, false, a2a.Errorf(a2a.MethodNotFound, "method %q not found", httpkit.Truncate(name, 64)).
+		h.writeError(w, r, replyID, v03, a2a.Errorf(a2a.MethodNotFound, "method %q not found", httpkit.Truncate(name, 64)).
 			With("method", httpkit.Truncate(name, 64)))
 		return
 	}
@@ -250,13 +251,25 @@ func toRPCError(e *a2a.Error, v03 bool) rpcError {
 	return out
 }
 
+// requestVersion is the request's A2A-Version: the header, or else the
+// query parameter.
+func requestVersion(r *http.Request) string {
+	if v := r.Header.Get(a2a.VersionHeader); v != "" {
+		return v
+	}
+	return r.URL.Query().Get(a2a.VersionHeader)
+}
+
+// headerV03 reports whether the request's A2A-Version names 0.3, which
+// an absent one does.
+func headerV03(r *http.Request) bool {
+	return a2a.NormalizeVersion(requestVersion(r)) == a2a.Version03
+}
+
 // checkVersion applies A2A-Version on this endpoint: 1.0 and 0.3 are
 // served (an absent header means 0.3); the method name decides the shapes.
 func checkVersion(r *http.Request) error {
-	v := r.Header.Get(a2a.VersionHeader)
-	if v == "" {
-		v = r.URL.Query().Get(a2a.VersionHeader)
-	}
+	v := requestVersion(r)
 	switch a2a.NormalizeVersion(v) {
 	case a2a.Version10, a2a.Version03:
 		return nil

@@ -23,23 +23,26 @@ func TestDeleteMany(t *testing.T) {
 	if strings.Join(res.Deleted, ",") != "a,c" || strings.Join(res.NotFound, ",") != "x,bad id,y" {
 		t.Fatalf("deleted %v, not found %v", res.Deleted, res.NotFound)
 	}
-	if p, _ := db.ListRecords(ctx, "", 10); p.Total != 1 || p.Records[0].ID != "b" {
-		t.Fatalf("left %+v", p)
+	if p, err := db.ListRecords(ctx, "", 10); err != nil || p.Total != 1 || p.Records[0].ID != "b" {
+		t.Fatalf("left %+v (%v)", p, err)
 	}
-	if chs, _ := db.Changes(ctx, changelog.Position{Seq: 3}, 10); len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
-		t.Fatalf("feed after the deletes: %+v", chs)
+	if chs, err := db.Changes(ctx, changelog.Position{Seq: 3}, 10); err != nil || len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
+		t.Fatalf("feed after the deletes: %+v (%v)", chs, err)
 	}
 
 	// Refused or empty-handed batches leave the file as it was.
-	before, _ := db.Digest()
+	before, err := db.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := svc.DeleteMany(ctx, make([]string, knowledge.MaxDeleteBatch+1)); !errors.Is(err, input.ErrInvalid) {
 		t.Fatalf("an over-large batch: %v, want an input error", err)
 	}
 	if res, err := svc.DeleteMany(ctx, []string{"x", "y"}); err != nil || len(res.Deleted) != 0 || len(res.NotFound) != 2 {
 		t.Fatalf("only missing ids: %+v, %v", res, err)
 	}
-	if after, _ := db.Digest(); after != before {
-		t.Fatal("a delete that deleted nothing changed the file")
+	if after, err := db.Digest(); err != nil || after != before {
+		t.Fatalf("a delete that deleted nothing changed the file (%v)", err)
 	}
 }
 

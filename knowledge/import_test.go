@@ -92,7 +92,10 @@ func TestReimportIsUnchanged(t *testing.T) {
 	if _, err := svc.Import(ctx, strings.NewReader(in), knowledge.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := db.Digest()
+	before, err := db.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum, err := svc.Import(ctx, strings.NewReader(in), knowledge.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +103,8 @@ func TestReimportIsUnchanged(t *testing.T) {
 	if sum.Unchanged != 2 || sum.Added+sum.Updated+sum.Rejected != 0 {
 		t.Fatalf("re-import summary %+v, want 2 unchanged", sum)
 	}
-	if after, _ := db.Digest(); after != before {
-		t.Fatal("re-importing identical records changed the file")
+	if after, err := db.Digest(); err != nil || after != before {
+		t.Fatalf("re-importing identical records changed the file (%v)", err)
 	}
 }
 
@@ -137,7 +140,10 @@ func TestImportKeepsCommittedBatchesOnFailure(t *testing.T) {
 	if sum.Added != 2 {
 		t.Fatalf("summary %+v, want 2 added", sum)
 	}
-	p, _ := db.ListRecords(ctx, "", 10)
+	p, err := db.ListRecords(ctx, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if p.Total != 2 {
 		t.Fatalf("%d records stored, want the 2 of the committed batch", p.Total)
 	}

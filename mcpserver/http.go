@@ -63,9 +63,7 @@ type Handler struct {
 
 // NewHandler returns the HTTP handler of srv.
 func NewHandler(srv *mcp.Server, o HTTPOptions) *Handler {
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 256 << 10
-	}
+	o.MaxBodyBytes = httpkit.BodyLimit(o.MaxBodyBytes)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}

@@ -135,9 +135,12 @@ func TestDecideFlagThreshold(t *testing.T) {
 			t.Fatalf("events: %+v", out.Events)
 		}
 		// Deterministic: deciding again gives the same entries.
-		again, _ := DecideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
+		again, err := DecideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
 			AuthorID: "bob", Flags: 2, Reasons: map[Reason]int{ReasonSpam: 1, ReasonWrong: 1}, FirstFlagAt: t0, LastFlagAt: t0.Add(time.Minute)}},
 			FlagCommand{Target: onReply, AgentID: who, AgentName: who, Reason: reasons[i], Note: "n", At: at}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(again.Entries, out.Entries) {
 			t.Fatalf("entries differ on a second decision:\n%+v\n%+v", again.Entries, out.Entries)
 		}

@@ -142,3 +142,65 @@ func TestLooksLikeJWT(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckClaimsDates: exp, nbf and iat are compared as numbers, so that
+// no value wraps around: a date in the year 2300, 1e300 or a huge integer
+// is far in the future, a negative one long ago, and anything that is not
+// a finite JSON number is refused, saying which claim.
+func TestCheckClaimsDates(t *testing.T) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	p := Policy{Issuer: "https://idp.example.com", Audiences: []string{"https://kfa.example.com"}}
+	hour := jsonNum(now.Add(time.Hour))
+	const y2300 = "10413792000" // 2300-01-01T00:00:00Z
+	for _, tc := range []struct {
+		name  string
+		dates string // the date claims, as JSON members
+		want  string // a part of the refusal; "" accepts
+	}{
+		{"exp in the year 2300", `"exp":` + y2300, ""},
+		{"exp 1e300", `"exp":1e300`, ""},
+		{"exp a huge integer", `"exp":123456789012345678901234567890`, ""},
+		{"exp with a fraction", `"exp":` + hour + `.25`, ""},
+		{"exp negative", `"exp":-1`, "the token expired at 1969-12-31T23:59:59Z"},
+		{"exp -1e300", `"exp":-1e300`, "the token expired at"},
+		{"exp zero", `"exp":0`, "the token expired at 1970-01-01T00:00:00Z"},
+		{"exp beyond float64", `"exp":1e400`, "exp is not a date"},
+		{"exp a string", `"exp":"` + hour + `"`, "exp is not a date"},
+		{"exp true", `"exp":true`, "exp is not a date"},
+		{"exp an object", `"exp":{"n":1}`, "exp is not a date"},
+		{"exp an array", `"exp":[` + hour + `]`, "exp is not a date"},
+		{"exp null", `"exp":null`, "has no expiry"},
+		{"nbf in the year 2300", `"exp":` + y2300 + `,"nbf":` + y2300, "not valid before 2300-01-01T00:00:00Z"},
+		{"nbf 1e300", `"exp":1e301,"nbf":1e300`, "not valid before"},
+		{"nbf a huge integer", `"exp":` + hour + `,"nbf":99999999999999999999999`, "not valid before"},
+		{"nbf negative", `"exp":` + hour + `,"nbf":-1e300`, ""},
+		{"nbf beyond float64", `"exp":` + hour + `,"nbf":-1e999`, "nbf is not a date"},
+		{"nbf a string", `"exp":` + hour + `,"nbf":"soon"`, "nbf is not a date"},
+		{"iat now", `"exp":` + hour + `,"iat":` + jsonNum(now), ""},
+		{"iat within the skew", `"exp":` + hour + `,"iat":` + jsonNum(now.Add(MaxSkew)), ""},
+		{"iat in the future", `"exp":` + hour + `,"iat":` + jsonNum(now.Add(MaxSkew+time.Second)), "issued in the future"},
+		{"iat in the year 2300", `"exp":` + hour + `,"iat":` + y2300, "issued in the future"},
+		{"iat 1e300", `"exp":` + hour + `,"iat":1e300`, "issued in the future"},
+		{"iat negative", `"exp":` + hour + `,"iat":-5`, ""},
+		{"iat a string", `"exp":` + hour + `,"iat":"now"`, "iat is not a date"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c claims
+			js := `{"iss":"https://idp.example.com","sub":"s","aud":"https://kfa.example.com","scope":"read",` + tc.dates + `}`
+			err := json.Unmarshal([]byte(js), &c)
+			if err == nil {
+				_, err = checkClaims(c, p, now)
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var r *Refusal
+			if !errors.As(err, &r) || !strings.Contains(r.Reason, tc.want) {
+				t.Fatalf("err = %v, want a refusal saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,15 @@ type WebClient struct {
 	// RedirectURL is the callback the provider sends the browser back to
 	// (the public URL + /login/callback).
 	RedirectURL string
+	// Resource is kfa's resource identifier (the public URL): a sign-in
+	// asks for kfa's scopes on it (RFC 8707's resource, and audience,
+	// Auth0's name for it), so that the provider says in the access token
+	// it returns what the person may do here.
+	Resource string
+	// AgentScopes are the issuers that cannot grant kfa's scopes to a
+	// person (Google): their sign-ins ask for none, and the provider's
+	// grant is not read (kfa serve --oauth-web-agent-scopes).
+	AgentScopes []string
 }
 
 // Flow is a sign-in under way: what the callback must find again. It
@@ -106,6 +116,10 @@ func (is *Issuer) errNotReady() error {
 // Issuer returns the configured issuer named url, nil when none is.
 func (v *Verifier) Issuer(url string) *Issuer { return v.issuers[url] }
 
+// grants reports whether a sign-in at is asks the provider for kfa's
+// scopes and reads its grant.
+func (is *Issuer) grants(c WebClient) bool { return !slices.Contains(c.AgentScopes, is.URL) }
+
 // oauthConfig is the web client's x/oauth2 configuration at is.
 func (is *Issuer) oauthConfig(c WebClient) (*oauth2.Config, error) {
 	m := is.Metadata()
@@ -115,9 +129,13 @@ func (is *Issuer) oauthConfig(c WebClient) (*oauth2.Config, error) {
 	if m.AuthorizationEndpoint == "" || m.TokenEndpoint == "" {
 		return nil, fmt.Errorf("the provider %s offers no authorization code flow (its metadata names no authorization or token endpoint)", is.URL)
 	}
-	return &oauth2.Config{ClientID: c.ID, ClientSecret: c.Secret, RedirectURL: c.RedirectURL,
+	cfg := &oauth2.Config{ClientID: c.ID, ClientSecret: c.Secret, RedirectURL: c.RedirectURL,
 		Endpoint: oauth2.Endpoint{AuthURL: m.AuthorizationEndpoint, TokenURL: m.TokenEndpoint},
-		Scopes:   []string{oidc.ScopeOpenID, "profile"}}, nil
+		Scopes:   []string{oidc.ScopeOpenID, "profile"}}
+	if is.grants(c) {
+		cfg.Scopes = append(cfg.Scopes, ScopeRead, ScopePost)
+	}
+	return cfg, nil
 }
 
 // AuthCodeURL is where to send the browser to sign in for flow f.
@@ -126,15 +144,27 @@ func (is *Issuer) AuthCodeURL(c WebClient, f Flow) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return cfg.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), nil
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)}
+	if is.grants(c) && c.Resource != "" {
+		// RFC 8707's resource, and Auth0's own name for it.
+		opts = append(opts, oauth2.SetAuthURLParam("resource", c.Resource), oauth2.SetAuthURLParam("audience", c.Resource))
+	}
+	return cfg.AuthCodeURL(f.State, opts...), nil
 }
 
-// Person is who signed in: the identity and what to call them.
+// Person is who signed in: the identity, what to call them, and what
+// the provider granted them here.
 type Person struct {
 	Issuer, Subject string
 	// Name is the ID token's preferred_username, name or email, in that
 	// order ("" when none).
 	Name string
+	// Scopes are kfa's scopes the provider granted the sign-in (see
+	// Grant); none when it granted none, or was not asked (AgentScopes).
+	Scopes []string
+	// AgentScopes is true for a provider of WebClient.AgentScopes: it
+	// was asked for no scope of kfa's, so none is known.
+	AgentScopes bool
 }
 
 // Exchange finishes flow f with the code the provider sent back: it
@@ -178,14 +208,39 @@ func (v *Verifier) Exchange(ctx context.Context, c WebClient, f Flow, code strin
 	if err := idt.Claims(&names); err != nil {
 		return Person{}, fmt.Errorf("the provider's ID token: %w", err)
 	}
-	p := Person{Issuer: idt.Issuer, Subject: idt.Subject}
+	p := Person{Issuer: idt.Issuer, Subject: idt.Subject, AgentScopes: !is.grants(c)}
 	for _, n := range []string{names.PreferredUsername, names.Name, names.Email} {
 		if n != "" {
 			p.Name = n
 			break
 		}
 	}
+	if is.grants(c) {
+		scope, _ := tok.Extra("scope").(string)
+		p.Scopes = v.grant(ctx, tok.AccessToken, scope, p)
+	}
 	return p, nil
+}
+
+// grant reads what the provider granted a sign-in of person p: the
+// scopes of the access token it returned, when that is an access token
+// kfa accepts (Verify: this issuer, kfa's audience, at+jwt) for the same
+// subject, as a bearer's scopes are read; otherwise kfa's scopes among
+// those the token endpoint said it granted (its answer's scope, RFC 6749
+// §5.1), an answer kfa had from the provider itself, over the channel it
+// authenticated to. An answer with no scope grants nothing here: the
+// RFC's "as requested" is no grant a provider stated.
+func (v *Verifier) grant(ctx context.Context, accessToken, scope string, p Person) []string {
+	if t, err := v.Verify(ctx, accessToken); err == nil && t.Issuer == p.Issuer && t.Subject == p.Subject {
+		return t.Scopes
+	}
+	var out []string
+	for _, s := range []string{ScopeRead, ScopePost} {
+		if slices.Contains(strings.Fields(scope), s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // idKeys verifies ID token signatures with an issuer's keys, for go-oidc.

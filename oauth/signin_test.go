@@ -157,3 +157,63 @@ func TestSignIn(t *testing.T) {
 		t.Fatalf("the provider's logout answered %s, to %q", res.Status, loc)
 	}
 }
+
+// TestSignInGrant: a sign-in asks for kfa's scopes on kfa's resource
+// (RFC 8707), and reads what the provider granted: the scopes of the
+// access token it returned when that is an access token for kfa, else
+// kfa's scopes among those its token endpoint said it granted; a
+// provider of AgentScopes is asked for none and grants nothing known.
+func TestSignInGrant(t *testing.T) {
+	p := provider(t, oidctest.Options{})
+	const redirect = "https://kfa.example.com/login/callback"
+	p.AddClient(oidctest.Client{ID: "kfa-web", Secret: "w", Scopes: []string{"read", "post"}, Audience: []string{resource},
+		RedirectURIs: []string{redirect}})
+	p.AddClient(oidctest.Client{ID: "other-web", Secret: "o", Scopes: []string{"read", "post"}, RedirectURIs: []string{redirect}})
+	p.AddPerson(oidctest.Person{Subject: "u-rita", Username: "rita", Scopes: []string{"read"}})
+	p.AddPerson(oidctest.Person{Subject: "u-pete", Username: "pete", Scopes: []string{"read", "post"}})
+	f := verifier(t, true, p.Issuer)
+	is := f.v.Issuer(p.Issuer)
+	signIn := func(web WebClient, who string) (Person, url.Values) {
+		t.Helper()
+		flow := NewFlow(p.Issuer, "/", f.clk.Now())
+		u, err := is.AuthCodeURL(web, flow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked, _ := url.Parse(u)
+		person, err := f.v.Exchange(context.Background(), web, flow, signInAt(t, u, redirect, who).Get("code"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return person, asked.Query()
+	}
+	web := WebClient{ID: "kfa-web", Secret: "w", RedirectURL: redirect, Resource: resource}
+	for _, tc := range []struct {
+		name  string
+		web   WebClient
+		who   string
+		want  string
+		agent bool
+	}{
+		{"a read-only person, from the access token", web, "rita", "read", false},
+		{"a person granted post, from the access token", web, "pete", "read,post", false},
+		{"an access token for another resource: the token endpoint's answer", WebClient{ID: "other-web", Secret: "o",
+			RedirectURL: redirect, Resource: resource}, "rita", "read", false},
+		{"a provider that grants nothing of kfa's", WebClient{ID: "kfa-web", Secret: "w", RedirectURL: redirect, Resource: resource,
+			AgentScopes: []string{p.Issuer}}, "pete", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			person, asked := signIn(tc.web, tc.who)
+			if got := strings.Join(person.Scopes, ","); got != tc.want || person.AgentScopes != tc.agent {
+				t.Fatalf("granted %q (agent scopes %v), want %q (%v)", got, person.AgentScopes, tc.want, tc.agent)
+			}
+			scope, res := "openid profile read post", resource
+			if tc.agent {
+				scope, res = "openid profile", ""
+			}
+			if asked.Get("scope") != scope || asked.Get("resource") != res || asked.Get("audience") != res {
+				t.Fatalf("asked for scope %q on resource %q", asked.Get("scope"), asked.Get("resource"))
+			}
+		})
+	}
+}

@@ -24,6 +24,10 @@ type Config struct {
 	// Audiences are kfa's resource identifiers; a token's aud must hold
 	// one of them (normally the public URL and the public URL + "/mcp").
 	Audiences []string
+	// PlainJWT are issuers (of Issuers) whose access tokens may be typed
+	// JWT, or not typed, rather than at+jwt: providers that cannot type
+	// their access tokens (kfa serve --oauth-plain-jwt-issuer).
+	PlainJWT []string
 	// HTTPClient fetches metadata and keys; nil uses one with a 10 s
 	// timeout.
 	HTTPClient *http.Client
@@ -57,6 +61,8 @@ type Verifier struct {
 type Issuer struct {
 	URL  string
 	keys *keySet
+	// plainJWT accepts its access tokens typed JWT, or untyped.
+	plainJWT bool
 
 	mu      sync.Mutex
 	meta    *Metadata // nil until discovered
@@ -107,6 +113,13 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 			now: cfg.Now, gap: cfg.RefetchGap}
 		v.issuers[u] = is
 		v.order = append(v.order, is)
+	}
+	for _, u := range cfg.PlainJWT {
+		is := v.issuers[u]
+		if is == nil {
+			return nil, fmt.Errorf("oauth-plain-jwt-issuer: %s is not an --oauth-issuer", u)
+		}
+		is.plainJWT = true
 	}
 	return v, nil
 }
@@ -268,6 +281,7 @@ const MaxTokenBytes = 16 << 10
 type header struct {
 	Alg  string   `json:"alg"`
 	Kid  string   `json:"kid"`
+	Typ  string   `json:"typ"`
 	Crit []string `json:"crit"`
 }
 
@@ -308,6 +322,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Token, error) {
 	if is == nil {
 		return Token{}, refusef("the token's issuer %q is not configured on this server; it accepts tokens of %s", unverified.Issuer,
 			strings.Join(quoteAll(v.cfg.Issuers), ", "))
+	}
+	if err := checkType(h.Typ, is.plainJWT, is.URL); err != nil {
+		return Token{}, err
 	}
 	if is.Metadata() == nil {
 		return Token{}, refusef("kfa has not reached issuer %s yet (%v); it keeps trying, so try again later", is.URL, is.err())

@@ -224,7 +224,7 @@ func TestKeyRotation(t *testing.T) {
 	}
 	// A made-up key id: one fetch per gap, however many tokens.
 	f.clk.Advance(DefaultRefetchGap)
-	madeUp := strings.Replace(third, strings.Split(third, ".")[0], encodeHeader(t, `{"alg":"RS256","kid":"made-up"}`), 1)
+	madeUp := strings.Replace(third, strings.Split(third, ".")[0], encodeHeader(t, `{"alg":"RS256","kid":"made-up","typ":"at+jwt"}`), 1)
 	for range 5 {
 		mustRefuse(t, f.v, madeUp, `key id "made-up" is not among the keys`)
 	}

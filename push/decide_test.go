@@ -91,12 +91,18 @@ func TestDeliveries(t *testing.T) {
 		evs[1].ID != ds[1].ID || evs[1].Ref != ds[1].Destination || !ds[0].NextAt.Equal(t0) {
 		t.Fatalf("deliveries %+v, events %+v", ds, evs)
 	}
-	again, _, _ := Deliveries(tr, []Config{{ID: "a", URL: "https://x.example.com/h"}})
+	again, _, err := Deliveries(tr, []Config{{ID: "a", URL: "https://x.example.com/h"}})
+	if err != nil || len(again) != 1 {
+		t.Fatalf("again: %+v %v", again, err)
+	}
 	if again[0].ID != ds[0].ID {
 		t.Fatal("the same transition made another delivery id")
 	}
 	tr.State = a2a.TaskStateCompleted
-	other, _, _ := Deliveries(tr, []Config{{ID: "a", URL: "https://x.example.com/h"}})
+	other, _, err := Deliveries(tr, []Config{{ID: "a", URL: "https://x.example.com/h"}})
+	if err != nil || len(other) != 1 {
+		t.Fatalf("completed: %+v %v", other, err)
+	}
 	if other[0].ID == ds[0].ID {
 		t.Fatal("another transition made the same delivery id")
 	}

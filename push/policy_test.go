@@ -142,7 +142,10 @@ func asDest(err error, de **DestinationError) bool {
 }
 
 func TestCheckDial(t *testing.T) {
-	allow, _ := ParseAllow([]string{"127.0.0.1", "hooks.internal"})
+	allow, err := ParseAllow([]string{"127.0.0.1", "hooks.internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ip := netip.MustParseAddr
 	for _, tc := range []struct {
 		name   string

@@ -66,7 +66,10 @@ func TestKilledFollower(t *testing.T) {
 			if st.Discussions != 1 || st.Records != 78 || docs != 79 {
 				t.Fatalf("status %+v with %d documents; want 78 records and 1 discussion, each once", st, docs)
 			}
-			ls, _ := f.db.LogState(ctx)
+			ls, err := f.db.LogState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if f.idx.Applied() != ls.Last {
 				t.Fatalf("applied %s, the log at %s", f.idx.Applied(), ls.Last)
 			}

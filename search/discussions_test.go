@@ -328,6 +328,9 @@ func TestReplySearchableAtOnce(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		for !ok() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: not searchable within a minute", what)
+			}
 			st, err := f.db.LogState(ctx)
 			if err != nil {
 				t.Fatal(err)

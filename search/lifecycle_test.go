@@ -50,7 +50,10 @@ func TestCatchUpOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.open(t)
-	ls, _ := f.db.LogState(ctx)
+	ls, err := f.db.LogState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if f.idx.Applied() != ls.Last {
 		t.Fatalf("applied %s, the log at %s", f.idx.Applied(), ls.Last)
 	}
@@ -235,7 +238,10 @@ func TestLiveRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, _ := f.db.LogState(ctx)
+	ls, err := f.db.LogState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !st.Rebuilt || st.Records != 78 || st.AppliedPosition != ls.Last.String() || st.LogPosition != ls.Last.String() {
 		t.Fatalf("status %+v, log %+v", st, ls)
 	}
@@ -322,11 +328,17 @@ func catchUpInSmallBatches(t *testing.T, o Options) {
 	del("gen-11")
 	idx := open()
 	defer idx.Close()
-	ls, _ := db.LogState(ctx)
+	ls, err := db.LogState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if idx.Applied() != ls.Last {
 		t.Fatalf("applied %s of %s", idx.Applied(), ls.Last)
 	}
-	st, _ := idx.Status(ctx)
+	st, err := idx.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Records != 9 {
 		t.Fatalf("%d records indexed, want 9", st.Records)
 	}

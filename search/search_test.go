@@ -212,8 +212,8 @@ func TestSearchWritesNothing(t *testing.T) {
 	} {
 		find(t, f.idx, q)
 	}
-	if after, _ := f.db.Digest(); after != before {
-		t.Fatal("searching changed the store")
+	if after, err := f.db.Digest(); err != nil || after != before {
+		t.Fatalf("searching changed the store (%v)", err)
 	}
 }
 

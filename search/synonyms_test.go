@@ -53,9 +53,18 @@ func TestParseSynonyms(t *testing.T) {
 			}
 		})
 	}
-	a, _ := ParseSynonyms(strings.NewReader("pg, postgres\nk8s, kubernetes\n"))
-	b, _ := ParseSynonyms(strings.NewReader("# the same, reordered\nk8s, kubernetes\npg, postgres\n"))
-	c, _ := ParseSynonyms(strings.NewReader("postgres, pg\nk8s, kubernetes\n"))
+	a, err := ParseSynonyms(strings.NewReader("pg, postgres\nk8s, kubernetes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseSynonyms(strings.NewReader("# the same, reordered\nk8s, kubernetes\npg, postgres\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseSynonyms(strings.NewReader("postgres, pg\nk8s, kubernetes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if a.Digest() != b.Digest() || a.Digest() == c.Digest() || (*Synonyms)(nil).Digest() != "" {
 		t.Fatalf("digests %q %q %q: the same groups must agree, another first word must differ", a.Digest(), b.Digest(), c.Digest())
 	}
@@ -130,7 +139,7 @@ func TestSynonyms(t *testing.T) {
 	if got := top("pg lockup"); got != "postgresql-deadlock-detected" {
 		t.Fatalf("after a refused rebuild: top %q", got)
 	}
-	if st, _ := f.idx.Status(ctx); st.SynonymGroups != 2 {
-		t.Fatalf("status %+v: want the 2 groups still in use", st)
+	if st, err := f.idx.Status(ctx); err != nil || st.SynonymGroups != 2 {
+		t.Fatalf("status %+v: want the 2 groups still in use (%v)", st, err)
 	}
 }

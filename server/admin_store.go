@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"io"
+	"path/filepath"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/admin"
@@ -48,6 +49,18 @@ func (a adminStore) Check(ctx context.Context, pages bool) (api.CheckReport, err
 }
 
 func (a adminStore) Backup(w io.Writer, size func(int64)) (int64, error) { return a.db.Backup(w, size) }
+
+func (a adminStore) Identity(ctx context.Context) (api.StoreIdentity, error) {
+	st, err := a.db.LogState(ctx)
+	if err != nil {
+		return api.StoreIdentity{}, err
+	}
+	path, err := filepath.Abs(a.db.Path()) // the CLI may run elsewhere
+	if err != nil {
+		path = a.db.Path()
+	}
+	return api.StoreIdentity{Backend: api.BackendBBolt, Name: path, ID: st.Epoch}, nil
+}
 
 // CheckReportJSON converts a store check report to its JSON shape.
 func CheckReportJSON(rep store.CheckReport) api.CheckReport {

@@ -126,6 +126,14 @@ func PostgresCheckReport(rep postgres.CheckReport) api.CheckReport {
 
 func (a pgAdminStore) Backup(io.Writer, func(int64)) (int64, error) { return 0, errNotOnPostgres }
 
+func (a pgAdminStore) Identity(ctx context.Context) (api.StoreIdentity, error) {
+	st, err := a.db.LogState(ctx)
+	if err != nil {
+		return api.StoreIdentity{}, err
+	}
+	return api.StoreIdentity{Backend: api.BackendPostgres, Name: a.db.Describe(), ID: st.Epoch}, nil
+}
+
 // pgCounts gives the metrics the PostgreSQL store's counters.
 type pgCounts struct{ db *postgres.DB }
 

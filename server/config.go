@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/internal/httpkit"
 	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
@@ -140,6 +141,12 @@ type Config struct {
 	// OAuthAudiences replace the resource identifiers an access token's
 	// aud must hold; default: PublicURL and PublicURL + "/mcp".
 	OAuthAudiences []string
+	// OAuthPlainJWTIssuers are issuers (of OAuthIssuers) whose access
+	// tokens are accepted typed JWT, or untyped, rather than at+jwt (RFC
+	// 9068): providers that cannot type their access tokens. Off by
+	// default, since such an issuer's ID tokens are then taken for access
+	// tokens wherever their audience is one of kfa's.
+	OAuthPlainJWTIssuers []string
 	// OAuthAutoProvision creates the agent of an identity (iss, sub) at its
 	// first valid token; default true. Off, only identities an operator
 	// linked (kfa agent link) are let in.
@@ -148,6 +155,11 @@ type Config struct {
 	// view: the OAuth client registered at each issuer with the redirect
 	// URI PublicURL + "/login/callback".
 	OAuthWebClientID string
+	// OAuthWebAgentScopes are issuers (of OAuthIssuers) that cannot grant
+	// kfa's scopes to a person (Google): a sign-in there asks for none,
+	// and its session holds its agent's scopes. Elsewhere a session holds
+	// what the provider granted the sign-in.
+	OAuthWebAgentScopes []string
 	// OAuthWebClientSecret is that client's secret. kfa serve reads it
 	// from --oauth-web-client-secret-file or KFA_OAUTH_WEB_CLIENT_SECRET,
 	// never from a flag value (which any user of the machine can read in
@@ -185,7 +197,7 @@ func DefaultConfig() Config {
 		MaxStreams:         10_000,
 		MaxStreamsPerAgent: 50,
 		StreamHeartbeat:    15 * time.Second,
-		MaxBodyBytes:       256 << 10,
+		MaxBodyBytes:       httpkit.DefaultMaxBodyBytes,
 		MaxHeaderBytes:     16 << 10,
 		ReadHeaderTimeout:  5 * time.Second,
 		ReadTimeout:        30 * time.Second,
@@ -321,6 +333,19 @@ func (c *Config) validateOAuth() error {
 			return fmt.Errorf("oauth-issuer: %s is given twice", is)
 		}
 		seen[is] = true
+	}
+	for _, is := range c.OAuthPlainJWTIssuers {
+		if !seen[is] {
+			return fmt.Errorf("oauth-plain-jwt-issuer: %s is not an --oauth-issuer", is)
+		}
+	}
+	for _, is := range c.OAuthWebAgentScopes {
+		switch {
+		case !seen[is]:
+			return fmt.Errorf("oauth-web-agent-scopes: %s is not an --oauth-issuer", is)
+		case c.OAuthWebClientID == "":
+			return errors.New("oauth-web-agent-scopes: needs --oauth-web-client-id")
+		}
 	}
 	for _, a := range c.OAuthAudiences {
 		if strings.TrimSpace(a) == "" || strings.ContainsAny(a, " \t,") {

@@ -44,6 +44,19 @@ func TestValidateOAuth(t *testing.T) {
 		{"plain http elsewhere", func(c *Config) { c.OAuthIssuers = []string{"http://idp.example.com"} },
 			"oauth-issuer: http://idp.example.com is plain http on a host that is not loopback"},
 		{"twice", func(c *Config) { c.OAuthIssuers = []string{"https://a.example", "https://a.example"} }, "is given twice"},
+		{"plain JWT of no issuer", func(c *Config) {
+			c.OAuthIssuers, c.OAuthPlainJWTIssuers = []string{"https://idp.example.com"}, []string{"https://idp.example.com/"}
+		}, "oauth-plain-jwt-issuer: https://idp.example.com/ is not an --oauth-issuer"},
+		{"plain JWT of an issuer", func(c *Config) {
+			c.OAuthIssuers, c.OAuthPlainJWTIssuers = []string{"https://idp.example.com"}, []string{"https://idp.example.com"}
+		}, ""},
+		{"agent scopes of no issuer", func(c *Config) {
+			c.OAuthIssuers, c.OAuthWebClientID = []string{"https://idp.example.com"}, "kfa-web"
+			c.OAuthWebAgentScopes = []string{"https://accounts.google.com"}
+		}, "oauth-web-agent-scopes: https://accounts.google.com is not an --oauth-issuer"},
+		{"agent scopes without a web client", func(c *Config) {
+			c.OAuthIssuers, c.OAuthWebAgentScopes = []string{"https://accounts.google.com"}, []string{"https://accounts.google.com"}
+		}, "oauth-web-agent-scopes: needs --oauth-web-client-id"},
 		{"audience without issuer", func(c *Config) { c.OAuthAudiences = []string{"api://kfa"} }, "oauth-audience: needs --oauth-issuer"},
 		{"audience with a space", func(c *Config) {
 			c.OAuthIssuers, c.OAuthAudiences = []string{"https://a.example"}, []string{"a b"}

@@ -23,7 +23,8 @@ func (s *Server) newOAuth() (*oauth.Verifier, error) {
 	if len(s.cfg.OAuthIssuers) == 0 {
 		return nil, nil
 	}
-	return oauth.NewVerifier(oauth.Config{Issuers: s.cfg.OAuthIssuers, Audiences: s.cfg.OAuthAudienceList(), Log: s.log})
+	return oauth.NewVerifier(oauth.Config{Issuers: s.cfg.OAuthIssuers, Audiences: s.cfg.OAuthAudienceList(),
+		PlainJWT: s.cfg.OAuthPlainJWTIssuers, Log: s.log})
 }
 
 // accessTokens is service.AccessTokens over an oauth.Verifier.
@@ -31,6 +32,9 @@ type accessTokens struct{ v *oauth.Verifier }
 
 // LooksLikeAccessToken implements service.AccessTokens.
 func (a accessTokens) LooksLikeAccessToken(token string) bool { return oauth.LooksLikeJWT(token) }
+
+// Audiences implements service.AccessTokens.
+func (a accessTokens) Audiences() []string { return a.v.Audiences() }
 
 // Verify implements service.AccessTokens.
 func (a accessTokens) Verify(ctx context.Context, token string) (service.AccessToken, error) {

@@ -40,7 +40,8 @@ func (s *Server) newWebSignIn() service.WebSignIn {
 		_, _ = rand.Read(key)
 	}
 	return &webSignIn{v: s.oauth, key: key, now: time.Now, client: oauth.WebClient{ID: s.cfg.OAuthWebClientID,
-		Secret: s.cfg.OAuthWebClientSecret, RedirectURL: s.cfg.PublicURL + "/login/callback"}}
+		Secret: s.cfg.OAuthWebClientSecret, RedirectURL: s.cfg.PublicURL + "/login/callback", Resource: s.cfg.PublicURL,
+		AgentScopes: s.cfg.OAuthWebAgentScopes}}
 }
 
 // Providers implements service.WebSignIn: every configured issuer, named
@@ -72,19 +73,29 @@ func (w *webSignIn) Begin(issuer, next string) (string, string, error) {
 }
 
 // Finish implements service.WebSignIn.
-func (w *webSignIn) Finish(ctx context.Context, sealed, state, code string) (service.SignedInPerson, error) {
-	f, err := oauth.OpenFlow(w.key, sealed, state, w.now())
+func (w *webSignIn) Finish(ctx context.Context, cb service.Callback) (service.SignedInPerson, error) {
+	// The state first: what else the callback says counts only for the
+	// sign-in it belongs to.
+	f, err := oauth.OpenFlow(w.key, cb.Sealed, cb.State, w.now())
 	if errors.Is(err, oauth.ErrFlow) {
 		return service.SignedInPerson{}, service.ErrSignInFlow
 	}
 	if err != nil {
 		return service.SignedInPerson{}, err
 	}
-	p, err := w.v.Exchange(ctx, w.client, f, code)
+	if cb.Error != "" {
+		return service.SignedInPerson{Next: f.Return}, &service.ProviderError{Code: cb.Error}
+	}
+	p, err := w.v.Exchange(ctx, w.client, f, cb.Code)
 	if err != nil {
 		return service.SignedInPerson{Next: f.Return}, err
 	}
-	return service.SignedInPerson{Identity: agents.Identity{Issuer: p.Issuer, Subject: p.Subject}, Name: p.Name, Next: f.Return}, nil
+	out := service.SignedInPerson{Identity: agents.Identity{Issuer: p.Issuer, Subject: p.Subject}, Name: p.Name, Next: f.Return,
+		AgentScopes: p.AgentScopes}
+	for _, sc := range p.Scopes {
+		out.Scopes = append(out.Scopes, agents.Scope(sc))
+	}
+	return out, nil
 }
 
 // LogoutURL implements service.WebSignIn.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
@@ -20,8 +21,11 @@ type AccessTokens interface {
 	// *TokenRefusal saying why in words the caller can act on.
 	Verify(ctx context.Context, token string) (AccessToken, error)
 	// LooksLikeAccessToken tells a token worth verifying (a JWT) from
-	// garbage, which is refused as an invalid token without a look.
+	// one that is not (an opaque token), refused without a look.
 	LooksLikeAccessToken(token string) bool
+	// Audiences are the audiences a token must name, one of them: what a
+	// client asks the provider for.
+	Audiences() []string
 }
 
 // AccessToken is a verified access token.
@@ -64,8 +68,11 @@ type OAuthPolicy struct {
 // answered as it is, any other error is the server's.
 func (s *Service) authenticateAccessToken(ctx context.Context, token string) (agents.Agent, error) {
 	v := s.deps.AccessTokens
-	if v == nil || strings.HasPrefix(token, "kfa_") || !v.LooksLikeAccessToken(token) {
+	if v == nil || strings.HasPrefix(token, "kfa_") {
 		return agents.Agent{}, agents.ErrInvalidToken
+	}
+	if !v.LooksLikeAccessToken(token) {
+		return agents.Agent{}, opaqueRefusal(v.Audiences())
 	}
 	t, err := v.Verify(ctx, token)
 	if err != nil {
@@ -88,11 +95,34 @@ func (s *Service) authenticateAccessToken(ctx context.Context, token string) (ag
 			"its tokens are refused, even unexpired ones", t.Identity.Issuer, t.Identity.Subject)
 	case errors.Is(err, agents.ErrInvalidIdentity):
 		return agents.Agent{}, refusef("the token's identity is not one kfa can keep: %v", err)
+	case errors.Is(err, agents.ErrDuplicateName):
+		return agents.Agent{}, refusef("kfa cannot name an agent for the token's identity (issuer %q, subject %q): every name it may take "+
+			"is another agent's; an operator creates one and links it with: kfa agent link AGENT_ID --issuer %s --subject %s",
+			t.Identity.Issuer, t.Identity.Subject, t.Identity.Issuer, t.Identity.Subject)
 	case err != nil:
 		return agents.Agent{}, fmt.Errorf("the agent of %s: %w", t.Identity, err)
 	}
 	a.Scopes = narrow(a.Scopes, t.Scopes)
 	return a, nil
+}
+
+// opaqueRefusal refuses a bearer that is neither a kfa token nor a JWT:
+// most likely an opaque access token, which a provider issues when the
+// token request names no resource it mints JWTs for (the request lacks
+// resource=, or Auth0's audience=). kfa reads only JWTs, so it says how
+// to ask for one.
+func opaqueRefusal(audiences []string) *TokenRefusal {
+	q := make([]string, len(audiences))
+	for i, a := range audiences {
+		q[i] = strconv.Quote(a)
+	}
+	aud := ""
+	if len(audiences) > 0 {
+		aud = audiences[0]
+	}
+	return refusef("kfa needs a JWT access token whose audience is %s; this one is not a JWT (an opaque token, which only its provider "+
+		"can read): ask the provider for a JWT access token for this server, with resource=%s in the token request (RFC 8707), "+
+		"or audience=%s (Auth0)", strings.Join(q, " or "), aud, aud)
 }
 
 // narrow keeps the scopes of have that the token grants too: a token

@@ -25,6 +25,10 @@ type verdict struct {
 
 func (v verdicts) LooksLikeAccessToken(token string) bool { return strings.Count(token, ".") == 2 }
 
+func (v verdicts) Audiences() []string {
+	return []string{"https://kfa.example.com", "https://kfa.example.com/mcp"}
+}
+
 func (v verdicts) Verify(_ context.Context, token string) (AccessToken, error) {
 	r, ok := v[token]
 	if !ok {
@@ -87,7 +91,11 @@ func TestAuthenticateAccessTokens(t *testing.T) {
 		{name: "no issuer configured", token: "a.read.post", kind: &a2a.Unauthenticated, says: "invalid, expired or revoked", failures: 1},
 		{name: "a kfa token never reaches the verifier", token: "kfa_a.b.c", verifier: v, kind: &a2a.Unauthenticated,
 			says: "invalid, expired or revoked", failures: 1},
-		{name: "not a JWT", token: "garbage", verifier: v, kind: &a2a.Unauthenticated, says: "invalid, expired or revoked", failures: 1},
+		{name: "an opaque token", token: "ya29.opaque-token", verifier: v, kind: &a2a.Unauthenticated,
+			says: "kfa needs a JWT access token whose audience is \"https://kfa.example.com\" or \"https://kfa.example.com/mcp\"; " +
+				"this one is not a JWT (an opaque token, which only its provider can read): ask the provider for a JWT access token " +
+				"for this server, with resource=https://kfa.example.com in the token request (RFC 8707), or audience=https://kfa.example.com (Auth0)",
+			failures: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			failures := ratelimit.New(ratelimit.Config{Events: 10, Per: time.Minute, Now: now})

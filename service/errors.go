@@ -83,11 +83,11 @@ func toA2A(err error, prefix string) *a2a.Error {
 	case errors.Is(err, discussions.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "discussion not found")
 	case errors.Is(err, discussions.ErrNotAsker):
-		return a2a.Errorf(a2a.PermissionDenied, "only the asker of the discussion can accept a reply")
+		return a2a.Errorf(a2a.NotAsker, "only the asker of the discussion can accept a reply")
 	case errors.Is(err, discussions.ErrAcceptOwn):
 		return a2a.BadParam("replyId", "is the asker's own reply; the accepted answer is a reply by someone else")
 	case errors.Is(err, moderation.ErrOwnContent):
-		return a2a.Errorf(a2a.PermissionDenied, "agents cannot flag their own discussions or replies")
+		return a2a.Errorf(a2a.OwnContent, "agents cannot flag their own discussions or replies")
 	case errors.Is(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
 	case errors.Is(err, agents.ErrInvalidToken):
@@ -97,7 +97,9 @@ func toA2A(err error, prefix string) *a2a.Error {
 	case errors.Is(err, knowledge.ErrNotFound):
 		return a2a.Errorf(a2a.NotFound, "record not found")
 	case errors.Is(err, agents.ErrDisabled):
-		return a2a.Errorf(a2a.UnsupportedOperation, "agent is disabled")
+		return a2a.Errorf(a2a.UnsupportedOperation, "%s", "agent is revoked, and stays revoked: its tokens never work again. "+
+			"Create a new agent (kfa agent create); to give it the OAuth identity of the revoked one, "+
+			"kfa agent link NEW_ID --issuer URL --subject SUB --replace")
 	case errors.Is(err, agents.ErrNotLinked):
 		return a2a.Errorf(a2a.Unauthenticated, "%s", err.Error())
 	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope), errors.Is(err, agents.ErrInvalidIdentity):

@@ -89,9 +89,13 @@ func (o *Operator) RevokeAgent(ctx context.Context, id string) (agents.Agent, er
 }
 
 // LinkAgent makes the OAuth identity (issuer, subject) act as the agent:
-// from then on that pair's access tokens are the agent's.
-func (o *Operator) LinkAgent(ctx context.Context, id string, req api.LinkAgentRequest) (agents.Agent, error) {
-	return o.d.Agents.Link(ctx, id, agents.Identity{Issuer: req.Issuer, Subject: req.Subject})
+// from then on that pair's access tokens are the agent's. With
+// req.Replace, an identity whose agent was revoked moves to this one (the
+// way back for a revoked person or client); the outcome names the agent
+// it moved from.
+func (o *Operator) LinkAgent(ctx context.Context, id string, req api.LinkAgentRequest) (agents.LinkOutcome, error) {
+	return o.d.Agents.LinkAs(ctx, agents.Link{AgentID: id, Identity: agents.Identity{Issuer: req.Issuer, Subject: req.Subject},
+		Replace: req.Replace, By: req.By})
 }
 
 // TasksQuery lists every agent's tasks, as the operator wrote it.

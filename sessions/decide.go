@@ -1,5 +1,11 @@
 package sessions
 
+import (
+	"slices"
+
+	"github.com/kfa-project/kfa/agents"
+)
+
 // The decisions of the session commands. Each is pure: it takes what the
 // store loaded and returns the effects for the store to write.
 
@@ -28,3 +34,40 @@ func DecideCreate(oldest []Session, s Session) CreateOutcome {
 // DecideEnd decides ending the session found (nil when none has the
 // digest): whether there is one to delete. Ending none is no error.
 func DecideEnd(found *Session) (del bool) { return found != nil }
+
+// ProviderScopes are the scopes a sign-in of agent a through a provider
+// holds, the provider having granted it granted: read and post as far
+// as both the provider's grant and the agent allow (post implies read,
+// as agents.Agent.Has says), and moderate when the agent holds it, which
+// kfa never asks a provider for: only an operator gives it. A provider's
+// grant is read once, at sign-in: a person granted more, or less, at the
+// provider has it at their next sign-in.
+func ProviderScopes(a agents.Agent, granted []agents.Scope) []agents.Scope {
+	var out []agents.Scope
+	for _, s := range []agents.Scope{agents.ScopeRead, agents.ScopePost} {
+		if slices.Contains(granted, s) && a.Has(s) {
+			out = append(out, s)
+		}
+	}
+	if slices.Contains(a.Scopes, agents.ScopeModerate) {
+		out = append(out, agents.ScopeModerate)
+	}
+	return out
+}
+
+// Within narrows agent a, as it is now, to the scopes of session s: a
+// provider's sign-in does no more than it was granted, nor more than
+// its agent may do now. A token sign-in (no Scopes) is its agent.
+func (s Session) Within(a agents.Agent) agents.Agent {
+	if s.Scopes == nil {
+		return a
+	}
+	var out []agents.Scope
+	for _, sc := range s.Scopes {
+		if a.Has(sc) {
+			out = append(out, sc)
+		}
+	}
+	a.Scopes = out
+	return a
+}

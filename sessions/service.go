@@ -68,20 +68,26 @@ func (s *Service) Start(ctx context.Context, token string) (Started, error) {
 }
 
 // StartAgent signs in as agent a, whose identity a provider has just
-// vouched for (the web's OAuth sign-in). The session holds no token: it
-// lives until it expires, the person signs out, or the agent is revoked.
-// A revoked agent is agents.ErrDisabled.
-func (s *Service) StartAgent(ctx context.Context, a agents.Agent) (Started, error) {
+// vouched for (the web's OAuth sign-in), granting the sign-in the scopes
+// granted (see ProviderScopes). The session holds no token: it lives
+// until it expires, the person signs out, or the agent is revoked, with
+// the scopes it began with. A revoked agent is agents.ErrDisabled, a
+// grant of none of the agent's scopes ErrNoScope.
+func (s *Service) StartAgent(ctx context.Context, a agents.Agent, granted []agents.Scope) (Started, error) {
 	if !a.Active() {
 		return Started{}, agents.ErrDisabled
 	}
+	scopes := ProviderScopes(a, granted)
+	if len(scopes) == 0 {
+		return Started{}, ErrNoScope
+	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	id := newID()
-	sess := Session{Digest: DigestOf(id), AgentID: a.ID, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	sess := Session{Digest: DigestOf(id), AgentID: a.ID, CreatedAt: now, ExpiresAt: now.Add(s.ttl), Scopes: scopes}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return Started{}, fmt.Errorf("sign in: store session: %w", err)
 	}
-	return Started{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil
+	return Started{ID: id, Agent: sess.Within(a), ExpiresAt: sess.ExpiresAt}, nil
 }
 
 // Active is a resumed session with its agent as it is now.
@@ -128,8 +134,13 @@ func (s *Service) Resume(ctx context.Context, id string) (Active, error) {
 }
 
 // resumeAgent resumes a session that holds no token (StartAgent): its
-// agent must still be active.
+// agent must still be active, and it does what the session was granted.
+// One stored before sessions kept their scopes (none) has ended: its
+// grant is unknown, so the person signs in again.
 func (s *Service) resumeAgent(ctx context.Context, id string, sess Session) (Active, error) {
+	if sess.Scopes == nil {
+		return Active{}, ErrEnded
+	}
 	a, err := s.auth.GetAgent(ctx, sess.AgentID)
 	if err != nil {
 		if errors.Is(err, agents.ErrNotFound) {
@@ -140,7 +151,7 @@ func (s *Service) resumeAgent(ctx context.Context, id string, sess Session) (Act
 	if !a.Active() {
 		return Active{}, ErrEnded
 	}
-	return Active{ID: id, Agent: a, ExpiresAt: sess.ExpiresAt}, nil
+	return Active{ID: id, Agent: sess.Within(a), ExpiresAt: sess.ExpiresAt}, nil
 }
 
 // End signs out: the session is deleted. Ending an unknown or malformed id

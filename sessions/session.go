@@ -24,6 +24,9 @@ var (
 	// rotated (it still works for the API during its grace period, but a
 	// new session must start from the agent's current token).
 	ErrRotatedToken = errors.New("this token was rotated; sign in with the agent's new token")
+	// ErrNoScope refuses a sign-in through a provider that granted it
+	// none of its agent's scopes.
+	ErrNoScope = errors.New("the provider granted this sign-in neither the read nor the post scope")
 )
 
 // DefaultTTL is how long a session lives when the server sets nothing else.
@@ -47,6 +50,11 @@ type Session struct {
 	Credential agents.Digest
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
+	// Scopes are what a sign-in through a provider may do: the scopes its
+	// provider granted it, within its agent's (ProviderScopes), for as
+	// long as it lives. nil for a token sign-in, which may do what its
+	// agent may.
+	Scopes []agents.Scope
 }
 
 // Store persists sessions. Each method is one transaction.

@@ -21,14 +21,11 @@ type Detached struct {
 
 // CurrentKeyID is the id of the key Sign would use now.
 func (s *Signer) CurrentKeyID(ctx context.Context) (string, error) {
-	keys, err := s.current(ctx)
+	cur, err := s.signingKey(ctx)
 	if err != nil {
 		return "", err
 	}
-	if len(keys) == 0 || !keys[0].rec.RetiredAt.IsZero() {
-		return "", ErrNoKey
-	}
-	return keys[0].rec.ID, nil
+	return cur.rec.ID, nil
 }
 
 // SignDetached signs payload with the current key (ES256). The protected
@@ -37,14 +34,10 @@ func (s *Signer) CurrentKeyID(ctx context.Context) (string, error) {
 // header and key always give the same bytes, so what is signed once can
 // be signed again, after a restart, without anything changing.
 func (s *Signer) SignDetached(ctx context.Context, payload []byte, typ string, extra map[string]string) (Detached, error) {
-	keys, err := s.current(ctx)
+	cur, err := s.signingKey(ctx)
 	if err != nil {
 		return Detached{}, err
 	}
-	if len(keys) == 0 || !keys[0].rec.RetiredAt.IsZero() {
-		return Detached{}, ErrNoKey
-	}
-	cur := keys[0]
 	header := map[string]string{}
 	for k, v := range extra {
 		header[k] = v

@@ -61,7 +61,33 @@ func TestSignDetached(t *testing.T) {
 	if _, err := s.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if now, _ := s.CurrentKeyID(ctx); now == kid {
-		t.Fatal("the current key did not change on rotation")
+	if now, err := s.CurrentKeyID(ctx); err != nil || now == kid {
+		t.Fatalf("the current key did not change on rotation (%v)", err)
+	}
+}
+
+// TestRotateInOneMillisecond: keys made in the same millisecond (the
+// clock here does not move) are stored in id order, yet the key that
+// signs is always the one the last rotation made.
+func TestRotateInOneMillisecond(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	s := signing.New(open(t), time.Hour, clk.now)
+	if err := s.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		k, err := s.Rotate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := s.CurrentKeyID(ctx)
+		if err != nil || now != k.ID {
+			t.Fatalf("rotation %d made %s; the current key is %q (%v)", i+1, k.ID, now, err)
+		}
+		d, err := s.SignDetached(ctx, []byte("x"), "", nil)
+		if err != nil || d.KeyID != k.ID {
+			t.Fatalf("rotation %d: signed with %q (%v), want %s", i+1, d.KeyID, err, k.ID)
+		}
 	}
 }

@@ -192,18 +192,31 @@ func (s *Signer) current(ctx context.Context) ([]key, error) {
 	return s.keys, nil
 }
 
+// signingKey is the key that signs now: the one not retired. Not simply
+// the newest: keys made in the same millisecond (a rotation right after
+// the first key, or on another process whose clock is behind) are ordered
+// by id, so the retired one can come first.
+func (s *Signer) signingKey(ctx context.Context) (key, error) {
+	keys, err := s.current(ctx)
+	if err != nil {
+		return key{}, err
+	}
+	for _, k := range keys {
+		if k.rec.RetiredAt.IsZero() {
+			return k, nil
+		}
+	}
+	return key{}, ErrNoKey
+}
+
 // Sign signs payload with the current key: a compact JWS (ES256) whose
 // protected header names the key (kid) and, when typ is not empty, the
 // type (typ).
 func (s *Signer) Sign(ctx context.Context, payload []byte, typ string) (string, error) {
-	keys, err := s.current(ctx)
+	cur, err := s.signingKey(ctx)
 	if err != nil {
 		return "", err
 	}
-	if len(keys) == 0 || !keys[0].rec.RetiredAt.IsZero() {
-		return "", ErrNoKey
-	}
-	cur := keys[0]
 	opts := &jose.SignerOptions{}
 	if typ != "" {
 		opts = opts.WithType(jose.ContentType(typ))

@@ -96,7 +96,10 @@ func TestSignerLifecycle(t *testing.T) {
 	if kid != first || string(payload) != `{"jti":"d1"}` {
 		t.Fatalf("payload %s, kid %s", payload, kid)
 	}
-	obj, _ := jose.ParseSignedCompact(jws, []jose.SignatureAlgorithm{jose.ES256})
+	obj, err := jose.ParseSignedCompact(jws, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if typ := obj.Signatures[0].Protected.ExtraHeaders["typ"]; typ != "JWT" {
 		t.Fatalf("typ %v", typ)
 	}
@@ -114,11 +117,17 @@ func TestSignerLifecycle(t *testing.T) {
 	if _, kid := verify(t, set, jws); kid != first {
 		t.Fatal("the old signature no longer verifies")
 	}
-	jws2, _ := s.Sign(ctx, []byte("y"), "")
+	jws2, err := s.Sign(ctx, []byte("y"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, kid := verify(t, set, jws2); kid != next.ID {
 		t.Fatalf("signed with %s after the rotation", kid)
 	}
-	keys, _ = s.Keys(ctx)
+	keys, err = s.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(keys) != 2 || keys[1].Current || !keys[1].ExpiresAt.Equal(clk.now().Add(24*time.Hour)) {
 		t.Fatalf("keys after a rotation: %+v", keys)
 	}
@@ -132,8 +141,8 @@ func TestSignerLifecycle(t *testing.T) {
 	if _, err := s.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := s.Keys(ctx); len(keys) != 2 {
-		t.Fatalf("keys after the old one expired: %+v", keys)
+	if keys, err := s.Keys(ctx); err != nil || len(keys) != 2 {
+		t.Fatalf("keys after the old one expired: %+v (%v)", keys, err)
 	}
 
 	// Another Signer over the same file (another process) sees the keys.

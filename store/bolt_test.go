@@ -85,14 +85,20 @@ func TestReopenKeepsDataAndSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := db.Digest()
+	before, err := db.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	_ = db.Close()
 	db, err = store.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	after, _ := db.Digest()
+	after, err := db.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if before != after || string(db.Secret()) != string(secret) || len(secret) != 32 {
 		t.Fatal("reopening changed the file or its secret")
 	}
@@ -152,8 +158,8 @@ func TestReadsAndRefusalsWriteNothing(t *testing.T) {
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if after, _ := db.Digest(); after != before {
-			t.Fatalf("%s changed the store", name)
+		if after, err := db.Digest(); err != nil || after != before {
+			t.Fatalf("%s changed the store (%v)", name, err)
 		}
 	}
 }

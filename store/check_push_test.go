@@ -161,8 +161,8 @@ func TestPushReadsWriteNothing(t *testing.T) {
 	if _, err := w.db.DeletePushConfig(ctx, w.alice.ID, w.pending.TaskID, "no-such-config", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if after, _ := w.db.Digest(); after != before {
-		t.Fatal("reads changed the file")
+	if after, err := w.db.Digest(); err != nil || after != before {
+		t.Fatalf("reads changed the file (%v)", err)
 	}
 	if _, after, _ := w.db.CommitCountsForTest(); after != txs {
 		t.Fatalf("reads began %d write transactions", after-txs)

@@ -437,7 +437,9 @@ func TestVerifyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.SetSchemaVersionForTest(SchemaVersion() + 1)
+	if err := db.SetSchemaVersionForTest(SchemaVersion() + 1); err != nil {
+		t.Fatal(err)
+	}
 	_ = db.Close()
 	if _, err := VerifyFile(path, time.Second); err == nil || !strings.Contains(err.Error(), "newer kfa") {
 		t.Fatalf("verify a newer file: %v", err)
@@ -449,7 +451,9 @@ func TestVerifyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = bdb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("x")); return err })
+	if err := bdb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("x")); return err }); err != nil {
+		t.Fatal(err)
+	}
 	_ = bdb.Close()
 	if _, err := VerifyFile(other, time.Second); err == nil || !strings.Contains(err.Error(), "not a kfa database") {
 		t.Fatalf("verify a foreign file: %v", err)

@@ -169,10 +169,12 @@ func TestRefusalAfterAWriteIsRolledBack(t *testing.T) {
 	if !errors.Is(err, no) {
 		t.Fatalf("got %v, want the refusal's error", err)
 	}
-	_ = db.WriteForTest(func(tx *bolt.Tx) error {
+	if err := db.WriteForTest(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucket).Get([]byte("k")) != nil {
 			t.Error("the write before a refusal was committed")
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -56,8 +56,9 @@ func (s *DB) AgentByIdentity(_ context.Context, id agents.Identity) (agents.Agen
 }
 
 // LinkAgent implements agents.Store: load the agent and the identity's
-// agent, agents.DecideLink, persist. bbolt's single writer is both locks.
-func (s *DB) LinkAgent(_ context.Context, l agents.Link) (agents.Agent, error) {
+// agent, agents.DecideLink, persist (the revoked agent the identity moves
+// from, too). bbolt's single writer is both locks.
+func (s *DB) LinkAgent(_ context.Context, l agents.Link) (agents.LinkOutcome, error) {
 	var out agents.LinkOutcome
 	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
 		var st agents.LinkState
@@ -68,7 +69,13 @@ func (s *DB) LinkAgent(_ context.Context, l agents.Link) (agents.Agent, error) {
 		case !errors.Is(err, agents.ErrNotFound):
 			return nil, err
 		}
-		st.Linked = identityAgent(tx, l.Identity)
+		var old agentRecord
+		if aid := identityAgent(tx, l.Identity); aid != "" {
+			if old, err = getAgent(tx, aid); err != nil {
+				return nil, err
+			}
+			st.Linked = &old.Agent
+		}
 		if out, err = agents.DecideLink(st, l); err != nil || !out.Changed {
 			return nil, err
 		}
@@ -77,13 +84,19 @@ func (s *DB) LinkAgent(_ context.Context, l agents.Link) (agents.Agent, error) {
 			if err := putAgent(tx, r); err != nil {
 				return err
 			}
+			if out.Replaced != nil {
+				old.Agent = *out.Replaced
+				if err := putAgent(tx, old); err != nil {
+					return err
+				}
+			}
 			if err := tx.Bucket(bucketAgentIdentities).Put(identityKey(l.Identity), []byte(r.ID)); err != nil {
 				return err
 			}
 			return s.appendEvents(tx, out.Events, l.At)
 		}, nil
 	})
-	return out.Agent, err
+	return out, err
 }
 
 // ProvisionAgent implements agents.Store: load the identity's agent and

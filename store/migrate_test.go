@@ -82,8 +82,8 @@ func TestMigrationSplitsTaskDisc(t *testing.T) {
 	if err != nil || len(res.CompletedTaskIDs) != 1 || res.CompletedTaskIDs[0] != w.waiting.ID {
 		t.Fatalf("reply after migration: %+v %v", res, err)
 	}
-	if tk, _ := db.GetTask(ctx, "", w.waiting.ID); tk.State != a2a.TaskStateCompleted {
-		t.Fatalf("waiting task is %s", tk.State)
+	if tk, err := db.GetTask(ctx, "", w.waiting.ID); err != nil || tk.State != a2a.TaskStateCompleted {
+		t.Fatalf("waiting task is %s (%v)", tk.State, err)
 	}
 	if rep, err := db.Check(ctx); err != nil || !rep.OK() {
 		t.Fatalf("check after a reply: %v\n%s", err, dump(rep))

@@ -89,14 +89,17 @@ func TestLoadAsksStoresWhatAsksStore(t *testing.T) {
 		t.Fatal("the bulk-loaded file differs from the asked one")
 	}
 	// A retried message id fails the whole load.
-	before, _ := loaded.ContentDigestForTest()
+	before, err := loaded.ContentDigestForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	more := testAsks(owners, 41)[40:]
 	more = append(more, asks[0])
 	if err := loaded.LoadAsks(more); err == nil || !strings.Contains(err.Error(), "already taken") {
 		t.Fatalf("load with a taken message id: %v", err)
 	}
-	if after, _ := loaded.ContentDigestForTest(); after != before {
-		t.Fatal("a failed load left writes behind")
+	if after, err := loaded.ContentDigestForTest(); err != nil || after != before {
+		t.Fatalf("a failed load left writes behind (%v)", err)
 	}
 }
 
@@ -129,8 +132,8 @@ func TestFormat1TasksMigrate(t *testing.T) {
 		if err := db.PutTaskFormat1ForTest(tk); err != nil {
 			t.Fatal(err)
 		}
-		if f, _ := db.TaskFormatForTest(tk.ID); f != '{' {
-			t.Fatalf("format %q", f)
+		if f, err := db.TaskFormatForTest(tk.ID); err != nil || f != '{' {
+			t.Fatalf("format %q (%v)", f, err)
 		}
 		// Format 1 reads as it is.
 		got, err := db.GetTask(ctx, "", tk.ID)
@@ -148,8 +151,8 @@ func TestFormat1TasksMigrate(t *testing.T) {
 	}
 	defer db.Close()
 	for _, w := range want {
-		if f, _ := db.TaskFormatForTest(w.ID); f != 2 {
-			t.Fatalf("task %s still in format %d after the migration", w.ID, f)
+		if f, err := db.TaskFormatForTest(w.ID); err != nil || f != 2 {
+			t.Fatalf("task %s still in format %d after the migration (%v)", w.ID, f, err)
 		}
 		got, err := db.GetTask(ctx, "", w.ID)
 		if err != nil {

@@ -40,7 +40,10 @@ func TestFeedSurvivesReopen(t *testing.T) {
 	if _, err := db.UpsertRecords(ctx, []knowledge.Record{rec("a", "A"), rec("b", "B")}, t0); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := db.Feed(ctx)
+	before, err := db.Feed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +62,20 @@ func TestFeedSurvivesReopen(t *testing.T) {
 	if len(ch) != 1 || ch[0].Pos.Seq != 3 || ch[0].ID != "c" || ch[0].Record == nil || ch[0].Record.Title != "C" {
 		t.Fatalf("changes after 2: %+v", ch)
 	}
-	st, _ := db.Feed(ctx)
+	st, err := db.Feed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.First.Seq != 1 || st.Last.Seq != 3 {
 		t.Fatalf("feed state %+v, want first 1 last 3", st)
 	}
 	if st.Epoch == "" || st.Epoch != before.Epoch {
 		t.Fatalf("epoch %q after reopening, %q before", st.Epoch, before.Epoch)
 	}
-	other, _ := setup(t).Feed(ctx)
+	other, err := setup(t).Feed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if other.Epoch == st.Epoch {
 		t.Fatal("two database files share a feed epoch")
 	}

@@ -24,10 +24,17 @@ var (
 
 // sessionRecord is a session as stored.
 type sessionRecord struct {
-	AgentID    string    `json:"agentId"`
-	Credential string    `json:"credential"` // hex SHA-256 of the token signed in with
-	CreatedAt  time.Time `json:"createdAt"`
-	ExpiresAt  time.Time `json:"expiresAt"`
+	AgentID    string         `json:"agentId"`
+	Credential string         `json:"credential"` // hex SHA-256 of the token signed in with
+	CreatedAt  time.Time      `json:"createdAt"`
+	ExpiresAt  time.Time      `json:"expiresAt"`
+	Scopes     []agents.Scope `json:"scopes,omitempty"` // a provider's sign-in's
+}
+
+// encodeSession is a session's record.
+func encodeSession(x sessions.Session) ([]byte, error) {
+	return json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: hex.EncodeToString(x.Credential[:]),
+		CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt, Scopes: x.Scopes})
 }
 
 func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
@@ -37,10 +44,7 @@ func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
 // CreateSession implements sessions.Store: load the sessions that expire
 // first, sessions.DecideCreate, persist.
 func (s *DB) CreateSession(_ context.Context, sess sessions.Session) error {
-	v, err := json.Marshal(sessionRecord{
-		AgentID: sess.AgentID, Credential: hex.EncodeToString(sess.Credential[:]),
-		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt,
-	})
+	v, err := encodeSession(sess)
 	if err != nil {
 		return err
 	}
@@ -123,7 +127,7 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	if err != nil || len(cred) != len(agents.Digest{}) {
 		return sessions.Session{}, fmt.Errorf("store: session has a bad credential digest %q", r.Credential)
 	}
-	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Scopes: r.Scopes}
 	copy(out.Credential[:], cred)
 	return out, nil
 }

@@ -367,8 +367,7 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 		}
 	}
 	for _, x := range d.Sessions {
-		v, err := json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: hex.EncodeToString(x.Credential[:]),
-			CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt})
+		v, err := encodeSession(x)
 		if err != nil {
 			return err
 		}

@@ -97,8 +97,11 @@ func TestDecideCancelIsDeterministic(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	h := working()
 	st := CancelState{Task: &h, Configs: []push.Config{{ID: "c1", URL: "https://a.example.com/"}}}
-	a, _ := DecideCancel(st, "alice", now)
-	b, _ := DecideCancel(st, "alice", now)
+	a, errA := DecideCancel(st, "alice", now)
+	b, errB := DecideCancel(st, "alice", now)
+	if errA != nil || errB != nil || len(a.Deliveries) != 1 || len(b.Deliveries) != 1 {
+		t.Fatalf("cancel: %v, %v; deliveries %d and %d, want one each", errA, errB, len(a.Deliveries), len(b.Deliveries))
+	}
 	if a.Deliveries[0].ID != b.Deliveries[0].ID || string(a.Deliveries[0].Event) != string(b.Deliveries[0].Event) {
 		t.Fatalf("two decisions of one cancel differ: %+v vs %+v", a.Deliveries[0], b.Deliveries[0])
 	}

@@ -89,7 +89,9 @@ func TestWireViews(t *testing.T) {
 			w := tk.Wire(tc.view)
 			b, _ := json.Marshal(w)
 			var m map[string]json.RawMessage
-			_ = json.Unmarshal(b, &m)
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
 			_, hasHistory := m["history"]
 			_, hasArtifacts := m["artifacts"]
 			if hasHistory != tc.hasHistory || hasArtifacts != tc.hasArtifact || len(w.History) != tc.history {

@@ -37,9 +37,11 @@ func (c discussionContent) IsAccepted(id string) bool {
 	return id != "" && c.Discussion.AcceptedReplyID == id
 }
 
-// IsAuthor reports whether agentID asked the question (its reply would
-// not answer it).
-func (c discussionContent) IsAuthor(agentID string) bool { return c.Discussion.AuthorID == agentID }
+// Answers reports whether a reply by agentID answers the question
+// (discussions.Qualifies): the asker's own replies add details.
+func (c discussionContent) Answers(agentID string) bool {
+	return discussions.Qualifies(c.Discussion, discussions.Reply{AuthorID: agentID})
+}
 
 // discussion shows the question, its replies and, to a signed-in person,
 // the reply form.

@@ -49,9 +49,7 @@ func New(deps Deps) (*Handler, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	if deps.MaxBodyBytes <= 0 {
-		deps.MaxBodyBytes = 256 << 10
-	}
+	deps.MaxBodyBytes = httpkit.BodyLimit(deps.MaxBodyBytes)
 	deps.PublicURL = strings.TrimRight(deps.PublicURL, "/")
 	u, err := url.Parse(deps.PublicURL)
 	if err != nil {

@@ -65,8 +65,14 @@ func TestSenderChecksEveryAddress(t *testing.T) {
 		"translated.test":    {netip.MustParseAddr("::ffff:0:7f00:1")},
 		"nat64.test":         {netip.MustParseAddr("64:ff9b:1::7f00:1")},
 	}
-	open, _ := push.ParseAllow(nil)
-	allow, _ := push.ParseAllow([]string{"127.0.0.1", "allowed.test"})
+	open, err := push.ParseAllow(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow, err := push.ParseAllow([]string{"127.0.0.1", "allowed.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		policy  push.Policy

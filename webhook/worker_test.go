@@ -50,7 +50,10 @@ func newRig(t testing.TB) *rig {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
-	policy, _ := push.ParseAllow([]string{"127.0.0.1"})
+	policy, err := push.ParseAllow([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &rig{db: db, clk: clk, tasks: tasks.NewService(db, tasks.Limits{}, db.Secret(), clk.now),
 		push: push.NewService(db, policy, db.Secret(), clk.now), signer: signing.New(db, 0, clk.now), policy: policy}
 	c, err := agents.NewService(db, clk.now).Create(context.Background(), "alice", []agents.Scope{agents.ScopePost})

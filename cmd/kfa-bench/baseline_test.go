@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,12 +63,22 @@ func TestUntar(t *testing.T) {
 	}
 }
 
+// envRequireBaseline makes a clone without the baseline commit (a shallow
+// one) fail TestGitArchiveBaseline instead of skipping it; .ci/run sets it
+// after fetching the history.
+const envRequireBaseline = "KFA_REQUIRE_BASELINE"
+
 // TestGitArchiveBaseline: the baseline commit's tree comes out of this
 // clone's history with its kfa command in it (the build itself is left
 // to the benchmark: it compiles every dependency of that tree).
 func TestGitArchiveBaseline(t *testing.T) {
-	if err := exec.Command("git", "cat-file", "-e", baselineCommit+"^{commit}").Run(); err != nil {
-		t.Skipf("commit %s is not in this clone's history: %v", shortCommit(baselineCommit), err)
+	if out, err := exec.Command("git", "cat-file", "-e", baselineCommit+"^{commit}").CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("commit %s is not in this clone's history (a shallow clone? git fetch --unshallow): %v: %s",
+			shortCommit(baselineCommit), err, strings.TrimSpace(string(out)))
+		if os.Getenv(envRequireBaseline) != "" {
+			t.Fatalf("%s; %s is set, so this is a failure, not a skip", msg, envRequireBaseline)
+		}
+		t.Skipf("%s (%s=1 makes this a failure)", msg, envRequireBaseline)
 	}
 	dir := t.TempDir()
 	if err := gitArchive(t.Context(), baselineCommit, dir); err != nil {
@@ -77,5 +88,34 @@ func TestGitArchiveBaseline(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBaselineRequired: in a clone without the baseline commit,
+// TestGitArchiveBaseline skips, and fails when KFA_REQUIRE_BASELINE is set
+// (as under .ci/run). It runs this test binary again on an empty
+// repository (GIT_DIR), which lacks the commit as a shallow clone does.
+func TestBaselineRequired(t *testing.T) {
+	empty := t.TempDir()
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", empty).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	for _, tc := range []struct {
+		name    string
+		require string
+		fails   bool
+		says    string
+	}{
+		{"not required: a skip", "", false, "--- SKIP: TestGitArchiveBaseline"},
+		{"required: a failure", "1", true, "--- FAIL: TestGitArchiveBaseline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestGitArchiveBaseline$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), "GIT_DIR="+empty, envRequireBaseline+"="+tc.require)
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != tc.fails || !strings.Contains(string(out), tc.says) || !strings.Contains(string(out), "not in this clone's history") {
+				t.Fatalf("want %q saying why, exit error %v:\n%s", tc.says, err, out)
+			}
+		})
 	}
 }

@@ -171,17 +171,24 @@ func agentRevoke(ctx context.Context, e env, args []string) error {
 
 func agentLink(ctx context.Context, e env, args []string) error {
 	var d dataFlags
-	var issuer, subject string
-	fs := newFlagSet("agent link", "kfa agent link ID --issuer URL --subject SUB [--json]",
+	var issuer, subject, by string
+	var replace bool
+	fs := newFlagSet("agent link", "kfa agent link ID --issuer URL --subject SUB [--replace [--by NAME]] [--json]",
 		"Link the agent to an OAuth identity: access tokens whose iss is URL and whose sub is SUB\n"+
 			"act as the agent from then on (kfa serve --oauth-issuer URL). With\n"+
-			"--oauth-auto-provision=false, only linked identities are let in. A link never moves:\n"+
-			"an identity is one agent, an agent has one identity. Revoking the agent refuses the\n"+
-			"identity's tokens.", e,
-		"kfa agent link 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --issuer https://idp.example.com/realms/kfa --subject 2f0c1d3e-...")
+			"--oauth-auto-provision=false, only linked identities are let in. An identity is one agent,\n"+
+			"an agent has one identity. Revoking the agent refuses the identity's tokens, for good:\n"+
+			"the revoked agent stays revoked. To let the identity back in, as a new agent, link it\n"+
+			"to an agent made for it with --replace: the identity leaves the revoked agent, which\n"+
+			"keeps its tasks, stays revoked and records the move (kfa agent list --json:\n"+
+			"identityMoved). --replace never moves the identity of an active agent.", e,
+		"kfa agent link 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --issuer https://idp.example.com/realms/kfa --subject 2f0c1d3e-...",
+		"kfa agent link 01JD0Z7A1B2C3D4E5F6G7H8J9K --issuer https://idp.example.com/realms/kfa --subject 2f0c1d3e-... --replace")
 	d.bind(fs)
 	fs.StringVar(&issuer, "issuer", "", "the issuer `URL`, exactly as the tokens' iss claim says it")
 	fs.StringVar(&subject, "subject", "", "the subject (`SUB`), exactly as the tokens' sub claim says it")
+	fs.BoolVar(&replace, "replace", false, "move the identity from the revoked agent it is linked to")
+	fs.StringVar(&by, "by", e.getenv("USER"), "your `name`, kept with the revoked agent's record of the move (--replace)")
 	pos, err := parseArgs(fs, args, e)
 	if err != nil {
 		return err
@@ -197,7 +204,7 @@ func agentLink(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	a, err := c.LinkAgent(ctx, pos[0], issuer, subject)
+	a, err := c.LinkAgentWith(ctx, pos[0], api.LinkAgentRequest{Issuer: issuer, Subject: subject, Replace: replace, By: by})
 	if err != nil {
 		return notFound(err, "agent", pos[0])
 	}
@@ -205,6 +212,9 @@ func agentLink(ctx context.Context, e env, args []string) error {
 		return printJSON(e.stdout, a)
 	}
 	fmt.Fprintf(e.stdout, "Linked agent %s (%s) to subject %s at %s.\n", a.ID, oneLine(a.Name), oneLine(a.Subject), oneLine(a.Issuer))
+	if r := a.Replaced; r != nil {
+		fmt.Fprintf(e.stdout, "The identity left agent %s (%s), which stays revoked and keeps its tasks.\n", r.ID, oneLine(r.Name))
+	}
 	return nil
 }
 

@@ -72,3 +72,66 @@ func TestAgentLink(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentLinkReplace: a revoked agent's identity comes back only through
+// kfa agent link --replace, to another agent: rotating the revoked agent,
+// or linking its identity without --replace, says what to do; the move
+// leaves the revoked agent revoked, without the identity, with a record
+// of the move (who, when, to whom); the database checks clean.
+func TestAgentLinkReplace(t *testing.T) {
+	for _, mode := range []string{"live", "stopped"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			if mode == "stopped" {
+				f.srv.stop()
+			}
+			const iss = "https://idp.example.com/realms/kfa"
+			ok(t, "agent", "link", f.alice.ID, "--issuer", iss, "--subject", "alice@example.com", "--data", f.dir)
+			ok(t, "agent", "revoke", f.alice.ID, "--data", f.dir)
+			for _, tc := range []struct {
+				name string
+				args []string
+				want string
+			}{
+				{"rotating the revoked agent", []string{"rotate", f.alice.ID}, "kfa agent link NEW_ID --issuer URL --subject SUB --replace"},
+				{"linking its identity", []string{"link", f.bob.ID, "--issuer", iss, "--subject", "alice@example.com"},
+					"which is revoked; to give it a new agent, link it again with --replace (kfa agent link " + f.bob.ID},
+				{"moving it to the revoked agent", []string{"link", f.alice.ID, "--issuer", iss, "--subject", "alice@example.com", "--replace"},
+					"agent is revoked, and stays revoked"},
+			} {
+				r := kfa(t, append(append([]string{"agent"}, tc.args...), "--data", f.dir)...)
+				if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+					t.Errorf("%s: want exit 1 and %q: %s", tc.name, tc.want, r)
+				}
+			}
+			out := ok(t, "agent", "link", f.bob.ID, "--issuer", iss, "--subject", "alice@example.com", "--replace", "--by", "ops", "--data", f.dir)
+			want := "Linked agent " + f.bob.ID + " (bob) to subject alice@example.com at " + iss + ".\n" +
+				"The identity left agent " + f.alice.ID + " (alice), which stays revoked and keeps its tasks.\n"
+			if out != want {
+				t.Fatalf("replace: %q, want %q", out, want)
+			}
+			for _, a := range decode[api.AgentList](t, "agent", "list", "--data", f.dir).Agents {
+				switch a.ID {
+				case f.alice.ID:
+					m := a.IdentityMoved
+					if a.DisabledAt == "" || a.Issuer != "" || m == nil || m.To != f.bob.ID || m.By != "ops" || m.Issuer != iss ||
+						m.Subject != "alice@example.com" || m.At == "" {
+						t.Fatalf("the revoked agent: %+v (moved %+v)", a, m)
+					}
+				case f.bob.ID:
+					if a.Issuer != iss || a.Subject != "alice@example.com" || a.DisabledAt != "" {
+						t.Fatalf("the new agent: %+v", a)
+					}
+				}
+			}
+			carol := decode[api.Agent](t, "agent", "create", "--name", "carol", "--json", "--data", f.dir)
+			r := kfa(t, "agent", "link", carol.ID, "--issuer", iss, "--subject", "alice@example.com", "--replace", "--data", f.dir)
+			if r.code != 1 || !strings.Contains(r.stderr, "which is active: --replace moves only the identity of a revoked agent") {
+				t.Errorf("moving an active agent's identity: %s", r)
+			}
+			if out := ok(t, "check", "--data", f.dir); !strings.HasPrefix(out, "OK: ") {
+				t.Errorf("check:\n%s", out)
+			}
+		})
+	}
+}

@@ -47,7 +47,10 @@ func TestCommandsLiveAndStopped(t *testing.T) {
 			st := decode[api.Stats](t, "stats", "--data", f.dir)
 			// The live index follows the change log: right after the
 			// fixture's writes it may not have applied them yet.
-			for deadline := time.Now().Add(10 * time.Second); st.IndexLag != nil && *st.IndexLag != 0 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(10 * time.Second); st.IndexLag != nil && *st.IndexLag != 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the index still lags %d events behind the log after 10s", *st.IndexLag)
+				}
 				time.Sleep(20 * time.Millisecond)
 				st = decode[api.Stats](t, "stats", "--data", f.dir)
 			}
@@ -311,12 +314,15 @@ func TestCompletion(t *testing.T) {
 
 // Goldens must never hold a token.
 func TestGoldensHoldNoToken(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.golden"))
-	if len(files) == 0 {
-		t.Fatal("no golden files in testdata")
+	files, err := filepath.Glob(filepath.Join("testdata", "*.golden"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files in testdata (%v)", err)
 	}
 	for _, f := range files {
-		b, _ := os.ReadFile(f)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if strings.Contains(string(b), "kfa_") && strings.Contains(string(b), `"token"`) {
 			t.Errorf("%s holds a token", f)
 		}

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/admin"
+	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/store"
+	"github.com/kfa-project/kfa/store/postgres"
 )
 
 // dataFlags are the flags every command that touches the data takes.
@@ -50,17 +52,16 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	if sock == "" {
 		sock = filepath.Join(d.dir, admin.SocketName)
 	}
-	if _, err := os.Stat(sock); err == nil {
-		c := client.NewUnix(sock)
-		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := c.Ping(pctx)
-		cancel()
-		if err == nil {
-			return c, func() {}, nil
+	if c, p, ok := answering(ctx, sock); ok {
+		if d.store != "" {
+			if err := sameStore(ctx, p, d.store, sock); err != nil {
+				return nil, nil, err
+			}
 		}
-		// A socket nobody answers is left by a server that died; the file
-		// lock below tells whether another process still holds the data.
+		return c, func() {}, nil
 	}
+	// A socket nobody answers is left by a server that died; the file
+	// lock below tells whether another process still holds the data.
 	if d.store != "" {
 		// PostgreSQL takes several processes: open it beside any server.
 		if !server.IsPostgresURL(d.store) {
@@ -89,6 +90,65 @@ func connect(ctx context.Context, d dataFlags, create bool) (*client.Client, fun
 	}
 	c, done := serveDirect(core, d.dir)
 	return c, done, nil
+}
+
+// answering is the client and the ping of the kfa process that answers
+// on the admin socket sock; ok is false when none does (no socket, or the
+// socket file of a server that died).
+func answering(ctx context.Context, sock string) (c *client.Client, p api.Ping, ok bool) {
+	if _, err := os.Stat(sock); err != nil {
+		return nil, api.Ping{}, false
+	}
+	c = client.NewUnix(sock)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	p, err := c.Ping(pctx)
+	if err != nil {
+		return nil, api.Ping{}, false
+	}
+	return c, p, true
+}
+
+// where is where the server p keeps its data, for messages.
+func where(p api.Ping) string {
+	if p.Store == nil {
+		return p.DataDir
+	}
+	return p.Store.Name
+}
+
+// sameStore refuses --store when the server answering on sock keeps its
+// data elsewhere: the command would go to the server and act on its data
+// while the operator named another database. It names both.
+func sameStore(ctx context.Context, p api.Ping, storeURL, sock string) error {
+	if !server.IsPostgresURL(storeURL) {
+		return usagef("--store takes a postgres:// URL (or nothing, for kfa.db in --data)")
+	}
+	want := postgres.Describe(storeURL)
+	theirs := "a store this kfa cannot identify (is the server an older kfa?)"
+	if p.Store != nil {
+		theirs = where(p)
+	}
+	refuse := func(why string) error {
+		return fmt.Errorf("--store names %s, but the kfa server answering on %s (pid %d) keeps its data in %s%s; "+
+			"drop --store to work on the server's data, or stop that server (or give another --data or --admin-socket) "+
+			"to open %s", want, sock, p.PID, theirs, why, want)
+	}
+	if p.Store == nil || p.Store.Backend != api.BackendPostgres {
+		return refuse("")
+	}
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	id, err := postgres.Identify(ictx, storeURL)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--store: cannot tell whether %s is the server's database: %w", want, err)
+	case id == "":
+		return refuse(", and " + want + " holds no kfa data")
+	case id != p.Store.ID:
+		return refuse(", another kfa database")
+	}
+	return nil
 }
 
 // serveDirect serves core's admin API to the returned client over an

@@ -118,10 +118,23 @@ var (
 	flagBadBool  = regexp.MustCompile(`^invalid boolean value "(.*)" for -([^:]+): `)
 )
 
+// flagSynonyms are the names other tools give what a kfa flag does, which
+// no edit distance finds: each suggests the first of its flags that the
+// command has.
+var flagSynonyms = map[string][]string{
+	"port": {"addr"}, "listen": {"addr"}, "bind": {"addr"}, "host": {"addr"}, "address": {"addr"}, "http": {"addr"},
+	"db": {"store", "data"}, "database": {"store", "data"}, "dsn": {"store"}, "database-url": {"store"},
+	"postgres": {"store"}, "pg": {"store"},
+	"dir": {"data"}, "datadir": {"data"}, "data-dir": {"data"}, "db-dir": {"data"},
+	"format": {"json"}, "output": {"json"}, "o": {"json"},
+	"url": {"public-url"}, "base-url": {"public-url"}, "external-url": {"public-url"},
+}
+
 // flagError rewrites an error of the flag package the way the help
 // writes flags (--name), saying what was expected, with a suggestion for
-// a mistyped flag.
-func flagError(fs *flag.FlagSet, err error) string {
+// a mistyped flag, or for another tool's name of one (args are the ones
+// parsed, for the value a suggestion can reuse).
+func flagError(fs *flag.FlagSet, err error, args []string) string {
 	msg := err.Error()
 	if m := flagUnknown.FindStringSubmatch(msg); m != nil {
 		var names []string
@@ -130,6 +143,8 @@ func flagError(fs *flag.FlagSet, err error) string {
 		if s != "" {
 			s = strings.Replace(s, `"`, "--", 1)
 			s = strings.Replace(s, `"`, "", 1)
+		} else {
+			s = synonymHint(fs, m[1], args)
 		}
 		return fmt.Sprintf("unknown flag --%s%s", m[1], s)
 	}
@@ -142,6 +157,44 @@ func flagError(fs *flag.FlagSet, err error) string {
 		}
 	}
 	return msg
+}
+
+// synonymHint suggests the flag of fs that another tool calls name, or "".
+// --addr takes host and port in one, so its hint shows how, with the
+// port given to --port when there was one.
+func synonymHint(fs *flag.FlagSet, name string, args []string) string {
+	for _, s := range flagSynonyms[strings.ToLower(name)] {
+		if fs.Lookup(s) == nil {
+			continue
+		}
+		if s != "addr" {
+			return fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+		port := "8080"
+		if v := flagValue(args, name); v != "" && strings.Trim(v, "0123456789") == "" {
+			port = v
+		}
+		return " (did you mean --addr? it takes host:port, such as --addr 127.0.0.1:" + port + ")"
+	}
+	return ""
+}
+
+// flagValue is the value given to --name (or -name) in args: after "=",
+// or the next argument; "" when there is none.
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+		if a == name && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // valueKind says what a flag takes, for errors: "a whole number", ...

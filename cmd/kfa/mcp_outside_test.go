@@ -162,7 +162,9 @@ func TestMCPOutsideChecks(t *testing.T) {
 			var tools []struct {
 				Name string `json:"name"`
 			}
-			_ = json.Unmarshal(list["tools"], &tools)
+			if err := json.Unmarshal(list["tools"], &tools); err != nil {
+				t.Fatal(err)
+			}
 			var names []string
 			for _, tl := range tools {
 				names = append(names, tl.Name)

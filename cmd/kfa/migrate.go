@@ -111,7 +111,7 @@ func openPG(ctx context.Context, u string) (*postgres.DB, error) {
 }
 
 func migrateToPostgres(ctx context.Context, d dataFlags, to string) (MigrateResult, error) {
-	if err := refuseRunningServer(ctx, d); err != nil {
+	if err := refuseRunningServer(ctx, d, "migrate"); err != nil {
 		return MigrateResult{}, err
 	}
 	path := filepath.Join(d.dir, store.FileName)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"os/user"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,13 +26,25 @@ func runModeration(ctx context.Context, e env, args []string) error {
 	}, args)
 }
 
-// byFlag binds --by, the operator's name in the log ($USER by default).
+// byFlag binds --by, the operator's name in the log.
 func byFlag(fs *flag.FlagSet, e env, by *string) {
-	def := e.getenv("USER")
-	if def == "" {
-		def = "operator"
+	fs.StringVar(by, "by", operatorName(e), "your `name` in the moderation log (default: $USER, $LOGNAME or your account's name)")
+}
+
+// operatorName is who runs kfa: $USER, else $LOGNAME (cron and some
+// containers set only one, or neither), else the account's name, else its
+// uid. The log already says an operator did it, so the word "operator"
+// would tell a reader nothing.
+func operatorName(e env) string {
+	for _, v := range []string{"USER", "LOGNAME"} {
+		if name := strings.TrimSpace(e.getenv(v)); name != "" {
+			return name
+		}
 	}
-	fs.StringVar(by, "by", def, "your `name` in the moderation log")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(os.Getuid())
 }
 
 func moderationQueue(ctx context.Context, e env, args []string) error {
@@ -276,7 +291,7 @@ func moderationLogCmd(ctx context.Context, e env, args []string) error {
 		case en.Actor.Kind == moderation.ActorAgent:
 			who = ownerLine(en.Actor.Name, en.Actor.ID)
 		case en.Actor.Name != "":
-			who += " " + en.Actor.Name
+			who = en.Actor.Name + " (" + who + ")" // root (operator)
 		}
 		why := en.Reason
 		if en.Note != "" {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/user"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,7 +72,15 @@ func TestModerationCommands(t *testing.T) {
 					t.Errorf("log entry %d: %+v, want %+v", i, e, w)
 				}
 			}
-			if human := ok(t, "moderation", "log", "--data", f.dir); !strings.Contains(human, "operator root") || !strings.Contains(human, "spam wave") {
+			// Without --by and without $USER (kfa runs here with no
+			// environment), the name is the account's, not "operator".
+			me := defaultOperator(t)
+			if log.Entries[0].Actor.Name != me || log.Entries[3].Actor.Name != "root" {
+				t.Errorf("names in the log: %q without --by (want %q), %q with --by root", log.Entries[0].Actor.Name, me, log.Entries[3].Actor.Name)
+			}
+			human := ok(t, "moderation", "log", "--data", f.dir)
+			if !strings.Contains(human, "root (operator)") || !strings.Contains(human, me+" (operator)") ||
+				strings.Contains(human, "operator operator") || !strings.Contains(human, "spam wave") {
 				t.Fatalf("human log:\n%s", human)
 			}
 			if out := ok(t, "moderation", "queue", "--data", f.dir); !strings.Contains(out, "Nothing waits for review.") {
@@ -122,5 +133,37 @@ func TestRevokeHidesContent(t *testing.T) {
 	out = ok(t, "agent", "revoke", f.bob.ID, "--hide-content", "--data", f.dir)
 	if !strings.Contains(out, "Hid 0 discussions and replies it posted (2 hidden before)") {
 		t.Fatalf("revoke --hide-content again: %s", out)
+	}
+}
+
+// defaultOperator is the name --by defaults to when neither USER nor
+// LOGNAME is set: the account's name, or its uid.
+func defaultOperator(t *testing.T) string {
+	t.Helper()
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(os.Getuid())
+}
+
+// TestOperatorName: --by defaults to $USER, then $LOGNAME, then the
+// account's name; never to the word "operator", which the log already
+// says.
+func TestOperatorName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		want string
+	}{
+		{"USER", map[string]string{"USER": "ann", "LOGNAME": "bea"}, "ann"},
+		{"LOGNAME", map[string]string{"LOGNAME": "bea"}, "bea"},
+		{"neither", nil, defaultOperator(t)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := env{getenv: func(k string) string { return tc.vars[k] }}
+			if got := operatorName(e); got != tc.want {
+				t.Fatalf("operatorName: %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

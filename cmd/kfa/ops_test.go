@@ -149,8 +149,8 @@ func TestBackupAndRestore(t *testing.T) {
 		!strings.Contains(out, "(verified)") {
 		t.Fatalf("human backup: %s", out)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(leftovers) > 0 {
-		t.Fatalf("temporary files left: %v", leftovers)
+	if leftovers, err := filepath.Glob(filepath.Join(dir, ".*tmp*")); err != nil || len(leftovers) > 0 {
+		t.Fatalf("temporary files left: %v (%v)", leftovers, err)
 	}
 
 	// Restore refuses a running server's directory.
@@ -197,10 +197,13 @@ func TestBackupAndRestore(t *testing.T) {
 	}
 
 	// --keep-old=false leaves no .bak behind.
-	before, _ := filepath.Glob(filepath.Join(f.dir, "kfa.db.bak-*"))
+	before, err := filepath.Glob(filepath.Join(f.dir, "kfa.db.bak-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ok(t, "restore", file, "--data", f.dir, "--force", "--keep-old=false")
-	if after, _ := filepath.Glob(filepath.Join(f.dir, "kfa.db.bak-*")); len(after) != len(before) {
-		t.Fatalf("--keep-old=false kept a file: %v -> %v", before, after)
+	if after, err := filepath.Glob(filepath.Join(f.dir, "kfa.db.bak-*")); err != nil || len(after) != len(before) {
+		t.Fatalf("--keep-old=false kept a file: %v -> %v (%v)", before, after, err)
 	}
 
 	// Files that are not sound backups change nothing.
@@ -213,7 +216,9 @@ func TestBackupAndRestore(t *testing.T) {
 	}
 	was := digest()
 	garbage := filepath.Join(dir, "garbage.db")
-	_ = os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 1000)), 0o600)
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r = kfa(t, "restore", garbage, "--data", f.dir, "--force")
 	if r.code != 1 || !strings.Contains(r.stderr, garbage+" is not a usable kfa backup") || strings.Contains(r.stderr, ".tmp-") {
 		t.Fatalf("restore garbage: %s", r)
@@ -224,7 +229,9 @@ func TestBackupAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = bdb.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Delete([]byte("agents")) })
+	if err := bdb.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Delete([]byte("agents")) }); err != nil {
+		t.Fatal(err)
+	}
 	_ = bdb.Close()
 	r = kfa(t, "restore", broken, "--data", f.dir, "--force")
 	if r.code != 1 || !strings.Contains(r.stderr, "failed verification; nothing was changed") || !strings.Contains(r.stderr, "counter is missing") {
@@ -236,9 +243,11 @@ func TestBackupAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = ndb.Update(func(tx *bolt.Tx) error {
+	if err := ndb.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, uint64(store.SchemaVersion()+1)))
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	_ = ndb.Close()
 	r = kfa(t, "restore", newer, "--data", f.dir, "--force")
 	if r.code != 1 || !strings.Contains(r.stderr, "use a newer kfa") {
@@ -247,8 +256,8 @@ func TestBackupAndRestore(t *testing.T) {
 	if digest() != was {
 		t.Fatal("a refused restore changed the database")
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(f.dir, ".*tmp*")); len(leftovers) > 0 {
-		t.Fatalf("temporary files left: %v", leftovers)
+	if leftovers, err := filepath.Glob(filepath.Join(f.dir, ".*tmp*")); err != nil || len(leftovers) > 0 {
+		t.Fatalf("temporary files left: %v (%v)", leftovers, err)
 	}
 
 	// Another process holding the lock (a server with its socket off)
@@ -331,12 +340,15 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 		}()
 	}
 	// Let the load build up, then back up in the middle of it.
-	for {
+	for deadline := time.Now().Add(2 * time.Minute); ; {
 		mu.Lock()
 		n := len(tasks)
 		mu.Unlock()
 		if n >= 200 || failed.Load() != nil {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d asks acknowledged after 2 minutes of load, want 200", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

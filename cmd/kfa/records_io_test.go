@@ -93,7 +93,9 @@ func TestRecordsDeleteMany(t *testing.T) {
 	mustCLI(t, in.String(), "records", "import", "-", "--data", data)
 	count := func() int {
 		var list []json.RawMessage
-		_ = json.Unmarshal([]byte(mustCLI(t, "", "records", "list", "--limit", "0", "--json", "--data", data)), &list)
+		if err := json.Unmarshal([]byte(mustCLI(t, "", "records", "list", "--limit", "0", "--json", "--data", data)), &list); err != nil {
+			t.Fatal(err)
+		}
 		return len(list)
 	}
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/api"
-	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/server"
 	"github.com/kfa-project/kfa/store"
 )
@@ -70,7 +69,7 @@ func runRestore(ctx context.Context, e env, args []string) error {
 	if samePath(file, dbPath) {
 		return fmt.Errorf("%s is the database of %s itself", file, d.dir)
 	}
-	if err := refuseRunningServer(ctx, d); err != nil {
+	if err := refuseRunningServer(ctx, d, "restore"); err != nil {
 		return err
 	}
 	_, statErr := os.Stat(dbPath)
@@ -182,22 +181,17 @@ func runRestore(ctx context.Context, e env, args []string) error {
 }
 
 // refuseRunningServer fails when a kfa process answers on the data
-// directory's admin socket.
-func refuseRunningServer(ctx context.Context, d dataFlags) error {
+// directory's admin socket; what is the command's name, for the message.
+// A socket nobody answers is a dead server's, and the lock decides.
+func refuseRunningServer(ctx context.Context, d dataFlags, what string) error {
 	sock := d.socket
 	if sock == "" {
 		sock = filepath.Join(d.dir, admin.SocketName)
 	}
-	if _, err := os.Stat(sock); errors.Is(err, os.ErrNotExist) {
-		return nil
+	if _, p, ok := answering(ctx, sock); ok {
+		return fmt.Errorf("kfa serve (pid %d, version %s) is running on %s; stop it first, then %s", p.PID, p.Version, d.dir, what)
 	}
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	p, err := client.NewUnix(sock).Ping(pctx)
-	if err != nil {
-		return nil // a stale socket of a dead server; the lock decides
-	}
-	return fmt.Errorf("kfa serve (pid %d, version %s) is running on %s; stop it first, then restore", p.PID, p.Version, d.dir)
+	return nil
 }
 
 // backupName is where the replaced database is kept: kfa.db.bak-<UTC time>,

@@ -184,7 +184,7 @@ func parseArgs(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 				help()
 				return nil, err
 			}
-			return nil, &usageError{msg: flagError(fs, err), cmd: fs.Name()}
+			return nil, &usageError{msg: flagError(fs, err, args), cmd: fs.Name()}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

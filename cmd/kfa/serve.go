@@ -40,6 +40,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	// A second server on one --data would wait forever for the search
+	// index the first holds (on PostgreSQL, nothing else stops it), and
+	// take its admin socket over.
+	if cfg.AdminSocket != "off" {
+		if _, p, ok := answering(ctx, cfg.AdminSocket); ok {
+			return fmt.Errorf("kfa serve (pid %d, version %s) already answers on %s, with its data in %s; "+
+				"a second server needs a --data of its own (its search index and admin socket are there); "+
+				"servers share a PostgreSQL database with the same --store and each its own --data",
+				p.PID, p.Version, cfg.AdminSocket, where(p))
+		}
+	}
 	log := newLogger(e, cfg.LogFormat, cfg.LogLevel)
 	err = server.Run(ctx, cfg, log)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -98,17 +109,17 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.BoolVar(&cfg.SeedSamples, "seed-samples", cfg.SeedSamples, "import the built-in sample records when the database has none")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log `level`: debug, info, warn or error")
-	fs.IntVar(&cfg.AskRate, "ask-rate", cfg.AskRate, "new asks per minute per agent (0: no limit)")
-	fs.IntVar(&cfg.MaxOpenTasks, "max-open-tasks", cfg.MaxOpenTasks, "open (waiting) tasks per agent (0: no limit)")
-	fs.IntVar(&cfg.ReplyRate, "reply-rate", cfg.ReplyRate, "replies per minute per agent (0: no limit)")
+	fs.IntVar(&cfg.AskRate, "ask-rate", cfg.AskRate, "new asks per minute per agent, across every process on one database (0: no limit)")
+	fs.IntVar(&cfg.MaxOpenTasks, "max-open-tasks", cfg.MaxOpenTasks, "open (waiting) tasks per agent, across every process on one database (0: no limit)")
+	fs.IntVar(&cfg.ReplyRate, "reply-rate", cfg.ReplyRate, "replies per minute per agent, across every process on one database (0: no limit)")
 	fs.IntVar(&cfg.MaxReplies, "max-replies", cfg.MaxReplies, "replies one discussion holds (0: no limit)")
 	fs.IntVar(&cfg.FlagHideThreshold, "flag-hide-threshold", cfg.FlagHideThreshold, "distinct agents whose flags hide an item pending review (0: flags never hide)")
-	fs.IntVar(&cfg.FlagRate, "flag-rate", cfg.FlagRate, "flags per minute per agent (0: no limit)")
-	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address (0: no limit)")
-	fs.IntVar(&cfg.RequestRate, "request-rate", cfg.RequestRate, "authenticated requests per minute per agent (0: no limit)")
-	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address (0: no limit)")
-	fs.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "open task streams in total (0: no limit)")
-	fs.IntVar(&cfg.MaxStreamsPerAgent, "max-streams-per-agent", cfg.MaxStreamsPerAgent, "open task streams per agent (0: no limit)")
+	fs.IntVar(&cfg.FlagRate, "flag-rate", cfg.FlagRate, "flags per minute per agent, across every process on one database (0: no limit)")
+	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address, counted by each process on its own (0: no limit)")
+	fs.IntVar(&cfg.RequestRate, "request-rate", cfg.RequestRate, "authenticated requests per minute per agent, counted by each process on its own: behind a load balancer over N processes, an agent may make up to N times this (0: no limit)")
+	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address, counted by each process on its own (0: no limit)")
+	fs.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "open task streams in total, in each process (0: no limit)")
+	fs.IntVar(&cfg.MaxStreamsPerAgent, "max-streams-per-agent", cfg.MaxStreamsPerAgent, "open task streams per agent, in each process (0: no limit)")
 	fs.DurationVar(&cfg.StreamHeartbeat, "stream-heartbeat", cfg.StreamHeartbeat, "keep-alive comment on a stream idle this long")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body in `bytes`")
 	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in `bytes`")
@@ -169,7 +180,23 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		}
 		return nil
 	})
+	fs.Func("oauth-plain-jwt-issuer", "also accept this issuer's access tokens typed JWT or untyped, not at+jwt (RFC 9068), for a provider that cannot type them (Entra ID, Okta, ZITADEL, Dex; docs/oauth.md); its ID tokens then pass for access tokens wherever their audience is kfa's (an issuer `URL` of --oauth-issuer; repeat, or separate with commas)", func(v string) error {
+		for _, is := range strings.Split(v, ",") {
+			if is = strings.TrimSpace(is); is != "" {
+				cfg.OAuthPlainJWTIssuers = append(cfg.OAuthPlainJWTIssuers, is)
+			}
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.OAuthAutoProvision, "oauth-auto-provision", cfg.OAuthAutoProvision, "create an agent for the first valid token of a new identity (false: only identities linked with kfa agent link)")
+	fs.Func("oauth-web-agent-scopes", "for this issuer `URL` (of --oauth-issuer), which cannot grant kfa's scopes to people (Google): sign-ins ask it for none, and a session holds its agent's scopes (link people to agents with --oauth-auto-provision=false); elsewhere a session holds what the provider granted (repeat, or separate with commas)", func(v string) error {
+		for _, is := range strings.Split(v, ",") {
+			if is = strings.TrimSpace(is); is != "" {
+				cfg.OAuthWebAgentScopes = append(cfg.OAuthWebAgentScopes, is)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&cfg.OAuthWebClientID, "oauth-web-client-id", cfg.OAuthWebClientID, "OAuth client `id` of the web view's \"Sign in with <provider>\" (its redirect URI: <public-url>/login/callback)")
 }
 

@@ -38,12 +38,13 @@ type Receiver struct {
 	mu      sync.Mutex
 	keys    jose.JSONWebKeySet
 	fetched time.Time
-	seen    map[string]bool // jtis handled; keep them longer than kfa retries (24h)
+	seen    map[string]bool // jtis handled (true) or being handled (false); keep them longer than kfa retries (24h)
 }
 
 // ServeHTTP answers 204 once a notification is handled (or was before),
 // 401 to a request kfa did not sign (kfa never retries a 4xx), and 503
-// when Handle fails, so that kfa sends it again later.
+// when Handle fails or another request is handling the same notification
+// now, so that kfa sends it again later.
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
@@ -60,20 +61,35 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
+	// Claim the jti before Handle runs, not after: a copy that arrives
+	// while the first is being handled (kfa timed out and retried, or
+	// someone replays it) must not be handled a second time.
 	rc.mu.Lock()
-	dup := rc.seen[c.JTI]
-	rc.mu.Unlock()
-	if !dup {
-		if err := rc.Handle(body); err != nil {
-			http.Error(w, "try again later", http.StatusServiceUnavailable)
-			return
-		}
-		rc.mu.Lock()
+	done, claimed := rc.seen[c.JTI]
+	if !claimed {
 		if rc.seen == nil {
 			rc.seen = map[string]bool{}
 		}
-		rc.seen[c.JTI] = true
+		rc.seen[c.JTI] = false
+	}
+	rc.mu.Unlock()
+	if claimed && !done {
+		http.Error(w, "being handled; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if !claimed {
+		err := rc.Handle(body)
+		rc.mu.Lock()
+		if err != nil {
+			delete(rc.seen, c.JTI) // the next copy handles it
+		} else {
+			rc.seen[c.JTI] = true
+		}
 		rc.mu.Unlock()
+		if err != nil {
+			http.Error(w, "try again later", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -39,21 +39,35 @@ func TestReceiverWithKFA(t *testing.T) {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
 	}()
 
-	handled := make(chan []byte, 4)
-	var last struct {
+	// answered carries each delivery kfa made, once the receiver has
+	// answered it: the replays below must come after the receiver is done
+	// with the first copy (it claims a notification while handling it, and
+	// a copy that arrives meanwhile is answered 503, "try again later").
+	type delivery struct {
 		header http.Header
 		body   []byte
+		code   int
 	}
+	handled := make(chan []byte, 4)
+	answered := make(chan delivery, 4)
 	rc := &pushreceiver.Receiver{JWKSURL: srv.URL() + "/.well-known/jwks.json", Token: "t-1",
 		Handle: func(ev []byte) error { handled <- ev; return nil }}
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		last.header, last.body = r.Header.Clone(), b
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		r.Body = io.NopCloser(strings.NewReader(string(b)))
-		rc.ServeHTTP(w, r)
+		rec := httptest.NewRecorder()
+		rc.ServeHTTP(rec, r)
+		w.WriteHeader(rec.Code)
+		answered <- delivery{r.Header.Clone(), b, rec.Code}
 	}))
 	defer recv.Close()
 
@@ -78,16 +92,22 @@ func TestReceiverWithKFA(t *testing.T) {
 	var meta struct {
 		DiscussionID string `json:"discussionId"`
 	}
-	_ = json.Unmarshal(res.Task.Metadata, &meta)
+	if err := json.Unmarshal(res.Task.Metadata, &meta); err != nil {
+		t.Fatalf("task metadata %s: %v", res.Task.Metadata, err)
+	}
 	if _, err := bob.Reply(ctx, meta.DiscussionID, "It does."); err != nil {
 		t.Fatal(err)
 	}
-	var ev []byte
+	var last delivery
 	select {
-	case ev = <-handled:
+	case last = <-answered:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the receiver handled nothing within 30s")
+		t.Fatal("kfa delivered nothing within 30s")
 	}
+	if last.code != http.StatusNoContent {
+		t.Fatalf("the receiver answered kfa's delivery %d", last.code)
+	}
+	ev := <-handled // it answered 204, so Handle ran
 	if !strings.Contains(string(ev), `"TASK_STATE_COMPLETED"`) || !strings.Contains(string(ev), res.Task.ID) {
 		t.Fatalf("event: %s", ev)
 	}

@@ -2,6 +2,7 @@ package httpkit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -19,7 +20,9 @@ var errConflict = a2a.Errorf(a2a.InvalidRequest, "%s",
 	"both Authorization: Bearer and X-API-Key are set, to different tokens; send one of the two (or the same token in both)")
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
-// present is false when there is no Authorization header at all.
+// present is false when there is no Authorization header at all. A
+// header that holds no token says so: a server trims "Bearer " to
+// "Bearer", which is an empty token, not another scheme.
 func bearer(r *http.Request) (token string, present bool, err error) {
 	vals := r.Header.Values("Authorization")
 	if len(vals) == 0 {
@@ -28,15 +31,38 @@ func bearer(r *http.Request) (token string, present bool, err error) {
 	if len(vals) > 1 {
 		return "", true, errors.New("more than one Authorization header")
 	}
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", true, errors.New("the Authorization header must use the Bearer scheme")
+	v := strings.TrimSpace(vals[0])
+	if v == "" {
+		return "", true, errors.New("the Authorization header is empty: send Authorization: Bearer TOKEN")
 	}
-	tok = strings.TrimSpace(tok)
-	if tok == "" {
-		return "", true, errors.New("empty bearer token")
+	scheme, tok := v, ""
+	if i := strings.IndexAny(v, " \t"); i >= 0 {
+		scheme, tok = v[:i], strings.TrimSpace(v[i+1:])
+	}
+	switch {
+	case !strings.EqualFold(scheme, "Bearer") && schemeName(scheme) && tok != "":
+		return "", true, fmt.Errorf("the Authorization header must use the Bearer scheme, not %q: Authorization: Bearer TOKEN", scheme)
+	case !strings.EqualFold(scheme, "Bearer"):
+		// Not echoed: without a scheme, what came is likely the token.
+		return "", true, errors.New("the Authorization header must use the Bearer scheme: Authorization: Bearer TOKEN")
+	case tok == "":
+		return "", true, errors.New("the Authorization header's bearer token is empty: send Authorization: Bearer TOKEN, the token after the space")
 	}
 	return tok, true, nil
+}
+
+// schemeName reports whether s looks like an authentication scheme's
+// name (Basic, Digest, ...), which a refusal may repeat.
+func schemeName(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // apiKey extracts the token of an "X-API-Key: <token>" header.
@@ -50,7 +76,7 @@ func apiKey(r *http.Request) (token string, present bool, err error) {
 	}
 	tok := strings.TrimSpace(vals[0])
 	if tok == "" {
-		return "", true, errors.New("empty X-API-Key")
+		return "", true, errors.New("the X-API-Key header's token is empty: send X-API-Key: TOKEN")
 	}
 	return tok, true, nil
 }

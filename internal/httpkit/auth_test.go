@@ -3,6 +3,7 @@ package httpkit
 import (
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,35 @@ func TestCredential(t *testing.T) {
 			tok, present, err := Credential(r)
 			if tok != tc.token || present != tc.present || (err != nil) != tc.bad || errors.Is(err, error(errConflict)) != tc.conflict {
 				t.Fatalf("credential = %q, %v, %v", tok, present, err)
+			}
+		})
+	}
+}
+
+// TestCredentialSaysWhy: a credential header that cannot be read says
+// what is wrong with it: an empty token is an empty token, whatever the
+// header (a server trims "Bearer " to "Bearer"), not a wrong scheme.
+func TestCredentialSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, header, value, want string
+	}{
+		{"Bearer and a space", "Authorization", "Bearer ", "the Authorization header's bearer token is empty"},
+		{"Bearer, trimmed", "Authorization", "Bearer", "the Authorization header's bearer token is empty"},
+		{"bearer and blanks", "Authorization", "bearer \t  ", "the Authorization header's bearer token is empty"},
+		{"BEARER, trimmed", "Authorization", "BEARER", "the Authorization header's bearer token is empty"},
+		{"an empty Authorization", "Authorization", "", "the Authorization header is empty"},
+		{"blanks only", "Authorization", "   ", "the Authorization header is empty"},
+		{"another scheme", "Authorization", "Basic YTpi", `the Authorization header must use the Bearer scheme, not "Basic"`},
+		{"a token without a scheme", "Authorization", "kfa_abc", `the Authorization header must use the Bearer scheme: Authorization: Bearer TOKEN`},
+		{"an empty X-API-Key", APIKeyHeader, "", "the X-API-Key header's token is empty"},
+		{"a blank X-API-Key", APIKeyHeader, "  ", "the X-API-Key header's token is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Header.Set(tc.header, tc.value)
+			_, present, err := Credential(r)
+			if !present || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("present %v, err %v; want %q", present, err, tc.want)
 			}
 		})
 	}

@@ -10,6 +10,20 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 )
 
+// DefaultMaxBodyBytes is the bound on a request body (256 KiB) when the
+// operator sets none (--max-body-bytes): the one place the default is
+// written, for the server's config and every surface.
+const DefaultMaxBodyBytes int64 = 256 << 10
+
+// BodyLimit is max, or DefaultMaxBodyBytes when max is not positive (a
+// surface built without a limit).
+func BodyLimit(max int64) int64 {
+	if max <= 0 {
+		return DefaultMaxBodyBytes
+	}
+	return max
+}
+
 // JSONContentType checks that a request's Content-Type is JSON
 // (application/json or application/a2a+json).
 func JSONContentType(r *http.Request) error {

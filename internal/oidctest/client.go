@@ -14,7 +14,9 @@ type Client struct {
 	// Scopes are the scopes it may be granted (besides openid, profile
 	// and email for a web client); asked for others are left out.
 	Scopes []string
-	// Audience is the aud of its access tokens; empty: its own id.
+	// Audience is the aud of its access tokens; empty: its own id. A web
+	// client's tokens, ID tokens included, hold its own id, then these
+	// (as Keycloak's audience mapper adds a resource to them).
 	Audience []string
 	// Lifetime of its access tokens; zero is 5 minutes, and a negative one
 	// issues tokens that expired that long ago.

@@ -40,6 +40,10 @@ type Options struct {
 	// Path is the issuer's path (e.g. "/realms/kfa"); default none.
 	Path     string
 	Metadata Metadata
+	// PlainJWT issues access tokens as zitadel's OP signs them, typed
+	// "JWT" like its ID tokens (as Entra ID and ZITADEL do), instead of
+	// "at+jwt" (RFC 9068), which kfa requires unless told otherwise.
+	PlainJWT bool
 }
 
 // Person is someone who can sign in at the provider's login page.
@@ -47,6 +51,13 @@ type Person struct {
 	Subject  string
 	Username string // what they type on the login page; their preferred_username
 	Name     string
+	// Scopes are the scopes the provider grants them, beyond openid,
+	// profile and email: a sign-in asking for more gets these only. nil
+	// grants whatever their client may have.
+	Scopes []string
+	// Claims are added to their ID tokens (Entra, for one, puts the app
+	// roles a person holds in "roles").
+	Claims map[string]any
 }
 
 // Provider is a running OpenID provider.
@@ -139,6 +150,10 @@ func (p *Provider) handler() http.Handler {
 		}
 		if r.URL.Path == oidcPath && p.opts.Metadata == MetadataRFC8414 {
 			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == p.opts.Path+tokenPath && !p.opts.PlainJWT {
+			p.typeTokens(w, r, mux)
 			return
 		}
 		mux.ServeHTTP(w, r)

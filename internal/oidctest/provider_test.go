@@ -8,6 +8,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/pkg/crypto"
 )
 
 func getJSON(t *testing.T, url string, v any) int {
@@ -104,4 +105,50 @@ func TestProvider(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestProviderTypesAccessTokens: the provider's access tokens are typed
+// at+jwt (RFC 9068), of client credentials and of a sign-in, and the ID
+// token of a sign-in stays JWT with an at_hash of the access token as
+// issued; with PlainJWT they stay as zitadel's OP types them, JWT.
+// Retype signs a token again under another typ, with the same key.
+func TestProviderTypesAccessTokens(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		p := Start(t, Options{PlainJWT: plain})
+		p.AddClient(Client{ID: "svc", Secret: "s", Scopes: []string{"read"}, Audience: []string{"https://kfa.test"}})
+		p.AddClient(Client{ID: "web", Secret: "w", Scopes: []string{"read", "post"}, Audience: []string{"https://kfa.test"},
+			RedirectURIs: []string{"https://kfa.test/login/callback"}})
+		p.AddPerson(Person{Subject: "u-r", Username: "reader", Scopes: []string{"read"}, Claims: map[string]any{"roles": []string{"read"}}})
+		want := TypAccessToken
+		if plain {
+			want = "JWT"
+		}
+		if got := Typ(t, p.Token(t, "svc", "read")); got != want {
+			t.Fatalf("plain %v: client credentials token typed %q", plain, got)
+		}
+		tk := p.SignIn(t, "web", "reader", "read", "post")
+		if got := Typ(t, tk.AccessToken); got != want || Typ(t, tk.IDToken) != "JWT" {
+			t.Fatalf("plain %v: sign-in tokens typed %q and %q", plain, got, Typ(t, tk.IDToken))
+		}
+		at, id := Claims(t, tk.AccessToken), Claims(t, tk.IDToken)
+		if at["scope"] != "read" || at["sub"] != "u-r" {
+			t.Fatalf("a read-only person's access token: %v", at)
+		}
+		if aud, _ := id["aud"].([]any); len(aud) != 2 || aud[0] != "web" || aud[1] != "https://kfa.test" || id["roles"] == nil {
+			t.Fatalf("the ID token: %v", id)
+		}
+		h, _ := jose.ParseSignedCompact(tk.IDToken, []jose.SignatureAlgorithm{jose.RS256})
+		alg := jose.SignatureAlgorithm(h.Signatures[0].Header.Algorithm)
+		hash, _ := crypto.GetHashAlgorithm(alg)
+		if id["at_hash"] != crypto.HashString(hash, tk.AccessToken, true) {
+			t.Fatalf("plain %v: at_hash %v does not match the access token", plain, id["at_hash"])
+		}
+		re := p.Retype(t, tk.AccessToken, "id_token+jwt")
+		if Typ(t, re) != "id_token+jwt" || Claims(t, re)["sub"] != "u-r" {
+			t.Fatalf("retyped: %q %v", Typ(t, re), Claims(t, re))
+		}
+		if Typ(t, p.Retype(t, re, "")) != "" {
+			t.Fatal("retyped without typ")
+		}
+	}
 }

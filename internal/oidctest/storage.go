@@ -45,6 +45,7 @@ var errNotFound = errors.New("not found")
 type authRequest struct {
 	id          string
 	clientID    string
+	audience    []string // the client's id, then its Audience
 	redirectURI string
 	state       string
 	nonce       string
@@ -59,7 +60,7 @@ type authRequest struct {
 func (a *authRequest) GetID() string                         { return a.id }
 func (a *authRequest) GetACR() string                        { return "" }
 func (a *authRequest) GetAMR() []string                      { return []string{"pwd"} }
-func (a *authRequest) GetAudience() []string                 { return []string{a.clientID} }
+func (a *authRequest) GetAudience() []string                 { return a.audience }
 func (a *authRequest) GetAuthTime() time.Time                { return a.authTime }
 func (a *authRequest) GetClientID() string                   { return a.clientID }
 func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge { return a.challenge }
@@ -86,8 +87,15 @@ func (r *ccRequest) GetScopes() []string   { return r.scopes }
 func (s *storage) CreateAuthRequest(_ context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := &authRequest{id: newID(), clientID: req.ClientID, redirectURI: req.RedirectURI, state: req.State, nonce: req.Nonce,
-		scopes: req.Scopes, responseTyp: req.ResponseType}
+	a := &authRequest{id: newID(), clientID: req.ClientID, audience: []string{req.ClientID}, redirectURI: req.RedirectURI,
+		state: req.State, nonce: req.Nonce, scopes: req.Scopes, responseTyp: req.ResponseType}
+	if c, ok := s.clients[req.ClientID]; ok {
+		for _, aud := range c.cfg.Audience {
+			if !slices.Contains(a.audience, aud) {
+				a.audience = append(a.audience, aud)
+			}
+		}
+	}
 	if req.CodeChallenge != "" {
 		a.challenge = &oidc.CodeChallenge{Challenge: req.CodeChallenge, Method: req.CodeChallengeMethod}
 	}
@@ -143,6 +151,12 @@ func (s *storage) login(id, username string) error {
 		return errNotFound
 	}
 	a.subject, a.authTime, a.done = p.Subject, time.Now().UTC(), true
+	if p.Scopes != nil {
+		// The person is granted what they hold, whatever was asked.
+		a.scopes = slices.DeleteFunc(slices.Clone(a.scopes), func(sc string) bool {
+			return sc != oidc.ScopeOpenID && sc != oidc.ScopeProfile && sc != oidc.ScopeEmail && !slices.Contains(p.Scopes, sc)
+		})
+	}
 	return nil
 }
 
@@ -247,6 +261,9 @@ func (s *storage) SetUserinfoFromRequest(_ context.Context, ui *oidc.UserInfo, r
 			ui.Subject = p.Subject
 			ui.PreferredUsername = p.Username
 			ui.Name = p.Name
+			for k, v := range p.Claims {
+				ui.AppendClaims(k, v)
+			}
 		}
 	}
 	return nil

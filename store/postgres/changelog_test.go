@@ -52,7 +52,10 @@ func TestChangeLogLateCommit(t *testing.T) {
 	}
 	var evs []changelog.Event
 	deadline := time.Now().Add(10 * time.Second)
-	for len(evs) < 2 && time.Now().Before(deadline) {
+	for len(evs) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log shows %d events 10s after both commits, want 2: %+v", len(evs), evs)
+		}
 		if evs, err = db.ReadLog(ctx, changelog.Position{}, 10); err != nil {
 			t.Fatal(err)
 		}

@@ -44,9 +44,10 @@ func putIdentity(ctx context.Context, w execer, a agents.Agent) error {
 }
 
 // LinkAgent implements agents.Store, in two round trips: BEGIN, the
-// identity's lock, the agent under its row lock and the identity's
-// agent, then agents.DecideLink, then the writes and COMMIT.
-func (s *DB) LinkAgent(ctx context.Context, l agents.Link) (agents.Agent, error) {
+// identity's lock, the agent and the agent the identity is linked to
+// under their row locks (in id order, the one order two agents are
+// locked in), then agents.DecideLink, then the writes and COMMIT.
+func (s *DB) LinkAgent(ctx context.Context, l agents.Link) (agents.LinkOutcome, error) {
 	var (
 		st  agents.LinkState
 		out agents.LinkOutcome
@@ -54,14 +55,30 @@ func (s *DB) LinkAgent(ctx context.Context, l agents.Link) (agents.Agent, error)
 	err := s.command(ctx, CmdLinkAgent, func(b *pgx.Batch) {
 		st = agents.LinkState{}
 		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", identityLockKey(l.Identity))
-		b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", l.AgentID).QueryRow(scanDoc(&st.Agent, decodeAgent))
-		b.Queue("SELECT agent_id FROM agent_identities WHERE issuer = $1 AND subject = $2", l.Identity.Issuer, l.Identity.Subject).
-			QueryRow(func(row pgx.Row) error {
-				err := row.Scan(&st.Linked)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
+		b.Queue(`SELECT doc, id = $1, id = (SELECT agent_id FROM agent_identities WHERE issuer = $2 AND subject = $3) FROM agents
+			WHERE id = $1 OR id = (SELECT agent_id FROM agent_identities WHERE issuer = $2 AND subject = $3)
+			ORDER BY id FOR NO KEY UPDATE`, l.AgentID, l.Identity.Issuer, l.Identity.Subject).
+			Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var (
+						v              []byte
+						isAgent, isOld *bool
+					)
+					if err := rows.Scan(&v, &isAgent, &isOld); err != nil {
+						return err
+					}
+					a, err := decodeAgent(v)
+					if err != nil {
+						return err
+					}
+					if isAgent != nil && *isAgent {
+						st.Agent = &a
+					}
+					if isOld != nil && *isOld {
+						st.Linked = &a
+					}
 				}
-				return err
+				return rows.Err()
 			})
 	}, func() (func(execer) error, error) {
 		var err error
@@ -72,13 +89,24 @@ func (s *DB) LinkAgent(ctx context.Context, l agents.Link) (agents.Agent, error)
 			if err := putAgent(ctx, w, out.Agent); err != nil {
 				return err
 			}
-			if err := putIdentity(ctx, w, out.Agent); err != nil {
-				return err
+			if out.Replaced == nil {
+				if err := putIdentity(ctx, w, out.Agent); err != nil {
+					return err
+				}
+			} else {
+				// The identity moves off the revoked agent.
+				if err := putAgent(ctx, w, *out.Replaced); err != nil {
+					return err
+				}
+				if _, err := w.Exec(ctx, "UPDATE agent_identities SET agent_id = $3 WHERE issuer = $1 AND subject = $2",
+					l.Identity.Issuer, l.Identity.Subject, out.Agent.ID); err != nil {
+					return err
+				}
 			}
 			return appendEvents(ctx, w, out.Events, l.At)
 		}, nil
 	})
-	return out.Agent, err
+	return out, err
 }
 
 // ProvisionAgent implements agents.Store, in two round trips: BEGIN, the

@@ -9,23 +9,44 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/sessions"
 )
 
 // sessionRecord is a session's document (its digest is the key).
 type sessionRecord struct {
-	AgentID    string    `json:"agentId"`
-	Credential []byte    `json:"credential"`
-	CreatedAt  time.Time `json:"createdAt"`
-	ExpiresAt  time.Time `json:"expiresAt"`
+	AgentID    string         `json:"agentId"`
+	Credential []byte         `json:"credential"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	ExpiresAt  time.Time      `json:"expiresAt"`
+	Scopes     []agents.Scope `json:"scopes,omitempty"`
+}
+
+// encodeSession is a session's document.
+func encodeSession(x sessions.Session) ([]byte, error) {
+	return json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: x.Credential[:], CreatedAt: x.CreatedAt,
+		ExpiresAt: x.ExpiresAt, Scopes: x.Scopes})
+}
+
+// decodeSession is the session of digest d and document v.
+func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
+	var r sessionRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return sessions.Session{}, fmt.Errorf("postgres: decode session: %w", err)
+	}
+	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Scopes: r.Scopes}
+	if len(r.Credential) != len(out.Credential) {
+		return sessions.Session{}, errors.New("postgres: session has a bad credential digest")
+	}
+	copy(out.Credential[:], r.Credential)
+	return out, nil
 }
 
 // CreateSession implements sessions.Store, in two round trips: BEGIN and
 // the sessions that expire first, then sessions.DecideCreate, then the
 // writes and COMMIT.
 func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
-	v, err := json.Marshal(sessionRecord{AgentID: sess.AgentID, Credential: sess.Credential[:],
-		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt})
+	v, err := encodeSession(sess)
 	if err != nil {
 		return err
 	}
@@ -78,16 +99,7 @@ func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Sessio
 	if err != nil {
 		return sessions.Session{}, unavailable(err)
 	}
-	var r sessionRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return sessions.Session{}, fmt.Errorf("postgres: decode session: %w", err)
-	}
-	out := sessions.Session{Digest: d, AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
-	if len(r.Credential) != len(out.Credential) {
-		return sessions.Session{}, errors.New("postgres: session has a bad credential digest")
-	}
-	copy(out.Credential[:], r.Credential)
-	return out, nil
+	return decodeSession(d, v)
 }
 
 // DeleteSession implements sessions.Store, in two round trips: BEGIN and

@@ -193,8 +193,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		}},
 		{"web_sessions", []string{"digest", "expires_ms", "doc"}, len(d.Sessions), func(i int) ([]any, error) {
 			x := d.Sessions[i]
-			v, err := json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: x.Credential[:],
-				CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt})
+			v, err := encodeSession(x)
 			return []any{x.Digest[:], x.ExpiresAt.UnixMilli(), v}, err
 		}},
 	}
@@ -406,19 +405,15 @@ func dumpRest(d *transfer.Data, v *[]byte) []struct {
 		{"SELECT digest, doc FROM web_sessions ORDER BY digest", func(rows pgx.Rows) error {
 			var (
 				dg []byte
-				r  sessionRecord
+				dd sessions.Digest
 			)
 			if err := rows.Scan(&dg, v); err != nil {
 				return err
 			}
-			if err := json.Unmarshal(*v, &r); err != nil {
-				return err
-			}
-			x := sessions.Session{AgentID: r.AgentID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
-			copy(x.Digest[:], dg)
-			copy(x.Credential[:], r.Credential)
+			copy(dd[:], dg)
+			x, err := decodeSession(dd, *v)
 			d.Sessions = append(d.Sessions, x)
-			return nil
+			return err
 		}},
 	}
 }

@@ -35,6 +35,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"RepliesPerDiscussion", testConcurrentMaxReplies},
 		{"DuplicateAgentNames", testConcurrentAgentNames},
 		{"ProvisionOneAgent", testConcurrentProvision},
+		{"ReplaceOneIdentity", testConcurrentReplace},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
 	} {

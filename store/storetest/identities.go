@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/kfa-project/kfa/agents"
@@ -41,15 +43,23 @@ func testIdentities(t *testing.T, open Opener) {
 		t.Fatalf("the agent as stored: %+v %v", got, err)
 	}
 	// The same subject at another issuer is another agent; its name is
-	// qualified by its issuer's host, and a third takes the shared name.
+	// qualified by its issuer's host, and a third of the name at that
+	// issuer gets a name of its own, the same that ProvisionNames gives
+	// it every time: no two agents share a name.
 	other, err := e.ag.ResolveIdentity(ctx, idpB, "build-bot", true)
 	if err != nil || other.ID == first.ID || other.Name != "build-bot (login.example.org)" {
 		t.Fatalf("the subject at another issuer: %+v %v", other, err)
 	}
 	third := agents.Identity{Issuer: idpB.Issuer, Subject: "svc-build-2"}
 	shared, err := e.ag.ResolveIdentity(ctx, third, "build-bot", true)
-	if err != nil || shared.Name != "build-bot (login.example.org)" || shared.ID == other.ID {
-		t.Fatalf("every name taken: %+v %v", shared, err)
+	if want := agents.ProvisionNames("build-bot", third)[2]; err != nil || shared.Name != want || shared.ID == other.ID {
+		t.Fatalf("both names taken: %+v %v, want the name %q", shared, err, want)
+	}
+	dup, err := e.ag.SharedNames(ctx, []string{first.Name, other.Name, shared.Name})
+	for n, sh := range dup {
+		if sh || err != nil {
+			t.Fatalf("the name %q is shared (%v)", n, err)
+		}
 	}
 
 	// An operator links an identity to an agent made with a token.
@@ -146,5 +156,19 @@ func testConcurrentProvision(t *testing.T, pair PairOpener) {
 	}
 	if _, err := p.envs[1].ag.ResolveIdentity(ctx, idpA, "build-bot", true); !errors.Is(err, agents.ErrDisabled) {
 		t.Fatalf("after a revoke on the other handle: %v", err)
+	}
+
+	// The first tokens of twelve clients that all call themselves alice,
+	// at once: twelve agents, no two of one name.
+	names := make([]string, 12)
+	errs = p.race(len(names), func(i int, e *env) error {
+		a, err := e.ag.ResolveIdentity(ctx, agents.Identity{Issuer: idpB.Issuer, Subject: fmt.Sprintf("client-%d", i)}, "alice", true)
+		names[i] = agents.NameKey(a.Name)
+		return err
+	})
+	tally(t, "first tokens of twelve alices", errs, len(errs), nil)
+	slices.Sort(names)
+	if len(slices.Compact(names)) != 12 {
+		t.Fatalf("twelve alices were named %q", names)
 	}
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,6 +196,10 @@ func testSessionsPurge(t *testing.T, open Opener) {
 // testSessionsOAuth: a sign-in through an OAuth provider holds no token:
 // it resumes while its agent is active, whatever happens to the agent's
 // kfa tokens, ends when the agent is revoked, and expires like any other.
+// It keeps the scopes its provider granted (stored with it): a read-only
+// person's session of an agent holding post cannot post; a grant of
+// nothing starts none, and a provider's session stored without its
+// scopes (before sessions kept them) has ended.
 func testSessionsOAuth(t *testing.T, open Opener) {
 	e := newEnv(t, open, tasks.Limits{})
 	ctx := context.Background()
@@ -204,11 +209,24 @@ func testSessionsOAuth(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := ss.StartAgent(ctx, alice)
-	if err != nil || st.Agent.ID != alice.ID {
+	if _, err := ss.StartAgent(ctx, alice, nil); !isErr(err, sessions.ErrNoScope) {
+		t.Fatalf("a sign-in granted nothing: %v", err)
+	}
+	st, err := ss.StartAgent(ctx, alice, []agents.Scope{agents.ScopeRead})
+	if err != nil || st.Agent.ID != alice.ID || st.Agent.Has(agents.ScopePost) {
 		t.Fatalf("start: %+v %v", st, err)
 	}
 	mustResume(t, ss, st.ID, alice.ID)
+	if a, err := ss.Resume(ctx, st.ID); err != nil || len(a.Agent.Scopes) != 1 || a.Agent.Has(agents.ScopePost) || !alice.Has(agents.ScopePost) {
+		t.Fatalf("a read-only sign-in resumed as %+v (%v); its agent %+v", a.Agent, err, alice)
+	}
+	legacyID := strings.Repeat("L", 43) // the shape of a session id
+	legacy := sessions.Session{Digest: sessions.DigestOf(legacyID), AgentID: alice.ID,
+		CreatedAt: e.clock.Now(), ExpiresAt: e.clock.Now().Add(time.Hour)}
+	if err := e.store.CreateSession(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	mustNotResume(t, ss, legacyID, sessions.ErrEnded, "a provider's session without its scopes")
 	e.clock.Advance(sessionTTL - time.Millisecond)
 	mustResume(t, ss, st.ID, alice.ID)
 	e.clock.Advance(time.Millisecond)
@@ -220,7 +238,7 @@ func testSessionsOAuth(t *testing.T, open Opener) {
 	if _, err := e.ag.Link(ctx, carol.Agent.ID, agents.Identity{Issuer: id.Issuer, Subject: "carol"}); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ss.StartAgent(ctx, carol.Agent)
+	cs, err := ss.StartAgent(ctx, carol.Agent, []agents.Scope{agents.ScopeRead, agents.ScopePost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +251,7 @@ func testSessionsOAuth(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	mustNotResume(t, ss, cs.ID, sessions.ErrEnded, "the session of a revoked agent")
-	if _, err := ss.StartAgent(ctx, revoked); !isErr(err, agents.ErrDisabled) {
+	if _, err := ss.StartAgent(ctx, revoked, []agents.Scope{agents.ScopeRead}); !isErr(err, agents.ErrDisabled) {
 		t.Fatalf("a revoked agent signs in: %v", err)
 	}
 }

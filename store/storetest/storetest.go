@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"Agents", testAgents},
 		{"RotateGrace", testRotateGrace},
 		{"Identities", testIdentities},
+		{"IdentityReplace", testIdentityReplace},
 		{"Ask", testAsk},
 		{"AskJoin", testAskJoin},
 		{"MaxOpen", testMaxOpen},

@@ -63,7 +63,8 @@ function oauthHandler(clientID, secret, scope) {
           'Content-Type': 'application/x-www-form-urlencoded',
           Authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(clientID)}:${encodeURIComponent(secret)}`).toString('base64'),
         },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope }),
+        // resource (RFC 8707) asks for a token for kfa: a JWT whose audience is kfa.
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource: meta.resource }),
       });
       const body = await tok.json();
       if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);
