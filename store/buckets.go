@@ -13,15 +13,16 @@ var (
 
 	bucketTasks       = []byte("tasks")           // task id (16) -> taskRecord
 	bucketTaskMsgIDs  = []byte("task_msgids")     // owner (16) | messageId -> task id (16)
-	bucketTaskByOwner = []byte("idx_task_owner")  // owner | ts | id
 	bucketTaskByState = []byte("idx_task_state")  // owner | state | ts | id
 	bucketTaskAllCtx  = []byte("idx_task_allctx") // ctxlen | ctx | ts | id -> owner (16) | state (1) (since schema 4; values since 6)
 	bucketCounts      = []byte("counts")          // counter key -> uint64
 
 	// bucketTaskAll and bucketTaskAllSt indexed every owner's tasks, for
-	// the operator alone, until schema 13 (migrate13.go).
-	bucketTaskAll   = []byte("idx_task_all")   // ts | id
-	bucketTaskAllSt = []byte("idx_task_allst") // state | ts | id
+	// the operator alone, and bucketTaskByOwner each owner's by time, until
+	// schema 13 (migrate13.go).
+	bucketTaskAll     = []byte("idx_task_all")   // ts | id
+	bucketTaskAllSt   = []byte("idx_task_allst") // state | ts | id
+	bucketTaskByOwner = []byte("idx_task_owner") // owner | ts | id
 
 	// bucketTaskByCtx and bucketTaskByCtxSt indexed each owner's tasks by
 	// context (and state) until schema 6, which serves those listings from
@@ -104,7 +105,7 @@ var (
 // default half, so an append leaves full pages behind it: a smaller file,
 // fewer pages per list page, and fewer pages written per commit.
 var appendBuckets = [][]byte{
-	bucketTasks, bucketTaskByOwner, bucketTaskByState,
+	bucketTasks, bucketTaskByState,
 	bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
 	bucketInbox, bucketInboxUnacked, bucketReplyDiscs, bucketModLog,
 }

@@ -88,8 +88,6 @@ func describePrefix(ix int, p []byte) ([]string, bool) {
 	}
 	var steps []func() bool
 	switch ix {
-	case idxOwner:
-		steps = []func() bool{owner}
 	case idxOwnerState:
 		steps = []func() bool{owner, state}
 	case idxAllCtx:

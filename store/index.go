@@ -21,22 +21,25 @@ import (
 // (16); reading a bucket backwards from the end of a prefix yields newest
 // first, ties by id descending, which is the ListTasks order.
 //
-// The two counted indexes keep a counter per prefix in the counts bucket
-// (an owner's totalSize, and the open-task bound) and have empty values.
-// The context index is not counted: its value is the task's owner (16)
-// and state (1), so that a listing of one context, with or without an
-// owner or a state, is a scan of the context's range that filters on the
-// values without reading a task (a context holds few tasks). Until
-// schema 6 the owner's context listings had two indexes of their own
-// (idx_task_ctx, idx_task_ctxst) and every context three counters; an
-// ask wrote each of them on a page of its own.
+// The counted index keeps a counter per prefix (owner | state) in the
+// counts bucket (an owner's totalSize, its open tasks for the open-task
+// bound, and summed, every total) and has empty values. The context index
+// is not counted: its value is the task's owner (16) and state (1), so
+// that a listing of one context, with or without an owner or a state, is
+// a scan of the context's range that filters on the values without
+// reading a task (a context holds few tasks). Until schema 6 the owner's
+// context listings had two indexes of their own (idx_task_ctx,
+// idx_task_ctxst) and every context three counters; an ask wrote each of
+// them on a page of its own.
 //
-// Every index an ask writes serves an agent's listing or a limit. Until
-// schema 13 two more served the operator alone, every owner's tasks by
-// time (idx_task_all) and by state and time (idx_task_allst), with a
-// counter each that every ask and every transition moved; the operator's
-// listings across owners now merge the owners' own ranges (list_all.go),
-// and the totals across owners are the sums of the owners' counters.
+// Every index an ask writes serves an agent's listing or a limit, and no
+// two serve the same one. Until schema 13 three more were written by every
+// ask and moved by every transition: every owner's tasks by time
+// (idx_task_all) and by state and time (idx_task_allst), which only the
+// operator's listings read, and an owner's tasks by time
+// (idx_task_owner), whose listing merges the owner's state ranges now; each
+// with its counters. Those listings merge ranges of idx_task_state
+// (list_all.go).
 type taskIndex struct {
 	bucket  []byte
 	prefix  func(owner []byte, t *tasks.Task) []byte
@@ -46,7 +49,6 @@ type taskIndex struct {
 }
 
 var taskIndexes = []taskIndex{
-	{bucket: bucketTaskByOwner, prefix: func(o []byte, _ *tasks.Task) []byte { return o }, counted: true},
 	{bucket: bucketTaskByState, prefix: func(o []byte, t *tasks.Task) []byte { return cat(o, []byte{stateByte(t.State)}) }, counted: true},
 	// Every task of one context, whoever owns it.
 	{bucket: bucketTaskAllCtx, prefix: func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }, value: ctxValue},
@@ -54,8 +56,7 @@ var taskIndexes = []taskIndex{
 
 // The index buckets, in taskIndexes order.
 const (
-	idxOwner = iota
-	idxOwnerState
+	idxOwnerState = iota
 	idxAllCtx
 	nTaskIndexes
 )

@@ -7,27 +7,29 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Migration 13: nothing an ask writes serves the operator alone.
+// Migration 13: no index an ask writes serves what another already does,
+// or the operator alone.
 //
 // Until schema 13 every ask wrote, besides what agents read and what the
 // limits need, two task indexes across owners (idx_task_all,
 // idx_task_allst) and their counters, which only the operator's listings
-// and kfa stats read, and an entry in idx_author_posts, which only the
-// operator's hide of everything an agent wrote reads; every reply wrote
-// one there too, and every transition moved the two indexes and their
-// counters. The operator's listings now merge the owners' ranges
-// (list_all.go), the totals are the owners' counters summed, and the
-// hide scans the discussions and replies (posts.go).
+// and kfa stats read; an owner's tasks by time (idx_task_owner) and its
+// counter, the same tasks idx_task_state holds by state; and an entry in
+// idx_author_posts, which only the operator's hide of everything an agent
+// wrote reads. Every reply wrote one there too, and every transition
+// moved the three task indexes and their counters. The listings now merge
+// ranges of idx_task_state (list_all.go), the totals are its counters
+// summed, and the hide scans the discussions and replies (posts.go).
 //
-// The migration drops the three buckets and the counters of the two
+// The migration drops the four buckets and the counters of the three
 // indexes, in one transaction. Dropping a bucket frees its pages without
 // reading its entries (bbolt walks the page tree), so the transaction
-// holds no chunk of entries in memory whatever the file's size; on a file
-// of a million tasks it frees some 40,000 pages (160 MiB), which bbolt's
-// freelist lists, and writes with every commit, until the file's growth
-// has reused them, as after migration 6.
+// holds no chunk of entries in memory, only the counters' keys (one per
+// owner); on a file of a million tasks it frees tens of thousands of
+// pages, which bbolt's freelist lists, and writes with every commit,
+// until the file's growth has reused them, as after migration 6.
 func dropOperatorIndexes(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketTaskAll, bucketTaskAllSt, bucketAuthorPosts} {
+	for _, name := range [][]byte{bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketAuthorPosts} {
 		if tx.Bucket(name) == nil {
 			continue
 		}
@@ -36,8 +38,8 @@ func dropOperatorIndexes(tx *bolt.Tx) error {
 		}
 	}
 	counts := tx.Bucket(bucketCounts)
-	for _, family := range [][]byte{counterKey(bucketTaskAll, nil), counterKey(bucketTaskAllSt, nil)} {
-		// One counter, and one per state: a few keys.
+	for _, family := range [][]byte{counterKey(bucketTaskAll, nil), counterKey(bucketTaskAllSt, nil), counterKey(bucketTaskByOwner, nil)} {
+		// One counter, one per state, one per owner.
 		var keys [][]byte
 		c := counts.Cursor()
 		for k, _ := c.Seek(family); k != nil && bytes.HasPrefix(k, family); k, _ = c.Next() {

@@ -14,15 +14,20 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// schema12Indexes writes what schema 12 kept for the operator alone, as
-// its writes did: every task in idx_task_all and idx_task_allst with
-// their counters, every discussion and reply in idx_author_posts.
+// schema12Indexes writes what schema 12 kept and schema 13 does not, as
+// its writes did: every task in idx_task_all, idx_task_allst and
+// idx_task_owner with their counters, every discussion and reply in
+// idx_author_posts.
 func schema12Indexes(tx *bolt.Tx) error {
 	all, err := tx.CreateBucketIfNotExists(bucketTaskAll)
 	if err != nil {
 		return err
 	}
 	allst, err := tx.CreateBucketIfNotExists(bucketTaskAllSt)
+	if err != nil {
+		return err
+	}
+	byOwner, err := tx.CreateBucketIfNotExists(bucketTaskByOwner)
 	if err != nil {
 		return err
 	}
@@ -40,6 +45,13 @@ func schema12Indexes(tx *bolt.Tx) error {
 			return err
 		}
 		if err := allst.Put(cat(st, tsID(t.StatusTime, k)), nil); err != nil {
+			return err
+		}
+		owner, _ := idBytes(t.OwnerID)
+		if err := byOwner.Put(cat(owner, tsID(t.StatusTime, k)), nil); err != nil {
+			return err
+		}
+		if err := counter(counts, counterKey(bucketTaskByOwner, owner), 1); err != nil {
 			return err
 		}
 		if err := counter(counts, counterKey(bucketTaskAll, nil), 1); err != nil {
@@ -87,6 +99,7 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 	// What schema 12's indexes say: the tasks newest first (overall and by
 	// state), the totals, and each agent's posts.
 	var wantAll []string
+	wantByOwner := map[string][]string{}
 	wantByState := map[a2a.TaskState][]string{}
 	wantTotal, wantByCount := 0, map[a2a.TaskState]int{}
 	wantPosts := map[string][]string{}
@@ -94,6 +107,10 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 		c := tx.Bucket(bucketTaskAll).Cursor()
 		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
 			wantAll = append(wantAll, idString(k[8:]))
+		}
+		c = tx.Bucket(bucketTaskByOwner).Cursor()
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			wantByOwner[idString(k[:16])] = append(wantByOwner[idString(k[:16])], idString(k[24:]))
 		}
 		c = tx.Bucket(bucketTaskAllSt).Cursor()
 		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
@@ -115,7 +132,7 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wantAll) != 4 || wantTotal != 4 || len(wantPosts) != 3 {
+	if len(wantAll) != 4 || wantTotal != 4 || len(wantByOwner) != 3 || len(wantPosts) != 3 {
 		t.Fatalf("the schema 12 indexes: %d tasks, total %d, posts of %d agents", len(wantAll), wantTotal, len(wantPosts))
 	}
 
@@ -129,12 +146,12 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketTaskAll, bucketTaskAllSt, bucketAuthorPosts} {
+		for _, name := range [][]byte{bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketAuthorPosts} {
 			if tx.Bucket(name) != nil {
 				t.Errorf("bucket %s is still there", name)
 			}
 		}
-		for _, family := range [][]byte{counterKey(bucketTaskAll, nil), counterKey(bucketTaskAllSt, nil)} {
+		for _, family := range [][]byte{counterKey(bucketTaskAll, nil), counterKey(bucketTaskAllSt, nil), counterKey(bucketTaskByOwner, nil)} {
 			if k, _ := tx.Bucket(bucketCounts).Cursor().Seek(family); bytes.HasPrefix(k, family) {
 				t.Errorf("counter %q is still there", k)
 			}
@@ -148,8 +165,8 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 		t.Fatalf("check after migration: %v\n%s", err, dump(rep))
 	}
 
-	list := func(st a2a.TaskState, size int) (ids []string, total int) {
-		q := tasks.ListQuery{State: st, PageSize: size}
+	list := func(owner string, st a2a.TaskState, size int) (ids []string, total int) {
+		q := tasks.ListQuery{OwnerID: owner, State: st, PageSize: size}
 		for {
 			page, err := db.ListTasks(ctx, q)
 			if err != nil {
@@ -166,11 +183,16 @@ func TestMigration13DropsOperatorIndexes(t *testing.T) {
 		}
 	}
 	for _, size := range []int{1, 3, 10} {
-		if got, total := list("", size); !slices.Equal(got, wantAll) || total != wantTotal {
+		if got, total := list("", "", size); !slices.Equal(got, wantAll) || total != wantTotal {
 			t.Errorf("every task, pages of %d: %v (total %d), want %v (total %d)", size, got, total, wantAll, wantTotal)
 		}
+		for owner, want := range wantByOwner {
+			if got, total := list(owner, "", size); !slices.Equal(got, want) || total != len(want) {
+				t.Errorf("the tasks of %s, pages of %d: %v (total %d), want %v", owner, size, got, total, want)
+			}
+		}
 		for st, want := range wantByState {
-			if got, total := list(st, size); !slices.Equal(got, want) || total != len(want) {
+			if got, total := list("", st, size); !slices.Equal(got, want) || total != len(want) {
 				t.Errorf("%s, pages of %d: %v (total %d), want %v", st, size, got, total, want)
 			}
 		}

@@ -112,7 +112,7 @@ func oldestWaiting(tx *bolt.Tx) *WaitingTask {
 	var oldest []byte // ts | id
 	var owner []byte
 	c := tx.Bucket(bucketTaskByState).Cursor()
-	_ = forEachOwnerCounter(tx, taskIndexes[idxOwnerState], a2a.TaskStateWorking, func(prefix []byte, _ int) error {
+	_ = forEachStateCounter(tx, nil, a2a.TaskStateWorking, func(prefix []byte, _ int) error {
 		k, _ := c.Seek(prefix)
 		if len(k) != len(prefix)+24 || !bytes.HasPrefix(k, prefix) {
 			return nil
