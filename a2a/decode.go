@@ -210,9 +210,9 @@ func (c *checker) object(depth int) error {
 		c.i++
 		return nil
 	}
-	// Keys by their folded form: two keys that fold alike set the same
-	// field in encoding/json, the last one winning.
-	var seen map[string]string
+	// Two keys that fold alike set the same field in encoding/json, the
+	// last one winning: refused (foldedKeys).
+	var seen foldedKeys
 	for {
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
@@ -223,17 +223,9 @@ func (c *checker) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		if seen == nil {
-			seen = make(map[string]string, 8)
+		if err := seen.add(string(key), keyAt); err != nil {
+			return err
 		}
-		folded := foldKey(key)
-		if first, dup := seen[folded]; dup {
-			if first == string(key) {
-				return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", key)}
-			}
-			return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q: it differs from %q only in case", key, first)}
-		}
-		seen[folded] = string(key)
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != ':' {
 			return c.syntax("expected ':' after object key")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -466,24 +467,52 @@ func (d *decoder) number(v reflect.Value, path string) error {
 	return nil
 }
 
-// foldedKeys are the keys of one object so far, folded as encoding/json
-// matches them: a slice, since objects hold few keys.
-type foldedKeys []struct{ folded, key string }
+// foldedKeys are the keys of one object so far, to refuse two that fold
+// alike as encoding/json matches them (strings.EqualFold is that match:
+// simple Unicode case folding, rune by rune, on keys already checked to be
+// UTF-8). A few are compared one by one, without folding or allocating;
+// past smallObject they are kept folded in a map, so that an object of
+// many keys costs linear time, not quadratic.
+type foldedKeys struct {
+	keys   []string
+	folded map[string]string // folded key -> the key, once past smallObject
+}
+
+// smallObject is the most keys an object compares one by one.
+const smallObject = 8
 
 // add refuses key, at offset at, when a key before it folds alike.
 func (f *foldedKeys) add(key string, at int) error {
-	folded := foldKey([]byte(key))
-	for _, k := range *f {
-		if k.folded != folded {
-			continue
+	var first string
+	dup := false
+	if f.folded == nil {
+		for _, k := range f.keys {
+			if strings.EqualFold(k, key) {
+				first, dup = k, true
+				break
+			}
 		}
-		if k.key == key {
-			return &ShapeError{Offset: at, Msg: fmt.Sprintf("duplicate key %q", key)}
+		if !dup {
+			f.keys = append(f.keys, key)
+			if len(f.keys) > smallObject {
+				f.folded = make(map[string]string, 2*smallObject)
+				for _, k := range f.keys {
+					f.folded[foldKey([]byte(k))] = k
+				}
+			}
+			return nil
 		}
-		return &ShapeError{Offset: at, Msg: fmt.Sprintf("duplicate key %q: it differs from %q only in case", key, k.key)}
+	} else {
+		folded := foldKey([]byte(key))
+		if first, dup = f.folded[folded]; !dup {
+			f.folded[folded] = key
+			return nil
+		}
 	}
-	*f = append(*f, struct{ folded, key string }{folded, key})
-	return nil
+	if first == key {
+		return &ShapeError{Offset: at, Msg: fmt.Sprintf("duplicate key %q", key)}
+	}
+	return &ShapeError{Offset: at, Msg: fmt.Sprintf("duplicate key %q: it differs from %q only in case", key, first)}
 }
 
 // unquote decodes the escapes of raw, a string's bytes between its

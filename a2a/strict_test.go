@@ -4,9 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // threePasses is what Decode replaces: CheckJSON, CheckFields, then
@@ -166,4 +169,48 @@ func FuzzDecode(f *testing.F) {
 			compareDecode(t, body, target)
 		}
 	})
+}
+
+// TestManyKeysCostLinearTime: an object of many keys (the worst a body
+// can hold) costs time linear in its keys, checked and decoded: at 80,000
+// keys, within a small factor of what encoding/json takes to read the
+// same body into a map (keys compared one by one cost thousands of times
+// that). The factor is measured in one run, so the machine's load cancels.
+func TestManyKeysCostLinearTime(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"metadata":{`)
+	for i := range 80_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%dX":%d`, i, i)
+	}
+	b.WriteString(`}}`)
+	body := []byte(b.String())
+	best := func(fn func() error) time.Duration {
+		d := time.Duration(math.MaxInt64)
+		for range 3 {
+			start := time.Now()
+			if err := fn(); err != nil {
+				t.Fatal(err)
+			}
+			d = min(d, time.Since(start))
+		}
+		return d
+	}
+	base := best(func() error { var m map[string]any; return json.Unmarshal(body, &m) })
+	ours := best(func() error {
+		var req SendMessageRequest
+		if err := Decode(body, &req); err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := Decode(body, &m); err != nil {
+			return err
+		}
+		return CheckJSON(body)
+	})
+	if ours > 30*base {
+		t.Fatalf("80,000 keys: %v, against encoding/json's %v (%.0fx): not linear", ours, base, float64(ours)/float64(base))
+	}
 }
