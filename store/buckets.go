@@ -13,16 +13,12 @@ var (
 
 	bucketTasks       = []byte("tasks")           // task id (16) -> taskRecord
 	bucketTaskMsgIDs  = []byte("task_msgids")     // owner (16) | messageId -> task id (16)
+	bucketTaskAll     = []byte("idx_task_all")    // ts | id
+	bucketTaskAllSt   = []byte("idx_task_allst")  // state | ts | id
+	bucketTaskByOwner = []byte("idx_task_owner")  // owner | ts | id
 	bucketTaskByState = []byte("idx_task_state")  // owner | state | ts | id
 	bucketTaskAllCtx  = []byte("idx_task_allctx") // ctxlen | ctx | ts | id -> owner (16) | state (1) (since schema 4; values since 6)
 	bucketCounts      = []byte("counts")          // counter key -> uint64
-
-	// bucketTaskAll and bucketTaskAllSt indexed every owner's tasks, for
-	// the operator alone, and bucketTaskByOwner each owner's by time, until
-	// schema 13 (migrate13.go).
-	bucketTaskAll     = []byte("idx_task_all")   // ts | id
-	bucketTaskAllSt   = []byte("idx_task_allst") // state | ts | id
-	bucketTaskByOwner = []byte("idx_task_owner") // owner | ts | id
 
 	// bucketTaskByCtx and bucketTaskByCtxSt indexed each owner's tasks by
 	// context (and state) until schema 6, which serves those listings from
@@ -41,9 +37,8 @@ var (
 	bucketDiscByStatus = []byte("idx_disc_status") // status (1) | discussion id (16)
 	bucketReplies      = []byte("replies")         // discussion id (16) | reply id (16) -> replyRecord
 
-	// Where a reply is (schema 12): the moderation of an item named by id
-	// alone. bucketAuthorPosts indexed everything an agent wrote, for the
-	// operator's hide alone, from schema 12 until 13 (migrate13.go).
+	// Who wrote what, and where a reply is (schema 12): the moderation of
+	// an item named by id alone, and hiding everything an agent wrote.
 	bucketReplyDiscs  = []byte("reply_discs")      // reply id (16) -> discussion id (16)
 	bucketAuthorPosts = []byte("idx_author_posts") // author id (16) | discussion or reply id (16) -> a reply's discussion id (16), empty for a discussion
 	bucketModItems    = []byte("mod_items")        // item id (16) -> moderation.Item JSON
@@ -105,7 +100,7 @@ var (
 // default half, so an append leaves full pages behind it: a smaller file,
 // fewer pages per list page, and fewer pages written per commit.
 var appendBuckets = [][]byte{
-	bucketTasks, bucketTaskByState,
+	bucketTasks, bucketTaskAll, bucketTaskAllSt, bucketTaskByOwner, bucketTaskByState,
 	bucketTaskAllCtx, bucketTaskDiscWorking, bucketCounts, bucketDiscussions, bucketDiscByStatus, bucketReplies,
 	bucketInbox, bucketInboxUnacked, bucketReplyDiscs, bucketModLog,
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,8 +64,12 @@ func putLogEntry(tx *bolt.Tx, r logRecord) error {
 	if err != nil {
 		return err
 	}
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
 	key := u64(seq)
-	if err := b.Put(key, encodeLogRecord(r)); err != nil {
+	if err := b.Put(key, v); err != nil {
 		return err
 	}
 	if !r.Kind.IsRecord() {
@@ -129,65 +132,10 @@ func decodeLogRecord(k, v []byte) (uint64, logRecord, error) {
 	}
 	seq := binary.BigEndian.Uint64(k)
 	var r logRecord
-	var err error
-	if len(v) > 0 && v[0] == '{' { // JSON: an entry written before schema 13
-		err = json.Unmarshal(v, &r)
-	} else {
-		r, err = parseLogRecord(v)
-	}
-	if err != nil {
+	if err := json.Unmarshal(v, &r); err != nil {
 		return seq, r, fmt.Errorf("store: decode log entry %d: %w", seq, err)
 	}
 	return seq, r, nil
-}
-
-// logRecordBinary marks a log entry in the binary form: every entry an
-// ask, a reply or a follower's read handles, where JSON cost an encoding
-// in the single writer and a decoding per follower (issue 32). Entries
-// written before schema 13 are JSON objects, which start with '{'.
-const logRecordBinary = 1
-
-// encodeLogRecord is r in the binary form: the marker, then kind, id,
-// owner, ref and note, each a uvarint length and its bytes, then the
-// event's and the entry's times, varints of Unix ms.
-func encodeLogRecord(r logRecord) []byte {
-	b := make([]byte, 0, 1+5+len(r.Kind)+len(r.ID)+len(r.Owner)+len(r.Ref)+len(r.Note)+2*binary.MaxVarintLen64)
-	b = append(b, logRecordBinary)
-	for _, f := range []string{string(r.Kind), r.ID, r.Owner, r.Ref, r.Note} {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-	b = binary.AppendVarint(b, r.At)
-	return binary.AppendVarint(b, r.Written)
-}
-
-var errBadLogRecord = errors.New("malformed binary log entry")
-
-// parseLogRecord reads an entry of encodeLogRecord's form.
-func parseLogRecord(v []byte) (logRecord, error) {
-	var r logRecord
-	if len(v) == 0 || v[0] != logRecordBinary {
-		return r, errBadLogRecord
-	}
-	v = v[1:]
-	var fields [5]string
-	for i := range fields {
-		n, k := binary.Uvarint(v)
-		if k <= 0 || uint64(len(v)-k) < n {
-			return r, errBadLogRecord
-		}
-		fields[i], v = string(v[k:k+int(n)]), v[k+int(n):]
-	}
-	at, k := binary.Varint(v)
-	if k <= 0 {
-		return r, errBadLogRecord
-	}
-	written, k2 := binary.Varint(v[k:])
-	if k2 <= 0 || k+k2 != len(v) {
-		return r, errBadLogRecord
-	}
-	r = logRecord{Kind: changelog.Kind(fields[0]), ID: fields[1], Owner: fields[2], Ref: fields[3], Note: fields[4], At: at, Written: written}
-	return r, nil
 }
 
 func decodeLogEntry(k, v []byte) (changelog.Event, error) {

@@ -73,7 +73,7 @@ func TestCheckInChunksWhileWriting(t *testing.T) {
 func TestCheckFindsCorruptionInChunks(t *testing.T) {
 	w := newWorld(t)
 	o, _ := idBytes(w.waiting.OwnerID)
-	w.mutate(t, func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByState).Delete(stateKey(w.waiting)) })
+	w.mutate(t, func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByOwner).Delete(ownerKey(w.waiting)) })
 	rep, err := w.db.CheckWith(context.Background(), CheckOptions{Chunk: 1})
 	if err != nil {
 		t.Fatal(err)

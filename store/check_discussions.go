@@ -81,8 +81,8 @@ func (c *checker) checkDiscussions() error {
 		if v := tx.Bucket(bucketReplyDiscs).Get(k[16:]); !bytes.Equal(v, k[:16]) {
 			c.rep.addf(VReply, bucketReplyDiscs, k[16:], desc, "", "reply_discs has %x for the reply, not its discussion", v)
 		}
-		if _, ok := idBytes(r.AuthorID); !ok {
-			c.rep.addf(VReply, bucketReplies, k, desc, "", "author %q is not an agent id", r.AuthorID)
+		if author, ok := idBytes(r.AuthorID); !ok || !bytes.Equal(tx.Bucket(bucketAuthorPosts).Get(cat(author, k[16:])), k[:16]) {
+			c.rep.addf(VReply, bucketAuthorPosts, k, desc, "", "reply is missing from its author %s's posts", r.AuthorID)
 		}
 	})
 }
@@ -106,6 +106,9 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 		}
 	}
 	author, _ := idBytes(d.AuthorID)
+	if v := tx.Bucket(bucketAuthorPosts).Get(cat(author, k)); author == nil || v == nil || len(v) != 0 {
+		c.rep.addf(VDiscussion, bucketAuthorPosts, k, d.ID, "", "discussion is missing from its author %s's posts", d.AuthorID)
+	}
 
 	n, hidden := 0, 0
 	var first time.Time

@@ -88,6 +88,10 @@ func describePrefix(ix int, p []byte) ([]string, bool) {
 	}
 	var steps []func() bool
 	switch ix {
+	case idxAllState:
+		steps = []func() bool{state}
+	case idxOwner:
+		steps = []func() bool{owner}
 	case idxOwnerState:
 		steps = []func() bool{owner, state}
 	case idxAllCtx:

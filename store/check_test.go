@@ -159,11 +159,10 @@ func (w *world) check(t *testing.T) CheckReport {
 	return rep
 }
 
-// stateKey is tk's key in idx_task_state.
-func stateKey(tk tasks.Task) []byte {
+func ownerKey(tk tasks.Task) []byte {
 	o, _ := idBytes(tk.OwnerID)
 	id, _ := idBytes(tk.ID)
-	return cat(o, []byte{stateByte(tk.State)}, tsID(tk.StatusTime, id))
+	return cat(o, tsID(tk.StatusTime, id))
 }
 
 func TestCheckCleanStore(t *testing.T) {
@@ -172,7 +171,7 @@ func TestCheckCleanStore(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("a store written by the services has violations: %+v", rep.Violations)
 	}
-	if rep.Examined["tasks"] != 4 || rep.Examined["idx_task_state"] != 4 || rep.Examined["replies"] != 4 ||
+	if rep.Examined["tasks"] != 4 || rep.Examined["idx_task_owner"] != 4 || rep.Examined["replies"] != 4 ||
 		rep.Examined["discussions"] != 3 || rep.Examined["inbox"] == 0 || rep.Examined["agents"] != 3 {
 		t.Fatalf("examined: %v", rep.Examined)
 	}
@@ -189,32 +188,31 @@ func TestCheckFindsCorruption(t *testing.T) {
 		break_ func(t *testing.T, w *world) func(tx *bolt.Tx) error
 		want   []Violation // Kind, Bucket and TaskID must match; Detail must contain want's Detail
 	}{
-		{"state index entry deleted", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
-			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByState).Delete(stateKey(w.waiting)) }
+		{"owner index entry deleted", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByOwner).Delete(ownerKey(w.waiting)) }
 		}, []Violation{
-			{Kind: VIndexMissing, Bucket: "idx_task_state", Detail: "missing from this index"},
-			{Kind: VCounter, Bucket: "counts", Detail: "counter is 1, counted 0"},
+			{Kind: VIndexMissing, Bucket: "idx_task_owner", Detail: "missing from this index"},
+			{Kind: VCounter, Bucket: "counts", Detail: "counter is 2, counted 1"},
 		}},
-		{"dangling state index entry", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+		{"dangling owner index entry", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			ghost := w.waiting
 			ghost.ID = "01JD0Z6X8Q4Y4K2V1T3S5R7P9N"
-			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByState).Put(stateKey(ghost), nil) }
+			return func(tx *bolt.Tx) error { return tx.Bucket(bucketTaskByOwner).Put(ownerKey(ghost), nil) }
 		}, []Violation{
-			{Kind: VIndexDangling, Bucket: "idx_task_state", TaskID: "01JD0Z6X8Q4Y4K2V1T3S5R7P9N", Detail: "does not exist"},
-			{Kind: VCounter, Bucket: "counts", Detail: "counter is 1, counted 2"},
+			{Kind: VIndexDangling, Bucket: "idx_task_owner", TaskID: "01JD0Z6X8Q4Y4K2V1T3S5R7P9N", Detail: "does not exist"},
+			{Kind: VCounter, Bucket: "counts", Detail: "counter is 2, counted 3"},
 		}},
 		{"stale state index entry left by a transition", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			old := w.canceled
 			old.State, old.StatusTime = a2a.TaskStateWorking, old.CreatedAt
 			return func(tx *bolt.Tx) error { return indexTask(tx, &old, +1) }
 		}, []Violation{
-			{Kind: VIndexStale, Bucket: "idx_task_state", Detail: "does not match task"},
-			{Kind: VIndexStale, Bucket: "idx_task_allctx"},
+			{Kind: VIndexStale, Bucket: "idx_task_allst", Detail: "does not match task"},
+			{Kind: VIndexStale, Bucket: "idx_task_owner"},
 		}},
 		{"counter off by one", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
-			owner, _ := idBytes(w.waiting.OwnerID)
 			return func(tx *bolt.Tx) error {
-				return counter(tx.Bucket(bucketCounts), counterKey(bucketTaskByState, cat(owner, []byte{stateByte(a2a.TaskStateWorking)})), 1)
+				return counter(tx.Bucket(bucketCounts), counterKey(bucketTaskAllSt, []byte{stateByte(a2a.TaskStateWorking)}), 1)
 			}
 		}, []Violation{{Kind: VCounter, Bucket: "counts", Detail: "counter is 2, counted 1"}}},
 		{"agent counter off by one", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
@@ -400,11 +398,11 @@ func TestCheckContextIndexValues(t *testing.T) {
 func TestCheckTruncatesLongReports(t *testing.T) {
 	w := newWorld(t)
 	w.mutate(t, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTaskByState)
+		b := tx.Bucket(bucketTaskAll)
 		for i := range MaxViolations + 10 {
-			k := make([]byte, 17+24) // an owner and state, a time, a task that does not exist
-			binary.BigEndian.PutUint64(k[17:], uint64(i))
-			k[40] = 1
+			k := make([]byte, 24)
+			binary.BigEndian.PutUint64(k, uint64(i))
+			k[23] = 1
 			if err := b.Put(k, nil); err != nil {
 				return err
 			}

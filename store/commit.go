@@ -68,16 +68,9 @@ func unrefuse(err error) error {
 }
 
 type commitCall struct {
-	cmd command
-	// decided, when not nil, is cmd's write as a read transaction of
-	// txid seen decided it. The writer runs it without deciding again
-	// when nothing can have changed since: its transaction is the one
-	// right after seen (no write committed in between) and no call before
-	// this one in the batch wrote. Otherwise it decides again.
-	decided func(tx *bolt.Tx) error
-	seen    int
-	done    chan error
-	at      time.Time
+	cmd  command
+	done chan error
+	at   time.Time
 	// refused is the call's refusal, kept until its batch's transaction
 	// has ended.
 	refused error
@@ -97,14 +90,10 @@ type committer struct {
 	last int // calls in the previous transaction (loop only)
 
 	// Counters, for tests and statistics: batches taken, transactions
-	// begun (reruns and solo calls included), first phases run (decisions
-	// made in the writer), and decisions of a read reused instead.
-	batches, txs, runs, reused atomic.Uint64
-	// queued, when set (by tests), hears of every call as it is queued;
-	// hold, when set (by tests), is received from once a call waits,
-	// before its batch is taken.
+	// begun (reruns and solo calls included), and write functions run.
+	batches, txs, runs atomic.Uint64
+	// queued, when set (by tests), hears of every call as it is queued.
 	queued chan<- struct{}
-	hold   <-chan struct{}
 }
 
 func newCommitter(db *bolt.DB, delay time.Duration) *committer {
@@ -119,20 +108,13 @@ var callPool = sync.Pool{New: func() any { return &commitCall{done: make(chan er
 // transaction has committed (nil) or rolled back; a refusal is answered
 // when its batch's transaction has ended. cmd may run more than once and
 // must leave no effect outside tx.
-func (c *committer) do(cmd command) error { return c.doDecided(cmd, nil, 0) }
-
-// doDecided is do for a command already decided in a read transaction of
-// txid seen, as write: the writer runs write instead of deciding again
-// when nothing can have changed since (commitCall.decided). write must
-// hold nothing of that read transaction (no byte slice of its pages,
-// which a remap of the file unmaps once the read has ended).
-func (c *committer) doDecided(cmd command, write func(*bolt.Tx) error, seen int) error {
+func (c *committer) do(cmd command) error {
 	call := callPool.Get().(*commitCall)
-	call.cmd, call.decided, call.seen, call.at = cmd, write, seen, time.Now()
+	call.cmd, call.at = cmd, time.Now()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		call.cmd, call.decided = nil, nil
+		call.cmd = nil
 		callPool.Put(call)
 		return errClosed
 	}
@@ -146,7 +128,7 @@ func (c *committer) doDecided(cmd command, write func(*bolt.Tx) error, seen int)
 	default:
 	}
 	err := <-call.done
-	call.cmd, call.decided, call.refused = nil, nil, nil
+	call.cmd, call.refused = nil, nil
 	callPool.Put(call)
 	if err == errSolo {
 		err = c.db.Update(func(tx *bolt.Tx) error {
@@ -191,11 +173,6 @@ func (c *committer) loop() {
 			<-c.wake
 			c.mu.Lock()
 		}
-		if c.hold != nil {
-			c.mu.Unlock()
-			<-c.hold
-			c.mu.Lock()
-		}
 		// Wait for company, but never longer than delay after the oldest
 		// call arrived, and not at all once as many calls wait as the last
 		// transaction held (under steady load, everyone is back) or when
@@ -238,11 +215,6 @@ func (c *committer) loop() {
 // writes of calls before it in the batch, and is only as true as they are
 // durable. A rerun keeps the refusals already decided, since every call
 // before a refused one runs again on the same state.
-//
-// A call decided in a read transaction (doDecided) runs that decision's
-// write without deciding again while the transaction is the one right
-// after that read's and nothing before it in the batch wrote: the state
-// it would load is then exactly the state the read loaded.
 func (c *committer) run(batch []*commitCall) {
 	c.batches.Add(1)
 	var refused []*commitCall
@@ -252,22 +224,15 @@ func (c *committer) run(batch []*commitCall) {
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			c.txs.Add(1)
 			tuneTx(tx)
-			wrote := false // a call before this one in the batch wrote
 			for i, call := range batch {
-				write := call.decided
-				if write == nil || wrote || tx.ID() != call.seen+1 {
-					c.runs.Add(1)
-					var err error
-					if write, err = decide(call.cmd, tx); err != nil {
-						call.refused = err
-						refused = append(refused, call)
-						continue
-					}
-				} else {
-					c.reused.Add(1)
+				c.runs.Add(1)
+				write, err := decide(call.cmd, tx)
+				if err != nil {
+					call.refused = err
+					refused = append(refused, call)
+					continue
 				}
 				if write != nil {
-					wrote = true
 					if err := safely(write, tx); err != nil {
 						failed = i
 						return err

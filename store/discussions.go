@@ -392,7 +392,7 @@ func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs m
 		return err
 	}
 	author, _ := idBytes(r.AuthorID)
-	if err := putReplyDisc(tx, dk, rk); err != nil {
+	if err := putReplyPlace(tx, author, dk, rk); err != nil {
 		return err
 	}
 	if o.Post.Window != nil {

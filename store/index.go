@@ -21,25 +21,15 @@ import (
 // (16); reading a bucket backwards from the end of a prefix yields newest
 // first, ties by id descending, which is the ListTasks order.
 //
-// The counted index keeps a counter per prefix (owner | state) in the
-// counts bucket (an owner's totalSize, its open tasks for the open-task
-// bound, and summed, every total) and has empty values. The context index
-// is not counted: its value is the task's owner (16) and state (1), so
-// that a listing of one context, with or without an owner or a state, is
-// a scan of the context's range that filters on the values without
-// reading a task (a context holds few tasks). Until schema 6 the owner's
-// context listings had two indexes of their own (idx_task_ctx,
-// idx_task_ctxst) and every context three counters; an ask wrote each of
-// them on a page of its own.
-//
-// Every index an ask writes serves an agent's listing or a limit, and no
-// two serve the same one. Until schema 13 three more were written by every
-// ask and moved by every transition: every owner's tasks by time
-// (idx_task_all) and by state and time (idx_task_allst), which only the
-// operator's listings read, and an owner's tasks by time
-// (idx_task_owner), whose listing merges the owner's state ranges now; each
-// with its counters. Those listings merge ranges of idx_task_state
-// (list_all.go).
+// The four counted indexes keep a counter per prefix in the counts bucket
+// (for totalSize, and the open-task bound) and have empty values. The
+// context index is not counted: its value is the task's owner (16) and
+// state (1), so that a listing of one context, with or without an owner
+// or a state, is a scan of the context's range that filters on the
+// values without reading a task (a context holds few tasks). Until
+// schema 6 the owner's context listings had two indexes of their own
+// (idx_task_ctx, idx_task_ctxst) and every context three counters; an
+// ask wrote each of them on a page of its own.
 type taskIndex struct {
 	bucket  []byte
 	prefix  func(owner []byte, t *tasks.Task) []byte
@@ -49,6 +39,9 @@ type taskIndex struct {
 }
 
 var taskIndexes = []taskIndex{
+	{bucket: bucketTaskAll, prefix: func(_ []byte, _ *tasks.Task) []byte { return nil }, counted: true},
+	{bucket: bucketTaskAllSt, prefix: func(_ []byte, t *tasks.Task) []byte { return []byte{stateByte(t.State)} }, counted: true},
+	{bucket: bucketTaskByOwner, prefix: func(o []byte, _ *tasks.Task) []byte { return o }, counted: true},
 	{bucket: bucketTaskByState, prefix: func(o []byte, t *tasks.Task) []byte { return cat(o, []byte{stateByte(t.State)}) }, counted: true},
 	// Every task of one context, whoever owns it.
 	{bucket: bucketTaskAllCtx, prefix: func(_ []byte, t *tasks.Task) []byte { return ctxPart(t.ContextID) }, value: ctxValue},
@@ -56,7 +49,10 @@ var taskIndexes = []taskIndex{
 
 // The index buckets, in taskIndexes order.
 const (
-	idxOwnerState = iota
+	idxAll = iota
+	idxAllState
+	idxOwner
+	idxOwnerState
 	idxAllCtx
 	nTaskIndexes
 )
@@ -115,7 +111,7 @@ func counterKey(bucket, prefix []byte) []byte {
 
 // counterDeltas collects counter changes of one transaction, to apply
 // each changed counter once (apply) instead of once per task: a reply that
-// completes 1,000 tasks moves 4,000 index counters, most of them back and
+// completes 1,000 tasks moves 8,000 index counters, most of them back and
 // forth on the same few keys.
 type counterDeltas map[string]int64
 
@@ -135,7 +131,7 @@ func (d counterDeltas) apply(tx *bolt.Tx) error {
 
 // indexBatch collects the index changes of many tasks in one transaction
 // and applies them bucket by bucket, each bucket's in key order: a reply
-// that completes 1,000 tasks moves 3,000 index entries, and in order each
+// that completes 1,000 tasks moves 5,000 index entries, and in order each
 // bucket's changes walk its pages once instead of jumping between them.
 type indexBatch struct {
 	dels   [nTaskIndexes][][]byte

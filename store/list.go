@@ -14,10 +14,9 @@ import (
 
 // ListTasks implements tasks.Store: one cursor seek, then at most
 // PageSize+1 steps (with a context filter, the steps over the context's
-// entries of other owners or states too; an owner's tasks in any state,
-// or every owner's, a seek per range merged: list_all.go). totalSize
-// comes from the index counters, except with Since or a context filter (a
-// count of the matching range's entries, none of them a task read).
+// entries of other owners or states too). totalSize comes from the index
+// counters, except with Since or a context filter (a count of the matching
+// range's entries, none of them a task read).
 func (s *DB) ListTasks(_ context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
 	next, total, err := s.listTasks(q, func(v []byte) error {
@@ -60,9 +59,6 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 	if len(q.ContextID) > 255 {
 		return nil, 0, nil
 	}
-	if q.ContextID == "" && (owner == nil || q.State == "") {
-		return s.listMerged(q, owner, emit)
-	}
 	probe := &tasks.Task{ContextID: q.ContextID, State: q.State}
 	var (
 		ix taskIndex
@@ -80,8 +76,14 @@ func (s *DB) listTasks(q tasks.ListQuery, emit func(v []byte) error) (next *task
 				return len(v) == 17 && (owner == nil || bytes.Equal(v[:16], owner)) && (q.State == "" || v[16] == want)
 			}
 		}
-	default:
+	case owner != nil && q.State != "":
 		ix = taskIndexes[idxOwnerState]
+	case owner != nil:
+		ix = taskIndexes[idxOwner]
+	case q.State != "":
+		ix = taskIndexes[idxAllState]
+	default:
+		ix = taskIndexes[idxAll]
 	}
 	prefix := ix.prefix(owner, probe)
 	since := uint64(q.SinceMillis())

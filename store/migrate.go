@@ -111,7 +111,6 @@ var migrations = []migration{
 	{10, "the outbox's due index by destination", indexDueByDestination},
 	{11, "agents by OAuth identity (issuer, subject)", indexAgentIdentities},
 	{12, "moderation: flags, items, the review queue and the audit log; replies' discussions and authors' posts", migrateModeration},
-	{13, "no index or counter for the operator alone, nor one another holds, on the write path: idx_task_all, idx_task_allst, idx_task_owner, their counters and idx_author_posts dropped", dropOperatorIndexes},
 }
 
 // indexAgentNames creates agent_names and fills it from the agents.

@@ -11,17 +11,13 @@ import (
 )
 
 // Migration 12 indexes a schema 11 file's replies by id and every
-// discussion and reply by its author (which migration 13 drops again):
-// the file passes kfa check, and a moderator can hide a reply by its id
-// and everything an agent wrote.
+// discussion and reply by its author: the file passes kfa check, and a
+// moderator can hide a reply by its id and everything an agent wrote.
 func TestMigrationIndexesPosts(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	w.mutate(t, func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketReplyDiscs, bucketAuthorPosts, bucketModItems, bucketModFlags, bucketModQueue, bucketModLog} {
-			if tx.Bucket(b) == nil {
-				continue // idx_author_posts: schema 13 dropped it
-			}
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

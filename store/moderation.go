@@ -18,20 +18,21 @@ import (
 // windowFlag is the flag rate's window in rate_windows.
 const windowFlag byte = 'f'
 
-// putReplyDisc records the discussion dk of reply rk: a reply named by
-// its id alone is found.
-func putReplyDisc(tx *bolt.Tx, dk, rk []byte) error {
-	return tx.Bucket(bucketReplyDiscs).Put(rk, dk)
-}
-
-// putPostV12 indexes post (a discussion, or a reply of discussion disc)
-// as author's in idx_author_posts: migration 12 built that index, which
-// schema 13 retired (see migrate13.go).
-func putPostV12(tx *bolt.Tx, author, post, disc []byte) error {
+// putPost indexes post (a discussion, or a reply of discussion disc) as
+// author's.
+func putPost(tx *bolt.Tx, author, post, disc []byte) error {
 	if disc == nil {
 		disc = []byte{}
 	}
 	return tx.Bucket(bucketAuthorPosts).Put(cat(author, post), disc)
+}
+
+// putReplyPlace records where reply rk (of discussion dk, by author) is.
+func putReplyPlace(tx *bolt.Tx, author, dk, rk []byte) error {
+	if err := tx.Bucket(bucketReplyDiscs).Put(rk, dk); err != nil {
+		return err
+	}
+	return putPost(tx, author, rk, dk)
 }
 
 // migrateModeration creates the moderation buckets and indexes every
@@ -51,7 +52,7 @@ func migrateModeration(tx *bolt.Tx) error {
 		if !ok {
 			return errBadID("author", d.AuthorID)
 		}
-		return putPostV12(tx, author, bytes.Clone(k), nil)
+		return putPost(tx, author, bytes.Clone(k), nil)
 	})
 	if err != nil {
 		return err
@@ -65,10 +66,7 @@ func migrateModeration(tx *bolt.Tx) error {
 		if !ok || len(k) != 32 {
 			return errBadID("reply author", r.AuthorID)
 		}
-		if err := putReplyDisc(tx, bytes.Clone(k[:16]), bytes.Clone(k[16:])); err != nil {
-			return err
-		}
-		return putPostV12(tx, author, bytes.Clone(k[16:]), bytes.Clone(k[:16]))
+		return putReplyPlace(tx, author, bytes.Clone(k[:16]), bytes.Clone(k[16:]))
 	})
 }
 
@@ -373,4 +371,43 @@ func (s *DB) ListLog(_ context.Context, q moderation.LogQuery) (moderation.LogPa
 		return nil
 	})
 	return page, err
+}
+
+// PostsBy implements moderation.Store, from idx_author_posts.
+func (s *DB) PostsBy(_ context.Context, agentID, after string, limit int) ([]moderation.Target, string, error) {
+	author, ok := idBytes(agentID)
+	if !ok {
+		return nil, "", nil
+	}
+	var (
+		out  []moderation.Target
+		next string
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAuthorPosts).Cursor()
+		k, v := c.Seek(author)
+		if after != "" {
+			a, ok := idBytes(after)
+			if !ok {
+				return nil
+			}
+			start := cat(author, a)
+			if k, v = c.Seek(start); bytes.Equal(k, start) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil && bytes.HasPrefix(k, author); k, v = c.Next() {
+			if len(out) == limit {
+				next = out[len(out)-1].ID
+				return nil
+			}
+			t := moderation.Target{Kind: moderation.KindDiscussion, ID: idString(k[len(author):])}
+			if len(v) == 16 {
+				t.Kind, t.DiscussionID = moderation.KindReply, idString(v)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, next, err
 }

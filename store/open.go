@@ -138,36 +138,19 @@ func (s *DB) update(fn func(tx *bolt.Tx) error) error {
 // queuing a write at all; otherwise it runs in a group commit, where it
 // loads and decides again on the state as it is by then. cmd may run more
 // than once and must leave no effect outside tx.
-func (s *DB) exec(cmd command) error { return s.execDecided(cmd, false) }
-
-// execOnce is exec for a command whose write holds nothing of the
-// transaction it was decided in (no byte slice of bbolt's pages: values
-// decoded or made anew): the writer runs the write the read decided
-// instead of deciding again, when nothing was committed since that read
-// and nothing before it in its batch wrote (committer.run). In the common
-// case, an ask that finds the writer free, the decision runs once.
-func (s *DB) execOnce(cmd command) error { return s.execDecided(cmd, true) }
-
-func (s *DB) execDecided(cmd command, reuse bool) error {
-	var (
-		write func(*bolt.Tx) error
-		seen  int
-	)
+func (s *DB) exec(cmd command) error {
+	var writes bool
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		write, err = decide(cmd, tx)
-		seen = tx.ID()
+		write, err := decide(cmd, tx)
+		writes = write != nil
 		return err
-	}); err != nil || write == nil {
+	}); err != nil || !writes {
 		return err
 	}
 	if s.readOnly {
 		return errReadOnly
 	}
-	if !reuse {
-		write = nil
-	}
-	return s.commits.doDecided(cmd, write, seen)
+	return s.commits.do(cmd)
 }
 
 var errReadOnly = errors.New("store: opened read-only")

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"time"
 
@@ -19,10 +18,8 @@ var taskStates = []a2a.TaskState{
 	a2a.TaskStateAuthRequired,
 }
 
-// Counts are the store's counters, read without walking any bucket but
-// the counters: cheap enough for every metrics scrape. The task totals
-// are the sums of the owners' counters (a step per owner and state):
-// no counter that every ask moved holds them since schema 13.
+// Counts are the store's counters, read without walking any bucket: cheap
+// enough for every metrics scrape.
 type Counts struct {
 	Tasks        int                   // every task
 	TasksByState map[a2a.TaskState]int // states with at least one task
@@ -35,21 +32,17 @@ type Counts struct {
 func readCounts(tx *bolt.Tx) Counts {
 	counts := tx.Bucket(bucketCounts)
 	c := Counts{
+		Tasks:        readCounter(counts, counterKey(bucketTaskAll, nil)),
 		TasksByState: map[a2a.TaskState]int{},
 		Discussions:  readCounter(counts, keyDiscCount),
 		Open:         readCounter(counts, discCountKey(discussions.StatusOpen)),
 		Answered:     readCounter(counts, discCountKey(discussions.StatusAnswered)),
 		Agents:       readCounter(counts, keyAgentCount),
 	}
-	family := counterKey(bucketTaskByState, nil)
-	cur := counts.Cursor()
-	for k, v := cur.Seek(family); k != nil && bytes.HasPrefix(k, family); k, v = cur.Next() {
-		if len(k) != len(family)+17 || len(v) != 8 || int(k[len(k)-1]) >= len(taskStates) {
-			continue // kfa check reports it
+	for _, st := range taskStates {
+		if n := readCounter(counts, counterKey(bucketTaskAllSt, []byte{stateByte(st)})); n > 0 {
+			c.TasksByState[st] = n
 		}
-		n := int(binary.BigEndian.Uint64(v))
-		c.Tasks += n
-		c.TasksByState[taskStates[k[len(k)-1]]] += n
 	}
 	return c
 }
@@ -97,35 +90,21 @@ func (s *DB) Stats() (Stats, error) {
 		st.SizeBytes = tx.Size()
 		st.Records = tx.Bucket(bucketRecords).Stats().KeyN
 		st.LogPosition = changelog.Position{Seq: tx.Bucket(bucketLog).Sequence()}
-		st.OldestWaiting = oldestWaiting(tx)
+		// idx_task_allst is state | ts | id: the first key of the WORKING
+		// range is the oldest waiting task.
+		p := []byte{stateByte(a2a.TaskStateWorking)}
+		if k, _ := tx.Bucket(bucketTaskAllSt).Cursor().Seek(p); len(k) == 1+24 && k[0] == p[0] {
+			w := &WaitingTask{ID: idString(k[9:]), Since: fromMS(binary.BigEndian.Uint64(k[1:9]))}
+			if t, err := getTask(tx, w.ID); err == nil {
+				w.OwnerID = t.OwnerID
+			}
+			st.OldestWaiting = w
+		}
 		return nil
 	})
 	bs := s.db.Stats()
 	st.FreePages, st.PendingPages = bs.FreePageN, bs.PendingPageN
 	return st, err
-}
-
-// oldestWaiting is the WORKING task with the oldest status timestamp:
-// the first of each owner's WORKING range of idx_task_state (owner |
-// state | ts | id), a seek per owner that has one. nil when none waits.
-func oldestWaiting(tx *bolt.Tx) *WaitingTask {
-	var oldest []byte // ts | id
-	var owner []byte
-	c := tx.Bucket(bucketTaskByState).Cursor()
-	_ = forEachStateCounter(tx, nil, a2a.TaskStateWorking, func(prefix []byte, _ int) error {
-		k, _ := c.Seek(prefix)
-		if len(k) != len(prefix)+24 || !bytes.HasPrefix(k, prefix) {
-			return nil
-		}
-		if tail := k[len(prefix):]; oldest == nil || bytes.Compare(tail, oldest) < 0 {
-			oldest, owner = tail, prefix[:16]
-		}
-		return nil
-	})
-	if oldest == nil {
-		return nil
-	}
-	return &WaitingTask{ID: idString(oldest[8:]), OwnerID: idString(owner), Since: fromMS(binary.BigEndian.Uint64(oldest[:8]))}
 }
 
 // BoltStats are bbolt's own counters: transactions, the freelist and the

@@ -95,16 +95,14 @@ func encodeAsk(c *tasks.CreateAsk) (askRecords, error) {
 
 // CreateAsk implements tasks.Store: load, asknet.DecideAsk, persist. The
 // decision runs first in a read transaction, so an ask it refuses (or a
-// retry it answers) costs no place in the write queue; its write holds
-// only the decision's values and the encoded records, so the writer runs
-// it as decided when nothing changed meanwhile (execOnce).
+// retry it answers) costs no place in the write queue.
 func (s *DB) CreateAsk(_ context.Context, c tasks.CreateAsk) (tasks.AskResult, error) {
 	var (
 		recs askRecords // encoded by the first decision that allows the ask
 		st   asknet.AskState
 		out  asknet.AskOutcome
 	)
-	if err := s.execOnce(s.askCommand(&c, &recs, nil, &st, &out)); err != nil {
+	if err := s.exec(s.askCommand(&c, &recs, nil, &st, &out)); err != nil {
 		return tasks.AskResult{}, err
 	}
 	return askResult(&st, &out), nil
@@ -190,6 +188,9 @@ func (s *DB) persistAsk(tx *bolt.Tx, o *asknet.AskOutcome, recs *askRecords, bat
 	}
 	if o.Discussion != nil {
 		if err := putDiscussionRecord(tx, o.Discussion, recs.discussion, 0); err != nil {
+			return err
+		}
+		if err := putPost(tx, owner, dk, nil); err != nil {
 			return err
 		}
 	}

@@ -225,14 +225,19 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		if err := putDiscussion(tx, x, 0); err != nil {
 			return err
 		}
-		if _, ok := idBytes(x.AuthorID); !ok {
+		dk, _ := idBytes(x.ID)
+		author, ok := idBytes(x.AuthorID)
+		if !ok {
 			return errBadID("author", x.AuthorID)
+		}
+		if err := putPost(tx, author, dk, nil); err != nil {
+			return err
 		}
 	}
 	for _, r := range d.Replies {
 		dk, ok := idBytes(r.DiscussionID)
 		rk, ok2 := idBytes(r.ID)
-		_, ok3 := idBytes(r.AuthorID)
+		author, ok3 := idBytes(r.AuthorID)
 		if !ok || !ok2 || !ok3 {
 			return errBadID("reply", r.DiscussionID+"/"+r.ID)
 		}
@@ -243,7 +248,7 @@ func loadTx(tx *bolt.Tx, d *transfer.Data) error {
 		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
 			return err
 		}
-		if err := putReplyDisc(tx, dk, rk); err != nil {
+		if err := putReplyPlace(tx, author, dk, rk); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/tasks"
 )
 
 // mappedKB is the resident size of the process's mappings of path, from
@@ -38,6 +42,13 @@ func mappedKB(t *testing.T, path string) int {
 		}
 	}
 	return kb
+}
+
+// newAsk is an ask of a with message id msgID, made at.
+func newAsk(a agents.Agent, msgID string, at time.Time) tasks.CreateAsk {
+	text := "question " + msgID
+	return tasks.NewAsk(tasks.AskInput{Asker: tasks.Asker{ID: a.ID, Name: a.Name}, Question: text,
+		Message: a2a.Message{MessageID: msgID, Role: a2a.RoleUser, Parts: []a2a.Part{{Text: &text}}}}, at, 0)
 }
 
 // The file's pages a read mapped leave the process's RSS when the store

@@ -61,6 +61,8 @@ type invariant struct {
 const expectedCounters = `
 SELECT 't|o|' || owner_id AS name, count(*) AS n FROM tasks GROUP BY owner_id
 UNION ALL SELECT 't|o|' || owner_id || '|s|' || state, count(*) FROM tasks GROUP BY owner_id, state
+UNION ALL SELECT 't|o|' || owner_id || '|c|' || context_id, count(*) FROM tasks GROUP BY owner_id, context_id
+UNION ALL SELECT 't|o|' || owner_id || '|s|' || state || '|c|' || context_id, count(*) FROM tasks GROUP BY owner_id, state, context_id
 UNION ALL SELECT 'records', count(*) FROM records
 UNION ALL SELECT 'push|pending', count(*) FROM push_deliveries WHERE state = 'p'`
 

@@ -71,27 +71,23 @@ func scanCounter(dst *int) func(pgx.Row) error {
 	}
 }
 
-// ownerCounters are the counters of owner's tasks, and of those in
-// state: the totals of the owner's listings, and (WORKING) the
-// open-task bound. Until schema 10 an owner's context listings had two
-// counters of their own per context, written by every ask; their totals
-// are counted now (a context holds few tasks).
-func ownerCounters(owner string, state a2a.TaskState) []string {
-	return []string{ownerCounter(owner), ownerCounter(owner) + "|s|" + string(state)}
+// ownerCounters are the counters of owner's tasks in state and context
+// ctxID, one per listing shape: the variable part (a context id) is
+// always last, so no two names collide.
+func ownerCounters(owner, ctxID string, state a2a.TaskState) []string {
+	s := string(state)
+	return []string{
+		"t|o|" + owner, "t|o|" + owner + "|s|" + s, "t|o|" + owner + "|c|" + ctxID,
+		"t|o|" + owner + "|s|" + s + "|c|" + ctxID,
+	}
 }
 
-// ownerCounter counts owner's tasks.
-func ownerCounter(owner string) string { return "t|o|" + owner }
-
-// ownerCounterPrefix starts the name of every owner's counters.
-const ownerCounterPrefix = "t|o|"
-
 // openCounter counts owner's WORKING tasks: the open-task bound.
-func openCounter(owner string) string { return ownerCounters(owner, a2a.TaskStateWorking)[1] }
+func openCounter(owner string) string { return ownerCounters(owner, "", a2a.TaskStateWorking)[1] }
 
 // countTask adds t's counters, n times.
 func countTask(acc deltas, t *tasks.Task, n int64) {
-	for _, k := range ownerCounters(t.OwnerID, t.State) {
+	for _, k := range ownerCounters(t.OwnerID, t.ContextID, t.State) {
 		acc.add(k, n)
 	}
 }

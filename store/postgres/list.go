@@ -11,10 +11,9 @@ import (
 )
 
 // ListTasks implements tasks.Store: newest status first, ties by id
-// descending, a keyset page on one of the tasks_* indexes (across owners,
-// a merge of the owners' ranges: list_all.go). totalSize is the owner's
-// counter; for a context's listing or with Since it is counted, on
-// demand, from the matching index range.
+// descending, a keyset page on one of the tasks_* indexes. totalSize is
+// the owner's counter; without an owner (the operator's listings) or with
+// Since it is counted, on demand, from the matching index range.
 func (s *DB) ListTasks(ctx context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
 	next, total, err := s.listTasks(ctx, q, func(r *taskRow) error {
@@ -42,9 +41,6 @@ func (s *DB) ViewSnapshots(ctx context.Context, q tasks.ListQuery, fn func(*task
 // listTasks reads one page of q (in one snapshot with its total) and
 // hands each task to emit, in order.
 func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRow) error) (next *tasks.Cursor, total int, err error) {
-	if q.OwnerID == "" && q.ContextID == "" {
-		return s.listAcrossOwners(ctx, q, emit)
-	}
 	var (
 		where []string
 		args  []any
@@ -71,9 +67,9 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 		filter = " WHERE " + strings.Join(where, " AND ")
 	}
 	countArgs := len(args)
-	// An owner's totals are its counters; those of a context's listing
-	// and those with Since are counted.
-	useCounter := since == 0 && q.OwnerID != "" && q.ContextID == ""
+	// An owner's totals are its counters; totals across owners (the
+	// operator's listings) and those with Since are counted.
+	useCounter := since == 0 && q.OwnerID != ""
 
 	pageWhere := where
 	if q.After != nil {
@@ -158,10 +154,16 @@ type totalRow struct {
 func (r totalRow) Scan(dest ...any) error { return r.Rows.Scan(append([]any{r.total}, dest...)...) }
 
 // listCounter names the owner's counter that holds the total of q
-// (an owner's, without Since or a context).
+// (without Since).
 func listCounter(q tasks.ListQuery) string {
-	if q.State != "" {
-		return ownerCounters(q.OwnerID, q.State)[1]
+	s, prefix := string(q.State), "t|o|"+q.OwnerID
+	switch {
+	case q.ContextID != "" && q.State != "":
+		return prefix + "|s|" + s + "|c|" + q.ContextID
+	case q.ContextID != "":
+		return prefix + "|c|" + q.ContextID
+	case q.State != "":
+		return prefix + "|s|" + s
 	}
-	return ownerCounter(q.OwnerID)
+	return prefix
 }

@@ -299,11 +299,8 @@ func (s *DB) ListLog(ctx context.Context, q moderation.LogQuery) (moderation.Log
 	return page, err
 }
 
-// PostsBy implements moderation.Store: the discussions and replies in
-// id order, filtered on their author. No index holds them by author
-// (schema 10 dropped discussions_author and replies_author, which every
-// ask and reply wrote for this operator's command alone), so a page
-// reads the ids after the cursor until it has its posts.
+// PostsBy implements moderation.Store, from discussions_author and
+// replies_author.
 func (s *DB) PostsBy(ctx context.Context, agentID, after string, limit int) ([]moderation.Target, string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, '' FROM discussions WHERE author_id = $1 AND id > $2
 		UNION ALL SELECT id, discussion_id FROM replies WHERE author_id = $1 AND id > $2

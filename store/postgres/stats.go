@@ -89,12 +89,8 @@ func (s *DB) Stats(ctx context.Context) (Stats, error) {
 			return err
 		}
 		var w WaitingTask
-		// The oldest of each agent's WORKING tasks (tasks_owner_state), then
-		// the oldest of those: no index holds every owner's by state.
-		err = tx.QueryRow(ctx, `SELECT w.id, w.owner_id, w.status_ms FROM agents a CROSS JOIN LATERAL (
-				SELECT id, owner_id, status_ms FROM tasks WHERE owner_id = a.id AND state = $1
-				ORDER BY status_ms, id LIMIT 1) w
-			ORDER BY w.status_ms, w.id LIMIT 1`, string(a2a.TaskStateWorking)).Scan(&w.ID, &w.OwnerID, &w.Since)
+		err = tx.QueryRow(ctx, `SELECT id, owner_id, status_ms FROM tasks WHERE state = $1
+			ORDER BY status_ms, id LIMIT 1`, string(a2a.TaskStateWorking)).Scan(&w.ID, &w.OwnerID, &w.Since)
 		if err == nil {
 			st.OldestWaiting = &w
 		} else if !errors.Is(err, pgx.ErrNoRows) {
