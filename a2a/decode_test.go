@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,41 @@ func TestCheckJSONNamesBothKeys(t *testing.T) {
 	err := CheckJSON([]byte(`{"message":{"messageId":"a","MESSAGEID":"b"}}`))
 	if err == nil || !strings.Contains(err.Error(), `duplicate key "MESSAGEID": it differs from "messageId" only in case`) {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestCheckJSONWorstShapes: the checker's work on the shapes that cost
+// the most per byte. A body nested far past MaxJSONDepth is refused
+// where the limit is crossed, having read nothing past it; a wide object
+// costs a fixed amount per key, however many keys and however alike.
+func TestCheckJSONWorstShapes(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 100_000)
+	err := CheckJSON([]byte(deep))
+	var se *ShapeError
+	if !errors.As(err, &se) || se.Offset > 6*(MaxJSONDepth/2+1) {
+		t.Fatalf("a body nested 200,000 deep: %v, want refused within the first %d levels", err, MaxJSONDepth)
+	}
+	wide := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"k%06d":[]`, i)
+		}
+		b.WriteString("}")
+		return []byte(b.String())
+	}
+	small, large := wide(1000), wide(20_000)
+	perKey := func(b []byte, n int) float64 {
+		return testing.AllocsPerRun(3, func() {
+			if err := CheckJSON(b); err != nil {
+				t.Fatal(err)
+			}
+		}) / float64(n)
+	}
+	if a, b := perKey(small, 1000), perKey(large, 20_000); b > 2*a+1 {
+		t.Fatalf("%.2f allocations a key for 20,000 keys, %.2f for 1,000: the work grows faster than the keys", b, a)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -35,6 +36,7 @@ func TestDecideReply(t *testing.T) {
 		completed []string
 		notified  []string
 		events    []changelog.Kind
+		author    string // "" an active author, "revoked" or "none"
 	}{
 		{name: "no discussion", st: ReplyState{}, r: reply("bob"), want: discussions.ErrNotFound},
 		{name: "at the reply bound", st: func() ReplyState { s := st; dd := *d; dd.ReplyCount = 2; s.Discussion = &dd; return s }(),
@@ -50,9 +52,13 @@ func TestDecideReply(t *testing.T) {
 				changelog.TaskMoved}},
 		{name: "the author's reply completes nothing", st: st, r: reply("alice"), notified: []string{"bob", "carol"},
 			events: []changelog.Kind{changelog.DiscussionReplied}},
+		{name: "a revoked author completes nothing", st: st, r: reply("bob"), author: "revoked", want: agents.ErrRevoked},
+		{name: "no author", st: st, r: reply("bob"), author: "none", want: agents.ErrRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideReply(tc.st, tc.r, tc.lim)
+			st := tc.st
+			st.Author = asker(tc.author)
+			out, err := DecideReply(st, tc.r, tc.lim)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err %v, want %v", err, tc.want)

@@ -294,19 +294,7 @@ func tokenNotInHistory(t *testing.T, tab context.Context, token string) {
 // goes there too (docs/web.md describes them).
 func screenshot(t *testing.T, tab context.Context, dir, name string, width int64, dark bool) {
 	t.Helper()
-	scheme := "light"
-	if dark {
-		scheme = "dark"
-	}
-	must(t, chromedp.Do(tab,
-		chromedp.EmulateViewport(width, 900),
-		func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
-			})
-			return chromedp.Void{}, err
-		},
-	), "set the viewport")
+	setView(t, tab, width, dark)
 	checkContrast(t, tab, name)
 	if sw := eval[int64](t, tab, "document.documentElement.scrollWidth"); sw > width {
 		t.Errorf("%s: the page is %d px wide in a %d px viewport (it scrolls sideways)", name, sw, width)
@@ -324,6 +312,26 @@ func screenshot(t *testing.T, tab context.Context, dir, name string, width int64
 	}
 	// Back to the default for the next steps.
 	must(t, chromedp.Do(tab, chromedp.EmulateViewport(1280, 900)), "reset the viewport")
+}
+
+// setView makes the tab width pixels wide, in the dark or the light
+// scheme, and returns the scheme's name.
+func setView(t *testing.T, tab context.Context, width int64, dark bool) string {
+	t.Helper()
+	scheme := "light"
+	if dark {
+		scheme = "dark"
+	}
+	must(t, chromedp.Do(tab,
+		chromedp.EmulateViewport(width, 900),
+		func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			})
+			return chromedp.Void{}, err
+		},
+	), "set the viewport")
+	return scheme
 }
 
 // checkRender decodes a PNG and checks it is width pixels wide and shows

@@ -17,9 +17,9 @@ import (
 	"github.com/kfa-project/kfa/server"
 )
 
-// EnvRequireNode makes the tests that run the official JS SDK fail,
-// rather than skip, when Node.js, npm or the SDK's packages are not to be
-// had (.ci/run sets it).
+// EnvRequireNode makes the tests that need Node.js or npm (the official JS
+// SDK, axe-core in Chromium) fail rather than skip when Node.js, npm or
+// their packages are not to be had (.ci/run sets it).
 const EnvRequireNode = "KFA_REQUIRE_NODE"
 
 // TestJSSDK runs the official JS SDK, @a2a-js/sdk 1.3.0, against kfa
@@ -36,6 +36,20 @@ func TestJSSDK(t *testing.T) {
 	h := start(t, func(c *server.Config) { c.AskRate = 0 })
 	alice, _ := h.agent("alice")
 	runJS(t, node, dir, "client.mjs", "KFA_URL="+h.url, "KFA_PUBLIC_URL="+h.cfg.PublicURL, "KFA_TOKEN="+alice.Token)
+}
+
+// TestJSSDKOverGRPC runs @a2a-js/sdk's gRPC transport (its
+// client/grpc entry, on @grpc/grpc-js) against kfa's gRPC binding
+// (testdata/jssdk/grpc.mjs): it picks the card's GRPC interface and calls
+// every method, the agent token sent as authorization metadata by a call
+// interceptor; a subscription sees a cancel, a foreign task is not found
+// and a bad token is refused.
+func TestJSSDKOverGRPC(t *testing.T) {
+	node, dir := jsSDK(t)
+	h := start(t, func(c *server.Config) { c.AskRate = 0; withGRPC(c) })
+	alice, _ := h.agent("alice")
+	bob, _ := h.agent("bob")
+	runJS(t, node, dir, "grpc.mjs", "KFA_URL="+h.url, "KFA_GRPC="+h.srv.GRPCAddr(), "KFA_TOKEN="+alice.Token, "KFA_OTHER_TOKEN="+bob.Token)
 }
 
 // runJS runs testdata/jssdk/NAME with the SDK installed in dir and env
@@ -68,28 +82,42 @@ func runJS(t *testing.T, node []string, dir, name string, env ...string) {
 // KFA_REQUIRE_NODE) saying what is missing.
 func jsSDK(t *testing.T) (node []string, dir string) {
 	t.Helper()
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv(EnvRequireNode) != "" {
-			t.Fatalf("%s (%s is set)", msg, EnvRequireNode)
-		}
-		t.Skipf("%s; install Node.js 20+ and npm to run the official JS SDK against kfa (%s=1 makes this a failure)", msg, EnvRequireNode)
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		unavailable("npm is not installed")
-	}
+	dir = npmInstalled(t, "jssdk", filepath.Join("node_modules", "@a2a-js", "sdk", "package.json"))
 	node = []string{"node"}
 	if v, err := exec.Command("node", "--version").Output(); err != nil || nodeMajor(string(v)) < 20 {
 		// An older or missing node: npm fetches a current one.
 		node = []string{"npx", "--yes", "node@22"}
 	}
-	spec, err := os.ReadFile(filepath.Join("testdata", "jssdk", "package.json"))
+	return node, dir
+}
+
+// nodeUnavailable skips the test saying what is missing, or fails it
+// under KFA_REQUIRE_NODE.
+func nodeUnavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(EnvRequireNode) != "" {
+		t.Fatalf("%s (%s is set)", msg, EnvRequireNode)
+	}
+	t.Skipf("%s; install Node.js 20+ and npm to run these tests (%s=1 makes this a failure)", msg, EnvRequireNode)
+}
+
+// npmInstalled installs the packages of testdata/NAME (its package.json
+// and package-lock.json) once with npm ci into the user's cache
+// directory, and returns that directory; marker, a path in it, says the
+// install is complete. Without npm, or when the install fails, the test
+// skips (fails under KFA_REQUIRE_NODE).
+func npmInstalled(t *testing.T, name, marker string) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		nodeUnavailable(t, "npm is not installed")
+	}
+	spec, err := os.ReadFile(filepath.Join("testdata", name, "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := os.ReadFile(filepath.Join("testdata", "jssdk", "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join("testdata", name, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +126,9 @@ func jsSDK(t *testing.T) (node []string, dir string) {
 		cache = os.TempDir()
 	}
 	sum := sha256.Sum256(append(spec, lock...))
-	dir = filepath.Join(cache, "kfa-test", "jssdk-"+hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
-		return node, dir
+	dir := filepath.Join(cache, "kfa-test", name+"-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+		return dir
 	}
 	// Install into a directory of its own, then move it in place: a test
 	// run that stops halfway leaves nothing half installed.
@@ -122,14 +150,14 @@ func jsSDK(t *testing.T) (node []string, dir string) {
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
-		unavailable("npm ci of @a2a-js/sdk failed: %v: %s", err, lastLines(string(out), 5))
+		nodeUnavailable(t, "npm ci of testdata/%s failed: %v: %s", name, err, lastLines(string(out), 5))
 	}
 	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
 		if _, serr := os.Stat(dir); serr != nil { // not another run's install either
 			t.Fatal(err)
 		}
 	}
-	return node, dir
+	return dir
 }
 
 // nodeMajor reads the major version of "v20.11.1".

@@ -24,7 +24,7 @@ const mod = "github.com/kfa-project/kfa/"
 // to the domain, and the stores implement the domain's interfaces.
 var (
 	// surfaces translate a wire to the service and back.
-	surfaces = []string{"httpjson", "jsonrpc", "apiv1", "discovery", "mcpserver", "web", "admin"}
+	surfaces = []string{"httpjson", "jsonrpc", "grpcbinding", "apiv1", "discovery", "mcpserver", "web", "admin"}
 	// stores persist: bbolt, PostgreSQL, and what only they use.
 	stores = []string{"store", "store/postgres", "store/transfer", "store/storetest", "store/internal/storedoc"}
 	// domain holds the rules as pure decisions, and the store interfaces.
@@ -97,6 +97,9 @@ func TestImportsRunDownward(t *testing.T) {
 			"a client needs the wire shapes, not the server"},
 		rule{mod + "api", pkgs(drivers, stores, surfaces, followers, mains, []string{"service", "internal/httpkit", "client"}),
 			"the wire shapes know nothing of the server"},
+		rule{mod + "markdown", pkgs([]string{"net/http"}, drivers, stores, surfaces, followers, mains, domain,
+			[]string{"service", "internal/httpkit", "api", "client", "a2a"}),
+			"the Markdown renderer is a leaf the web view and the index share: it knows nothing of kfa"},
 	)
 	for _, f := range pkgs(followers) {
 		forbidden := pkgs(drivers, stores, surfaces, mains)
@@ -228,6 +231,7 @@ var storeRules = []string{
 	"github.com/kfa-project/kfa/discussions.DecidePost",
 	"github.com/kfa-project/kfa/discussions.Notices",
 	"(github.com/kfa-project/kfa/agents.Agent).Active",
+	"github.com/kfa-project/kfa/agents.MayAct",
 	"(github.com/kfa-project/kfa/agents.Credential).ValidAt",
 	"github.com/kfa-project/kfa/agents.ValidateIdentity",
 	"github.com/kfa-project/kfa/agents.ProvisionNames",

@@ -113,9 +113,17 @@ func encodeCursor(sort []string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// maxCursorLen bounds a cursor, in characters: encodeCursor's form of a
+// time and a record id (at most 128 bytes) is far shorter, and a longer
+// one is not decoded at all.
+const maxCursorLen = 512
+
 // decodeCursor reads encodeCursor's form: the sort values of the record
 // the page comes after (its update time and id).
 func decodeCursor(s string) ([]string, error) {
+	if len(s) > maxCursorLen {
+		return nil, input.Errorf("pageToken", "%v", errCursor)
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	var sort []string
 	if err == nil {

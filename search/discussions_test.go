@@ -28,8 +28,8 @@ type community struct {
 	other  discussions.Author
 }
 
-func newCommunity(f *fixture) *community {
-	asker := tasks.Asker{ID: ulid.Make().String(), Name: "asker"}
+func newCommunity(t testing.TB, f *fixture) *community {
+	asker := tasks.Asker{ID: newAgent(t, f.db, "asker"), Name: "asker"}
 	// Each write a millisecond after the one before, so replies (ULIDs)
 	// sort in the order they were made.
 	var ms atomic.Int64
@@ -39,7 +39,7 @@ func newCommunity(f *fixture) *community {
 		discs:  discussions.NewService(f.db, discussions.Limits{}, f.db.Secret(), tick),
 		asker:  asker,
 		author: discussions.Author{ID: asker.ID, Name: asker.Name},
-		other:  discussions.Author{ID: ulid.Make().String(), Name: "helper"},
+		other:  discussions.Author{ID: newAgent(t, f.db, "helper"), Name: "helper"},
 	}
 }
 
@@ -57,11 +57,14 @@ func (c *community) ask(t testing.TB, question, details string) string {
 	return task.DiscussionID
 }
 
-func (c *community) reply(t testing.TB, by discussions.Author, id, body string) {
+// reply replies to discussion id and returns the reply's id.
+func (c *community) reply(t testing.TB, by discussions.Author, id, body string) string {
 	t.Helper()
-	if _, err := c.discs.Reply(context.Background(), by, id, body); err != nil {
+	res, err := c.discs.Reply(context.Background(), by, id, body)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return res.Reply.ID
 }
 
 // loadDiscussions asks and answers the discussions of
@@ -79,7 +82,7 @@ func loadDiscussions(t testing.TB, f *fixture) map[string]string {
 	if err := json.Unmarshal(b, &ds); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	out := map[string]string{}
 	for _, d := range ds {
 		id := c.ask(t, d.Question, d.Details)
@@ -110,7 +113,7 @@ func searchQ(t testing.TB, x *Index, q knowledge.Query) knowledge.Result {
 func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 
 	answered := c.ask(t, "Why does my bbolt database file keep growing after deletes?", "Deleting keys does not shrink kfa.db.")
 	c.reply(t, c.author, answered, "Adding: it is 2 GB now.")
@@ -183,7 +186,7 @@ func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 // is a hit only for a query that asks its question.
 func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
 	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
 	timeout := c.ask(t, "What does canceling statement due to statement timeout mean in PostgreSQL?", "")
@@ -245,7 +248,7 @@ func TestDiscussionsCaughtUpOnOpen(t *testing.T) {
 	if err := f.idx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	first := c.ask(t, "How do I rotate a capybara token?", "")
 	c.reply(t, c.other, first, "Use kfa agent rotate.")
 	f.open(t)
@@ -281,22 +284,50 @@ func TestDiscussionsCaughtUpOnOpen(t *testing.T) {
 	}
 }
 
-// countingSource is the real store, counting the replies the index reads.
+// countingSource is the real store, counting the replies the index reads
+// and its reads of each kind.
 type countingSource struct {
 	DiscussionSource
-	read int
+	read  int
+	calls map[string]int
+}
+
+func (s *countingSource) count(method string, replies int) {
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[method]++
+	s.read += replies
 }
 
 func (s *countingSource) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
 	p, err := s.DiscussionSource.ListReplies(ctx, q)
-	s.read += len(p.Replies)
+	s.count("ListReplies", len(p.Replies))
+	return p, err
+}
+
+func (s *countingSource) GetThread(ctx context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error) {
+	d, p, err := s.DiscussionSource.GetThread(ctx, q)
+	s.count("GetThread", len(p.Replies))
+	return d, p, err
+}
+
+func (s *countingSource) GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error) {
+	r, err := s.DiscussionSource.GetReply(ctx, discussionID, replyID)
+	s.count("GetReply", 0)
+	return r, err
+}
+
+func (s *countingSource) ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error) {
+	p, err := s.DiscussionSource.ListDiscussions(ctx, q)
+	s.count("ListDiscussions", 0)
 	return p, err
 }
 
 // The index reads only the replies it keeps, however many a discussion has.
 func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How many replies does the index read?", "")
 	for i := range maxIndexedReplies + 25 {
 		c.reply(t, c.other, id, fmt.Sprint("answer number ", i))
@@ -312,12 +343,60 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	}
 }
 
+// TestIndexReadsAChangedDiscussionOnce: the follower reads each
+// discussion the log names in one read, with its replies (GetThread: one
+// statement on PostgreSQL), whether it is new, answered, or answered with
+// an accepted reply; it reads an accepted reply on its own only when the
+// reply is past the replies it keeps.
+func TestIndexReadsAChangedDiscussionOnce(t *testing.T) {
+	f := setup(t, "")
+	c := newCommunity(t, f)
+	ctx := context.Background()
+	open := c.ask(t, "Which flag sets the log level?", "")
+	answered := c.ask(t, "Where does the log go?", "")
+	c.reply(t, c.other, answered, "To stderr.")
+	accepted := c.ask(t, "How do I rotate the log?", "")
+	if _, err := c.discs.Accept(ctx, c.asker.ID, accepted, c.reply(t, c.other, accepted, "Send SIGHUP.")); err != nil {
+		t.Fatal(err)
+	}
+	late := c.ask(t, "Why is the log empty?", "")
+	for i := range maxIndexedReplies {
+		c.reply(t, c.author, late, fmt.Sprint("more detail ", i))
+	}
+	if _, err := c.discs.Accept(ctx, c.asker.ID, late, c.reply(t, c.other, late, "The level is too high.")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ids   []string
+		calls map[string]int
+	}{
+		{"open, answered and accepted", []string{open, answered, accepted}, map[string]int{"GetThread": 3}},
+		{"accepted past the kept replies", []string{late}, map[string]int{"GetThread": 1, "GetReply": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &countingSource{DiscussionSource: f.db}
+			f.idx.o.Discussions = src
+			changed := map[string]bool{}
+			for _, id := range tc.ids {
+				changed[id] = true
+			}
+			if _, err := f.idx.indexDiscussions(ctx, f.idx.rec.NewBatch(), tc.ids, changed); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(src.calls) != fmt.Sprint(tc.calls) {
+				t.Fatalf("the index read %v, want %v", src.calls, tc.calls)
+			}
+		})
+	}
+}
+
 // TestReplySearchableAtOnce: the follower indexes an ask and a reply as
 // soon as they commit, woken by the log, not by its tick (an hour here):
 // a reply is searchable within the time one index batch takes.
 func TestReplySearchableAtOnce(t *testing.T) {
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	f.idx.o.Tick = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
 	defer cancel()
@@ -368,7 +447,7 @@ func TestHotBackupOfABboltFile(t *testing.T) {
 	if hits := searchQ(t, f.idx, q).Hits; len(hits) != 0 {
 		t.Fatalf("over the samples alone: %v, want nothing", ids(hits))
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
 	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
 	if err := f.idx.Sync(ctx); err != nil {

@@ -21,6 +21,12 @@ const minFuzzyLen = 4
 // terms is known (see corrections).
 const minLoneFuzzyLen = 5
 
+// maxFuzzyLen is the longest term that is corrected, in characters: a
+// longer one is an identifier, a hash or noise rather than a misspelt
+// word, and the work of correcting a term grows with its length (an
+// automaton and a lookup per transposition, each as long as the term).
+const maxFuzzyLen = 32
+
 // corrections replaces each term of ts that no document holds (unknown)
 // by the indexed term one edit away (an insertion, a deletion, a
 // substitution or two neighbouring letters swapped) that the most
@@ -46,7 +52,7 @@ func corrections(ctx context.Context, r index.IndexReader, ts []string, unknown 
 	out := slices.Clone(ts)
 	var corr []knowledge.Correction
 	for i, t := range ts {
-		if !unknown[t] || utf8.RuneCountInString(t) < minFuzzyLen {
+		if n := utf8.RuneCountInString(t); !unknown[t] || n < minFuzzyLen || n > maxFuzzyLen {
 			continue
 		}
 		if lone && utf8.RuneCountInString(t) < minLoneFuzzyLen {
@@ -119,7 +125,11 @@ func loneEdit(t, c string) bool {
 	}
 	for i := range rt {
 		if rt[i] != rc[i] {
-			return i+1 < len(rt) && unicode.IsLetter(rt[i]) && unicode.IsLetter(rt[i+1]) && slices.Contains(transpositions(t), c)
+			// Two neighbouring letters swapped, the rest alike: checked in
+			// place, in one pass (listing t's transpositions here made
+			// each candidate cost the square of the term's length).
+			return i+1 < len(rt) && unicode.IsLetter(rt[i]) && unicode.IsLetter(rt[i+1]) &&
+				rc[i] == rt[i+1] && rc[i+1] == rt[i] && slices.Equal(rt[i+2:], rc[i+2:])
 		}
 	}
 	return false

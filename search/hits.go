@@ -83,7 +83,7 @@ func (x *Index) hitOf(c candidate, research bool) (knowledge.Hit, error) {
 	}
 	h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, f[fUpdated])
 	if research {
-		h.Body = f[fBody]
+		h.Body = f[fDetails]
 	}
 	return h, nil
 }

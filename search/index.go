@@ -16,6 +16,7 @@ import (
 
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/markdown"
 )
 
 // RecordSource is what the index reads of the records. knowledge.Store
@@ -109,10 +110,17 @@ type Index struct {
 	runMu  sync.Mutex
 	runner *changelog.Runner // nil while not following
 
+	// md keeps the text of bodies (markdown.Text): a discussion is
+	// indexed again at each reply, with the replies it already had.
+	md *markdown.Renderer
+
 	walkMu     sync.Mutex // guards walkCancel and walkDone
 	walkCancel context.CancelFunc
 	walkDone   chan struct{}
 }
+
+// textCacheBytes bounds the bodies' text the index keeps.
+const textCacheBytes = 8 << 20
 
 // Sub-directories of Options.Dir.
 const (
@@ -141,7 +149,7 @@ func Open(ctx context.Context, o Options) (*Index, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{o: o}
+	x := &Index{o: o, md: markdown.NewRenderer(markdown.Options{CacheBytes: textCacheBytes})}
 	syn, m, err := x.loadMapping()
 	if err != nil {
 		return nil, err

@@ -15,14 +15,17 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-4"
+const schemaVersion = "kfa-search-5"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
 // filters are common, the rest belongs to one kind of document.
 const (
-	fTitle   = "title" // a record's title; a discussion's question
-	fBody    = "body"  // a record's body; a discussion's details and replies
+	fTitle = "title" // a record's title; a discussion's question
+	// fBody is a record's body; a discussion's details and replies: as
+	// the plain text a reader of the page reads (markdown.Text), so that
+	// neither matches nor snippets hold Markdown's syntax.
+	fBody    = "body"
 	fTags    = "tags"
 	fKind    = "kind"
 	fProduct = "product"
@@ -41,8 +44,8 @@ const (
 	fReplies  = "replies"  // reply count, to notice new replies
 	fCreated  = "created"  // RFC 3339
 	fAnswered = "answered" // RFC 3339; "" while open
-	fAnswer   = "answer"   // the first qualifying reply: the snippet
-	fDetails  = "details"  // the question's details (research)
+	fAnswer   = "answer"   // the first qualifying reply, as plain text: the snippet
+	fDetails  = "details"  // the question's details, a record's body, as written (research)
 	fThread   = "thread"   // the indexed replies as JSON (research)
 	fAccepted = "accepted" // the accepted reply's id; "" for none
 )
@@ -63,6 +66,7 @@ const (
 type recordDoc struct {
 	Title       string   `json:"title"`
 	Body        string   `json:"body"`
+	Details     string   `json:"details"`
 	Tags        []string `json:"tags"`
 	Kind        string   `json:"kind"`
 	Product     string   `json:"product"`
@@ -171,7 +175,7 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 	}
 	// No field is in bleve's composite _all field (IncludeInAll is false
 	// for each), and no query reads it, but bleve still made and indexed
-	// an empty one with every document: disabled (kfa-search-4).
+	// an empty one with every document: disabled (kfa-search-5).
 	doc.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	m.DefaultMapping = doc
 	m.StoreDynamic = false

@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/markdown"
 )
 
 // buildWorkers is how many batches a full build indexes at once, and
@@ -25,7 +26,7 @@ const readChunk = 64
 
 func recordDocOf(r *knowledge.Record) recordDoc {
 	return recordDoc{
-		Title: r.Title, Body: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
+		Title: r.Title, Body: markdown.Text(r.Body), Details: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
 		Environment: r.Environment, URL: r.URL, Updated: knowledge.FormatTime(r.UpdatedAt),
 		Source: string(knowledge.SourceRecord), UpdatedMS: float64(r.UpdatedAt.UnixMilli()),
 	}

@@ -184,8 +184,9 @@ func TestSnippetsAreText(t *testing.T) {
 	if len(hits) != 1 {
 		t.Fatalf("hits %v", ids(hits))
 	}
-	if hits[0].Snippet != body {
-		t.Fatalf("snippet %q, want the body as text %q", hits[0].Snippet, body)
+	// The body is Markdown: its raw HTML is text, its entity a character.
+	if want := strings.Replace(body, "&amp;", "&", 1); hits[0].Snippet != want {
+		t.Fatalf("snippet %q, want the body as text %q", hits[0].Snippet, want)
 	}
 }
 
@@ -303,5 +304,29 @@ func TestPlainSnippet(t *testing.T) {
 				t.Fatalf("plainSnippet(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSnippetsHoldNoMarkdown: a snippet is what a reader of the page
+// reads, never the Markdown it was written in (issue 36): no fences,
+// backticks, emphasis marks, link addresses or table pipes, whether it
+// is cut around a match or from the start of the body.
+func TestSnippetsHoldNoMarkdown(t *testing.T) {
+	body := "Use **a ticker** in `for` with [the docs](https://go.dev/pkg/time):\n\n```go\nfor range time.Tick(d) {\n\tpoll()\n}\n```\n\n| flag | meaning |\n|---|---|\n| -d | ~~old~~ delay |\n"
+	f := setup(t, fmt.Sprintf(`{"id":"md","kind":"fix","title":"Quetzal polling","body":%q}`+"\n", body))
+	for _, q := range []string{"quetzal", "ticker", "poll", "delay"} {
+		hits := find(t, f.idx, knowledge.Query{Text: q})
+		if len(hits) != 1 {
+			t.Fatalf("%s: hits %v", q, ids(hits))
+		}
+		s := hits[0].Snippet
+		for _, syntax := range []string{"```", "`", "**", "](", "https://", "|", "~~", "---"} {
+			if strings.Contains(s, syntax) {
+				t.Errorf("%s: snippet %q holds %q", q, s, syntax)
+			}
+		}
+		if !strings.Contains(s, "for range time.Tick(d)") && !strings.Contains(s, "a ticker") {
+			t.Errorf("%s: snippet %q lost the text", q, s)
+		}
 	}
 }

@@ -3,8 +3,8 @@ package search
 import (
 	"html"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/kfa-project/kfa/markdown"
 )
 
 // snippetLen is the length, in characters, of a snippet made from the
@@ -28,7 +28,7 @@ const ellipsis = "…"
 func plainSnippet(fragment string) string {
 	s := strings.ReplaceAll(fragment, markOpen, "")
 	s = strings.ReplaceAll(s, markClose, "")
-	s = fold(html.UnescapeString(s))
+	s = markdown.Fold(html.UnescapeString(s))
 	if rest, ok := strings.CutPrefix(s, ellipsis); ok {
 		if i := strings.IndexByte(rest, ' '); i >= 0 && i < len(rest)/2 {
 			rest = rest[i+1:]
@@ -44,40 +44,6 @@ func plainSnippet(fragment string) string {
 	return s
 }
 
-// leadSnippet is the first snippetLen characters of body, cut at a word
-// boundary.
-func leadSnippet(body string) string {
-	s := fold(body)
-	if utf8.RuneCountInString(s) <= snippetLen {
-		return s
-	}
-	r := []rune(s)[:snippetLen]
-	cut := len(r)
-	for i := len(r) - 1; i > snippetLen/2; i-- {
-		if unicode.IsSpace(r[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
-}
-
-// fold collapses whitespace and drops control characters, so a snippet
-// is one line of text.
-func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// leadSnippet is the first snippetLen characters of plain text (a body
+// as markdown.Text made it), cut at a word boundary.
+func leadSnippet(plain string) string { return markdown.Lead(plain, snippetLen) }

@@ -44,6 +44,14 @@ type Config struct {
 	// listener; keep it on loopback). Off by default.
 	PprofAddr string
 
+	// GRPCAddr, when set, serves the A2A gRPC binding on this host:port
+	// (its own listener). Off by default.
+	GRPCAddr string
+	// GRPCPublicAddr is the host:port clients reach the gRPC binding at,
+	// as the card lists it; default the host of PublicURL and the port
+	// GRPCAddr is bound to.
+	GRPCPublicAddr string
+
 	LogFormat string // text or json
 	LogLevel  string // debug, info, warn, error
 
@@ -84,6 +92,11 @@ type Config struct {
 	// WebSessionTTL is how long a web sign-in session lives; default 30
 	// days.
 	WebSessionTTL time.Duration
+	// WebHighlightBudget is how long the code of one body may be
+	// highlighted for on a page (default markdown.DefaultHighlightBudget,
+	// 2ms); past it, code is shown plain (tests under the race detector
+	// raise it).
+	WebHighlightBudget time.Duration
 
 	// MCP serves the MCP tools at /mcp on the public listener; default
 	// true. kfa mcp (stdio) works either way.
@@ -255,6 +268,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			return fmt.Errorf("pprof-addr: %q is not host:port: %w", c.PprofAddr, err)
 		}
+	}
+	if err := c.validateGRPC(); err != nil {
+		return err
 	}
 	if c.AdminSocket == "" {
 		c.AdminSocket = filepath.Join(c.DataDir, "kfa.sock")

@@ -11,5 +11,6 @@ func (s *Server) webPages(svc *service.Service) (*web.Handler, error) {
 	if !s.cfg.Web {
 		return nil, nil
 	}
-	return web.New(web.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes})
+	return web.New(web.Deps{Service: svc, Log: s.log, PublicURL: s.cfg.PublicURL, MaxBodyBytes: s.cfg.MaxBodyBytes,
+		HighlightBudget: s.cfg.WebHighlightBudget})
 }

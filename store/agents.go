@@ -35,6 +35,20 @@ func getAgent(tx *bolt.Tx, id string) (agentRecord, error) {
 	return r, nil
 }
 
+// loadAgent loads agent id as a command of the agent's decides on it
+// (agents.MayAct): in the writer's transaction, so a revoke committed
+// before is seen. Nil when no agent has the id.
+func loadAgent(tx *bolt.Tx, id string) (*agents.Agent, error) {
+	r, err := getAgent(tx, id)
+	switch {
+	case errors.Is(err, agents.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &r.Agent, nil
+}
+
 func putAgent(tx *bolt.Tx, r agentRecord) error {
 	v, err := json.Marshal(r)
 	if err != nil {
@@ -97,14 +111,16 @@ func agentsNamed(tx *bolt.Tx, name string, limit int) []string {
 	return ids
 }
 
-// AgentsNamed implements agents.Store.
-func (s *DB) AgentsNamed(_ context.Context, name string, limit int) ([]string, error) {
-	var ids []string
+// AgentsNamed implements agents.Store, in one read transaction.
+func (s *DB) AgentsNamed(_ context.Context, names []string, limit int) ([][]string, error) {
+	out := make([][]string, len(names))
 	err := s.db.View(func(tx *bolt.Tx) error {
-		ids = agentsNamed(tx, name, limit)
+		for i, n := range names {
+			out[i] = agentsNamed(tx, n, limit)
+		}
 		return nil
 	})
-	return ids, err
+	return out, err
 }
 
 var keyAgentCount = []byte("agents")

@@ -12,8 +12,11 @@ import (
 )
 
 // Discussions: each is in the status index under its status, its reply
-// count, status and answer time agree with its replies, and the author
-// heard of every reply by someone else. Then the status index and the
+// count, status and answer time agree with its replies (answered at its
+// earliest visible qualifying reply, open without one: the
+// discussions.Answered rule, which no order of concurrent replies, hides
+// and unhides can break), and the author heard of every reply by someone
+// else. Then the status index and the
 // replies, entry by entry.
 func (c *checker) checkDiscussions() error {
 	err := c.walk(bucketDiscussions, func(tx *bolt.Tx, k, v []byte) {
@@ -129,7 +132,7 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 		if r.AuthorID == d.AuthorID {
 			return
 		}
-		if first.IsZero() || r.CreatedAt.Before(first) {
+		if !r.Hidden && (first.IsZero() || r.CreatedAt.Before(first)) {
 			first = r.CreatedAt
 		}
 		// Someone else replied: the author was told.
@@ -154,11 +157,11 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 	}
 	switch {
 	case d.Status == discussions.StatusOpen && !first.IsZero():
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "open, but has a qualifying reply (by someone other than the author)")
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "open, but has a visible qualifying reply (by someone other than the author)")
 	case d.Status == discussions.StatusAnswered && first.IsZero():
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answered, but has no qualifying reply")
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answered, but has no visible qualifying reply")
 	case d.Status == discussions.StatusAnswered && !d.AnsweredAt.Equal(first):
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answeredAt is %s, the first qualifying reply is from %s",
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answeredAt is %s, the earliest visible qualifying reply is from %s",
 			a2a.FormatTime(d.AnsweredAt), a2a.FormatTime(first))
 	}
 }

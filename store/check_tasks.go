@@ -172,14 +172,28 @@ func (c *checker) completion(tx *bolt.Tx, k []byte, t *tasks.Task, d discussions
 				"entry for reply %s does not list task %s, which the reply completed", r.ID, id)
 		}
 	case a2a.TaskStateWorking:
+		// A qualifying reply completes the tasks its decision saw, and
+		// its notice to their owner lists them: a task still waiting that
+		// such a notice lists was seen and not completed. A reply that did
+		// not see it (one committed before the task, while every answer
+		// was hidden, say) is no fault, whatever the times say.
+		owner, _ := idBytes(t.OwnerID)
+		inbox := tx.Bucket(bucketInbox)
 		var late string
 		prefixed(replies, disc, func(_, v []byte) {
-			if r, err := decodeReply(v); late == "" && err == nil && r.AuthorID != d.AuthorID && r.AuthorID != t.OwnerID {
-				late = r.ID + " by " + r.AuthorID
+			r, err := decodeReply(v)
+			if late != "" || err != nil || r.AuthorID == d.AuthorID || r.AuthorID == t.OwnerID || owner == nil {
+				return
+			}
+			ek, _ := idBytes(discussions.InboxEntryID(r.ID, t.OwnerID, r.CreatedAt))
+			if ev := inbox.Get(cat(owner, ek)); ev != nil {
+				if e, err := decodeInbox(ev); err == nil && containsString(e.TaskIDs, id) {
+					late = r.ID + " by " + r.AuthorID
+				}
 			}
 		})
 		if late != "" {
-			c.rep.addf(VCompletion, bucketTasks, k, id, id, "still working, but qualifying reply %s should have completed it", late)
+			c.rep.addf(VCompletion, bucketTasks, k, id, id, "still working, but qualifying reply %s saw it and should have completed it", late)
 		}
 	}
 }

@@ -112,41 +112,66 @@ func (s *DB) GetDiscussion(_ context.Context, id string) (discussions.Discussion
 // ListReplies implements discussions.Store: one page of replies, oldest
 // first (reply ids are ULIDs), from one seek and PageSize+1 steps.
 func (s *DB) ListReplies(_ context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
-	k, ok := idBytes(q.DiscussionID)
-	if !ok {
-		return discussions.ReplyPage{}, discussions.ErrNotFound
-	}
-	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
+	var page discussions.ReplyPage
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketReplies).Cursor()
-		rk, v := c.Seek(k)
-		if q.After != "" {
-			after, ok := idBytes(q.After)
-			if !ok {
-				return nil
-			}
-			start := cat(k, after)
-			if rk, v = c.Seek(start); bytes.Equal(rk, start) {
-				rk, v = c.Next()
-			}
-		}
-		for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
-			r, err := decodeReply(v)
-			if err != nil {
-				return err
-			}
-			if r.Hidden && !q.IncludeHidden {
-				continue
-			}
-			if len(page.Replies) == q.PageSize {
-				page.Next = page.Replies[len(page.Replies)-1].ID
-				return nil
-			}
-			page.Replies = append(page.Replies, r)
-		}
-		return nil
+		var err error
+		page, err = listReplies(tx, q)
+		return err
 	})
 	return page, err
+}
+
+// GetThread implements discussions.Store, in one read transaction.
+func (s *DB) GetThread(_ context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error) {
+	var (
+		d    discussions.Discussion
+		page discussions.ReplyPage
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if d, _, err = getDiscussion(tx, q.DiscussionID); err != nil {
+			return err
+		}
+		page, err = listReplies(tx, q)
+		return err
+	})
+	return d, page, err
+}
+
+// listReplies reads ListReplies' page in tx.
+func listReplies(tx *bolt.Tx, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
+	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
+	k, ok := idBytes(q.DiscussionID)
+	if !ok {
+		return page, discussions.ErrNotFound
+	}
+	c := tx.Bucket(bucketReplies).Cursor()
+	rk, v := c.Seek(k)
+	if q.After != "" {
+		after, ok := idBytes(q.After)
+		if !ok {
+			return page, nil
+		}
+		start := cat(k, after)
+		if rk, v = c.Seek(start); bytes.Equal(rk, start) {
+			rk, v = c.Next()
+		}
+	}
+	for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
+		r, err := decodeReply(v)
+		if err != nil {
+			return page, err
+		}
+		if r.Hidden && !q.IncludeHidden {
+			continue
+		}
+		if len(page.Replies) == q.PageSize {
+			page.Next = page.Replies[len(page.Replies)-1].ID
+			return page, nil
+		}
+		page.Replies = append(page.Replies, r)
+	}
+	return page, nil
 }
 
 // getReply reads reply rid of discussion did (nil, nil when there is
@@ -197,8 +222,8 @@ func optDiscussion(tx *bolt.Tx, id string) (*discussions.Discussion, error) {
 	return &d, nil
 }
 
-// AcceptReply implements discussions.Store: load the discussion and the
-// reply, discussions.DecideAccept, write the discussion and the event.
+// AcceptReply implements discussions.Store: load the caller, the
+// discussion and the reply, discussions.DecideAccept, write the discussion and the event.
 func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
 	var out discussions.AcceptOutcome
 	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
@@ -206,6 +231,9 @@ func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.A
 			st  discussions.AcceptState
 			err error
 		)
+		if st.Caller, err = loadAgent(tx, c.CallerID); err != nil {
+			return nil, err
+		}
 		if st.Discussion, err = optDiscussion(tx, c.DiscussionID); err != nil {
 			return nil, err
 		}
@@ -325,12 +353,16 @@ type workingRecord struct {
 	v      []byte
 }
 
-// loadReply loads what a reply decides on: the discussion, the author's
-// reply window, the discussion's WORKING tasks (idx_task_discw) with
+// loadReply loads what a reply decides on: the author, the discussion,
+// the author's reply window, the discussion's WORKING tasks (idx_task_discw) with
 // their push configs, and its members (disc_members). recs holds the
 // working tasks' records, by id, for persistReply.
 func loadReply(tx *bolt.Tx, r discussions.Reply) (asknet.ReplyState, map[string]workingRecord, error) {
 	var st asknet.ReplyState
+	var err error
+	if st.Author, err = loadAgent(tx, r.AuthorID); err != nil {
+		return st, nil, err
+	}
 	d, dk, err := getDiscussion(tx, r.DiscussionID)
 	switch {
 	case errors.Is(err, discussions.ErrNotFound):

@@ -78,19 +78,22 @@ func (s *DB) ListInbox(_ context.Context, q discussions.InboxQuery) (discussions
 	return page, err
 }
 
-// AckInbox implements discussions.Store: load the agent's entries among
-// ids, discussions.DecideAck, write the entries it acknowledges. It
+// AckInbox implements discussions.Store: load the agent and its entries
+// among ids, discussions.DecideAck, write the entries it acknowledges. It
 // touches inbox entries only.
 func (s *DB) AckInbox(_ context.Context, agentID string, ids []string, at time.Time) (discussions.AckResult, error) {
 	var out discussions.AckOutcome
 	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		agent, err := loadAgent(tx, agentID)
+		if err != nil {
+			return nil, err
+		}
 		found, err := loadInbox(tx, agentID, ids)
 		if err != nil {
 			return nil, err
 		}
-		out = discussions.DecideAck(agentID, ids, found, at)
-		if len(out.Acked) == 0 {
-			return nil, nil
+		if out, err = discussions.DecideAck(agent, agentID, ids, found, at); err != nil || len(out.Acked) == 0 {
+			return nil, err
 		}
 		return func(tx *bolt.Tx) error {
 			for _, e := range out.Acked {

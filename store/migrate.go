@@ -111,6 +111,7 @@ var migrations = []migration{
 	{10, "the outbox's due index by destination", indexDueByDestination},
 	{11, "agents by OAuth identity (issuer, subject)", indexAgentIdentities},
 	{12, "moderation: flags, items, the review queue and the audit log; replies' discussions and authors' posts", migrateModeration},
+	{13, "discussions answered by their earliest visible qualifying reply", reanswerDiscussions},
 }
 
 // indexAgentNames creates agent_names and fills it from the agents.

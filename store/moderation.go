@@ -181,6 +181,40 @@ func loadTarget(tx *bolt.Tx, t moderation.Target) (d *discussions.Discussion, r 
 	return d, r, it, err
 }
 
+// replyHeader is what firstAnswer reads of a reply: not its body.
+type replyHeader struct {
+	ID        string    `json:"id"`
+	AuthorID  string    `json:"authorId"`
+	CreatedAt time.Time `json:"createdAt"`
+	Hidden    bool      `json:"hidden"`
+}
+
+// firstAnswer loads what answers discussion d besides reply skip (a
+// moderation command's Answer): its earliest visible reply, other than
+// skip, by someone other than d's author; nil when it has none. Replies
+// are read in key order (ids are ULIDs: in time order), bodies left
+// undecoded, until one is found: at most the discussion's replies,
+// which --max-replies bounds.
+func firstAnswer(tx *bolt.Tx, d *discussions.Discussion, skip string) (*discussions.Reply, error) {
+	dk, ok := idBytes(d.ID)
+	if !ok {
+		return nil, nil
+	}
+	c := tx.Bucket(bucketReplies).Cursor()
+	for k, v := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, v = c.Next() {
+		var h replyHeader
+		if err := json.Unmarshal(v, &h); err != nil {
+			return nil, fmt.Errorf("store: decode reply %s: %w", idString(k[len(dk):]), err)
+		}
+		if h.Hidden || h.ID == skip || h.AuthorID == d.AuthorID {
+			continue
+		}
+		r, err := decodeReply(v)
+		return &r, err
+	}
+	return nil, nil
+}
+
 // FlagWindow implements moderation.Store.
 func (s *DB) FlagWindow(_ context.Context, agentID string) (time.Time, error) {
 	var w time.Time
@@ -206,8 +240,16 @@ func (s *DB) FlagItem(_ context.Context, c moderation.FlagCommand, p moderation.
 			st  moderation.FlagState
 			err error
 		)
+		if st.Agent, err = loadAgent(tx, c.AgentID); err != nil {
+			return nil, err
+		}
 		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, c.Target); err != nil {
 			return nil, err
+		}
+		if st.Reply != nil {
+			if st.Answer, err = firstAnswer(tx, st.Discussion, st.Reply.ID); err != nil {
+				return nil, err
+			}
 		}
 		if ik, ok := idBytes(c.Target.ID); ok {
 			st.Flagged = tx.Bucket(bucketModFlags).Get(cat(ik, agent)) != nil
@@ -269,8 +311,18 @@ func (s *DB) Moderate(_ context.Context, c moderation.Command) (moderation.Resul
 			st  moderation.State
 			err error
 		)
+		if c.Actor.Kind == moderation.ActorAgent {
+			if st.Actor, err = loadAgent(tx, c.Actor.ID); err != nil {
+				return nil, err
+			}
+		}
 		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, cmd.Target); err != nil {
 			return nil, err
+		}
+		if st.Reply != nil {
+			if st.Answer, err = firstAnswer(tx, st.Discussion, st.Reply.ID); err != nil {
+				return nil, err
+			}
 		}
 		if out, err = moderation.DecideModerate(st, cmd); err != nil {
 			if c.Target.Kind == "" {

@@ -30,16 +30,14 @@ func putPushConfigRecord(tx *bolt.Tx, c *push.Config, v []byte) error {
 	return tx.Bucket(bucketPushConfigs).Put(pushConfigKey(tk, c.ID), v)
 }
 
-// loadPushTask loads what a config command decides on about its task:
-// its header as a push.TaskRef (nil when no task has the id), and its key.
-func loadPushTask(tx *bolt.Tx, taskID string) (*push.TaskRef, []byte, error) {
-	k, ok := idBytes(taskID)
-	if !ok {
-		return nil, nil, nil
-	}
-	v := tx.Bucket(bucketTasks).Get(k)
-	if v == nil {
-		return nil, nil, nil
+// loadPushTask loads what a config command of ownerID decides on about
+// its task: its header as a push.TaskRef, and its key; nil for another
+// owner's task as for an unknown one (ownedTask), so that nothing else of
+// the task (its configs, its deliveries) is read for a stranger.
+func loadPushTask(tx *bolt.Tx, ownerID, taskID string) (*push.TaskRef, []byte, error) {
+	k, v, err := ownedTask(tx, ownerID, taskID)
+	if v == nil || err != nil {
+		return nil, nil, err
 	}
 	h, err := headerOf(v)
 	if err != nil {
@@ -48,8 +46,8 @@ func loadPushTask(tx *bolt.Tx, taskID string) (*push.TaskRef, []byte, error) {
 	return &push.TaskRef{ID: h.ID, OwnerID: h.OwnerID, State: h.State}, k, nil
 }
 
-// PutPushConfig implements push.ConfigStore: load the task and its config
-// ids, push.DecidePut, persist.
+// PutPushConfig implements push.ConfigStore: load the owner, the task and
+// its config ids, push.DecidePut, persist.
 func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Config, bool, error) {
 	v, err := storedoc.EncodePushConfig(&c)
 	if err != nil {
@@ -60,7 +58,12 @@ func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Conf
 		var st push.PutState
 		var tk []byte
 		var err error
-		if st.Task, tk, err = loadPushTask(tx, c.TaskID); err != nil {
+		if c.OwnerID != "" {
+			if st.Owner, err = loadAgent(tx, c.OwnerID); err != nil {
+				return nil, err
+			}
+		}
+		if st.Task, tk, err = loadPushTask(tx, c.OwnerID, c.TaskID); err != nil {
 			return nil, err
 		}
 		if tk != nil {
@@ -98,11 +101,11 @@ func pushConfigsOf(tx *bolt.Tx, tk []byte) ([]push.Config, error) {
 func (s *DB) PushConfigs(_ context.Context, ownerID, taskID string) ([]push.Config, error) {
 	var out []push.Config
 	err := s.db.View(func(tx *bolt.Tx) error {
-		t, tk, err := loadPushTask(tx, taskID)
+		t, tk, err := loadPushTask(tx, ownerID, taskID)
 		if err != nil {
 			return err
 		}
-		if t == nil || (ownerID != "" && t.OwnerID != ownerID) {
+		if t == nil {
 			return push.ErrTaskNotFound
 		}
 		out, err = pushConfigsOf(tx, tk)
@@ -130,7 +133,7 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 	return c, err
 }
 
-// DeletePushConfig implements push.ConfigStore: load the task, whether
+// DeletePushConfig implements push.ConfigStore: load the owner, the task, whether
 // it holds the config and the task's pending deliveries,
 // push.DecideDelete, persist. Deleting a config the task does not have
 // decides on a read and writes nothing.
@@ -140,7 +143,12 @@ func (s *DB) DeletePushConfig(_ context.Context, ownerID, taskID, id string, at 
 		var st push.DeleteState
 		var tk []byte
 		var err error
-		if st.Task, tk, err = loadPushTask(tx, taskID); err != nil {
+		if ownerID != "" {
+			if st.Owner, err = loadAgent(tx, ownerID); err != nil {
+				return nil, err
+			}
+		}
+		if st.Task, tk, err = loadPushTask(tx, ownerID, taskID); err != nil {
 			return nil, err
 		}
 		if tk != nil {

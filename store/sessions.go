@@ -41,19 +41,26 @@ func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
 	return cat(u64(ms(expires)), d[:])
 }
 
-// CreateSession implements sessions.Store: load the sessions that expire
-// first, sessions.DecideCreate, persist.
+// CreateSession implements sessions.Store: load the agent and the
+// sessions that expire first, sessions.DecideCreate, persist.
 func (s *DB) CreateSession(_ context.Context, sess sessions.Session) error {
 	v, err := encodeSession(sess)
 	if err != nil {
 		return err
 	}
 	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
+		agent, err := loadAgent(tx, sess.AgentID)
+		if err != nil {
+			return nil, err
+		}
 		oldest, err := oldestSessions(tx, sessions.PurgeBatch)
 		if err != nil {
 			return nil, err
 		}
-		out := sessions.DecideCreate(oldest, sess)
+		out, err := sessions.DecideCreate(agent, oldest, sess)
+		if err != nil {
+			return nil, err
+		}
 		return func(tx *bolt.Tx) error {
 			for _, o := range out.Purge {
 				if err := deleteSession(tx, o); err != nil {

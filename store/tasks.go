@@ -117,13 +117,18 @@ func askResult(st *asknet.AskState, out *asknet.AskOutcome) tasks.AskResult {
 	return res
 }
 
-// loadAsk loads what an ask decides on: the owner's task of the message
-// id, the owner's ask window and open tasks, the joined discussion.
+// loadAsk loads what an ask decides on: the owner (the asker), its task
+// of the message id, its ask window and open tasks, the joined
+// discussion.
 func loadAsk(tx *bolt.Tx, c *tasks.CreateAsk) (asknet.AskState, error) {
 	var st asknet.AskState
 	owner, ok := idBytes(c.Task.OwnerID)
 	if !ok {
 		return st, errBadID("owner", c.Task.OwnerID)
+	}
+	var err error
+	if st.Asker, err = loadAgent(tx, c.Task.OwnerID); err != nil {
+		return st, err
 	}
 	st.Window = readWindow(tx, windowAsk, owner)
 	if id := tx.Bucket(bucketTaskMsgIDs).Get(msgIDKey(owner, c.Task.MessageID)); id != nil {
@@ -246,6 +251,25 @@ func (s *DB) GetTask(_ context.Context, ownerID, id string) (tasks.Task, error) 
 	return t, err
 }
 
+// ownedTask returns the key and record of task id if ownerID owns it
+// (any owner when ownerID is ""), and a nil record for another owner's
+// task as for an unknown one: the first step of every load by task id,
+// which reads only the record's header.
+func ownedTask(tx *bolt.Tx, ownerID, id string) ([]byte, []byte, error) {
+	k, ok := idBytes(id)
+	if !ok {
+		return nil, nil, nil
+	}
+	v := tx.Bucket(bucketTasks).Get(k)
+	switch err := owned(v, ownerID); {
+	case errors.Is(err, tasks.ErrNotFound):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return k, v, nil
+}
+
 // owned returns nil when the task record v exists and ownerID owns it
 // (any owner when ownerID is ""), and tasks.ErrNotFound otherwise, reading
 // the owner from the record's header without decoding the rest.
@@ -320,7 +344,7 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 		full tasks.Task
 	)
 	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		v, st, err := loadCancel(tx, id)
+		v, st, err := loadCancel(tx, ownerID, id)
 		if err != nil {
 			return nil, err
 		}
@@ -351,17 +375,23 @@ func (s *DB) CancelTask(_ context.Context, ownerID, id string, at time.Time) (ta
 	return full, out.Changed, nil
 }
 
-// loadCancel loads what a cancel decides on: the task's header (and its
-// record), and its push configs.
-func loadCancel(tx *bolt.Tx, id string) ([]byte, tasks.CancelState, error) {
+// loadCancel loads what a cancel by ownerID decides on: the owner (none
+// for the operator's, ownerID ""), the task's header (and its record),
+// and its push configs. Like every load by task
+// id, it is a load by id and owner: another owner's task is loaded as an
+// unknown one is, before anything of it is decoded, so that its configs
+// are never read and the answer's time does not tell that it exists.
+func loadCancel(tx *bolt.Tx, ownerID, id string) ([]byte, tasks.CancelState, error) {
 	var st tasks.CancelState
-	k, ok := idBytes(id)
-	if !ok {
-		return nil, st, nil
+	if ownerID != "" {
+		var err error
+		if st.Owner, err = loadAgent(tx, ownerID); err != nil {
+			return nil, st, err
+		}
 	}
-	v := tx.Bucket(bucketTasks).Get(k)
-	if v == nil {
-		return nil, st, nil
+	k, v, err := ownedTask(tx, ownerID, id)
+	if v == nil || err != nil {
+		return nil, st, err
 	}
 	h, err := headerOf(v)
 	if err != nil {

@@ -7,9 +7,10 @@
 //
 // Templates and the stylesheet are embedded; the pages need no JavaScript
 // and load nothing from elsewhere. Every piece of user content goes through
-// html/template's escaping, and bodies are rendered as a safe Markdown
-// subset (formatMarkdown: goldmark, no raw HTML, no images, http(s) links
-// only). A Content-Security-Policy without 'unsafe-inline' backs this up.
+// html/template's escaping, and bodies are rendered as a safe subset of
+// GitHub's Markdown by package markdown (no raw HTML, no images, http(s)
+// links only, code highlighted into classes), within a per-body budget.
+// A Content-Security-Policy without 'unsafe-inline' backs this up.
 //
 // The package holds no product rules: every page calls package service,
 // as the JSON API does (service.Search, ListDiscussions, Reply, Moderate,

@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/markdown"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -136,7 +136,9 @@ func (h *Handler) atom(status discussions.Status, ds []discussions.Discussion) (
 			}
 		}
 		if d.Body != "" {
-			e.Summary = &atomText{Type: "text", Body: clip(d.Body, summaryLen)}
+			// The summary is text: what a reader of the page reads, not
+			// the Markdown it was written in.
+			e.Summary = &atomText{Type: "text", Body: markdown.Lead(h.md.Text(d.Body), summaryLen)}
 		}
 		f.Entries = append(f.Entries, e)
 	}
@@ -153,13 +155,4 @@ func (h *Handler) atom(status discussions.Status, ds []discussions.Discussion) (
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
-}
-
-// clip shortens s to at most n characters, marking the cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

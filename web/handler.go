@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kfa-project/kfa/internal/httpkit"
+	"github.com/kfa-project/kfa/markdown"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -30,12 +31,16 @@ type Deps struct {
 	MaxBodyBytes int64
 	// Now is the clock of feeds with no entry; time.Now when nil.
 	Now func() time.Time
+	// HighlightBudget is how long one body's code may be highlighted
+	// for; markdown.DefaultHighlightBudget when 0.
+	HighlightBudget time.Duration
 }
 
 // Handler serves the web view's routes. Build it with New.
 type Handler struct {
 	deps   Deps
 	pages  map[string]*template.Template
+	md     *markdown.Renderer // the pages' bodies and the feeds' summaries
 	assets assets
 	// secure makes cookies Secure (the public URL is https).
 	secure bool
@@ -55,7 +60,10 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: public URL %q: %w", deps.PublicURL, err)
 	}
-	pages, err := parsePages(deps.Now)
+	// Bodies are rendered once and kept (markdown.Renderer): a page shown
+	// again costs no parsing and no highlighting.
+	md := markdown.NewRenderer(markdown.Options{HighlightBudget: deps.HighlightBudget})
+	pages, err := parsePages(deps.Now, md)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +71,7 @@ func New(deps Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{deps: deps, pages: pages, assets: as, secure: u.Scheme == "https",
+	h := &Handler{deps: deps, pages: pages, md: md, assets: as, secure: u.Scheme == "https",
 		crossOrigin: http.NewCrossOriginProtection()}
 	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, h.person(w, r), http.StatusForbidden, "Form refused",

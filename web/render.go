@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/markdown"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -28,11 +29,11 @@ const (
 )
 
 // funcs are the templates' functions; now is the clock relative times
-// are told from.
-func funcs(now func() time.Time) template.FuncMap {
+// are told from, md renders bodies.
+func funcs(now func() time.Time, md *markdown.Renderer) template.FuncMap {
 	return template.FuncMap{
 		"text":     formatText,
-		"markdown": formatMarkdown,
+		"markdown": md.HTML,
 		// title is a question's or record's title, its code spans as code.
 		"title": formatTitle,
 		// when is a <time> element: how long ago, the exact time on hover.
@@ -47,9 +48,9 @@ func funcs(now func() time.Time) template.FuncMap {
 	}
 }
 
-func parsePages(now func() time.Time) (map[string]*template.Template, error) {
+func parsePages(now func() time.Time, md *markdown.Renderer) (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))
-	fm := funcs(now)
+	fm := funcs(now, md)
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(fm).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {

@@ -215,6 +215,11 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 		}
 	}
 	res.Baselines = bls
+	grpcRes, err := b.measureGRPC(ctx)
+	if err != nil {
+		return err
+	}
+	res.GRPC = &grpcRes
 	if b.store != "" {
 		st, err := b.measureStores(ctx)
 		if err != nil {
@@ -240,6 +245,7 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	res.Seconds = time.Since(started).Seconds()
 	res.judge()
 	res.print(os.Stdout)
+	printRender(os.Stdout, measureRender())
 	if jsonPath != "" {
 		out, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {

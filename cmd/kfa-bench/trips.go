@@ -143,7 +143,7 @@ func measureReadTrips(ctx context.Context, db *postgres.DB, now func() time.Time
 		read func() error
 	}{
 		{"GetTask", func() error { return tk.ViewTask(ctx, owner, t.ID, view) }},
-		{"ListTasks", func() error { _, err := tk.ViewList(ctx, owner, tasks.ListParams{}, view); return err }},
+		{"ListTasks", func() error { _, err := tk.ViewList(ctx, owner, tasks.ListParams{}, tasks.FullView, view); return err }},
 		{"GetDiscussion", func() error { _, _, err := ds.Get(ctx, t.DiscussionID, nil, ""); return err }},
 		{"ListDiscussions", func() error { _, err := ds.List(ctx, "", nil, ""); return err }},
 		{"Inbox", func() error { _, err := ds.Inbox(ctx, owner, false, nil, ""); return err }},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
 )
 
@@ -59,7 +60,7 @@ func (s *DB) ListInbox(ctx context.Context, q discussions.InboxQuery) (discussio
 	}
 	decode := func(v []byte) (discussions.InboxEntry, error) { return decodeInbox(q.AgentID, v) }
 	var err error
-	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
+	page.Entries, page.Next, err = pageDocs(ctx, s, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
 		page.Entries, query, q.AgentID, q.After, q.PageSize+1)
 	return page, err
 }
@@ -73,8 +74,10 @@ func (s *DB) AckInbox(ctx context.Context, agentID string, ids []string, at time
 		found map[string]discussions.InboxEntry
 		out   discussions.AckOutcome
 	)
+	var agent *agents.Agent
 	err := s.command(ctx, CmdAck, func(b *pgx.Batch) {
 		found = map[string]discussions.InboxEntry{}
+		shareAgent(b, agentID, &agent)
 		b.Queue("SELECT doc FROM inbox WHERE agent_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", agentID, ids).
 			Query(func(rows pgx.Rows) error {
 				for rows.Next() {
@@ -91,9 +94,9 @@ func (s *DB) AckInbox(ctx context.Context, agentID string, ids []string, at time
 				return rows.Err()
 			})
 	}, func() (func(execer) error, error) {
-		out = discussions.DecideAck(agentID, ids, found, at)
-		if len(out.Acked) == 0 {
-			return nil, nil
+		var err error
+		if out, err = discussions.DecideAck(agent, agentID, ids, found, at); err != nil || len(out.Acked) == 0 {
+			return nil, err
 		}
 		return func(w execer) error {
 			for _, e := range out.Acked {

@@ -19,22 +19,19 @@ const windowFlag = "f"
 
 var _ moderation.Store = (*DB)(nil)
 
-// FlagWindow implements moderation.Store.
+// FlagWindow implements moderation.Store in one statement.
 func (s *DB) FlagWindow(ctx context.Context, agentID string) (time.Time, error) {
-	var w time.Time
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		w, err = readWindow(ctx, tx, windowFlag, agentID)
-		return err
-	})
-	return w, err
+	return s.readWindow(ctx, windowFlag, agentID)
 }
 
 // loadTarget queues the loads of target t: its discussion under the row
 // lock (for a reply named by id alone, the reply's discussion), the
-// reply, and the item. A Kind left empty loads either: the discussion of
-// that id, or the reply of that id and its discussion.
-func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r **discussions.Reply, it **moderation.Item) {
+// reply, what answers the discussion besides the reply (answer: its
+// earliest visible reply, other than the target, by someone other than
+// the discussion's author; nil when none), and the item. A Kind left
+// empty loads either: the discussion of that id, or the reply of that id
+// and its discussion.
+func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r, answer **discussions.Reply, it **moderation.Item) {
 	switch {
 	case t.Kind == moderation.KindReply && t.DiscussionID != "":
 		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", t.DiscussionID).QueryRow(scanDiscussion(d))
@@ -44,10 +41,14 @@ func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r
 		b.Queue(`SELECT doc FROM discussions WHERE id = $1 OR id = (SELECT discussion_id FROM replies WHERE id = $1)
 			FOR UPDATE`, t.ID).QueryRow(scanDiscussion(d))
 	}
-	*r = nil
+	*r, *answer = nil, nil
 	if t.Kind != moderation.KindDiscussion {
 		b.Queue("SELECT doc FROM replies WHERE id = $1 AND ($2 = '' OR discussion_id = $2)", t.ID, t.DiscussionID).
 			QueryRow(scanReply(r))
+		b.Queue(`SELECT a.doc FROM replies r JOIN discussions d ON d.id = r.discussion_id
+			JOIN LATERAL (SELECT doc FROM replies a WHERE a.discussion_id = r.discussion_id AND NOT a.hidden AND a.id <> r.id
+				AND a.author_id <> d.author_id ORDER BY a.id LIMIT 1) a ON true
+			WHERE r.id = $1 AND ($2 = '' OR r.discussion_id = $2)`, t.ID, t.DiscussionID).QueryRow(scanReply(answer))
 	}
 	b.Queue("SELECT doc FROM moderation_items WHERE id = $1", t.ID).QueryRow(scanDoc(it, decodeItem))
 }
@@ -74,9 +75,9 @@ func (s *DB) FlagItem(ctx context.Context, c moderation.FlagCommand, p moderatio
 	)
 	err := s.command(ctx, CmdFlag, func(b *pgx.Batch) {
 		st = moderation.FlagState{}
-		lockAgent(b, c.AgentID)
+		lockAgent(b, c.AgentID, &st.Agent)
 		loadWindow(b, windowFlag, c.AgentID, &st.Window)
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
+		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Answer, &st.Item)
 		b.Queue("SELECT EXISTS (SELECT 1 FROM moderation_flags WHERE item_id = $1 AND agent_id = $2)", c.Target.ID, c.AgentID).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Flagged) })
 	}, func() (func(execer) error, error) {
@@ -156,7 +157,8 @@ func putEntries(ctx context.Context, w execer, es []moderation.Entry) error {
 }
 
 // Moderate implements moderation.Store, in two round trips: BEGIN and
-// the loads (the discussion under its row lock, the reply, the item),
+// the loads (an agent moderator under a share lock, the discussion under
+// its row lock, the reply, the item),
 // then moderation.DecideModerate, then the writes and COMMIT.
 func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Result, error) {
 	var (
@@ -165,7 +167,10 @@ func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Res
 	)
 	err := s.command(ctx, CmdModerate, func(b *pgx.Batch) {
 		st = moderation.State{}
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
+		if c.Actor.Kind == moderation.ActorAgent {
+			shareAgent(b, c.Actor.ID, &st.Actor)
+		}
+		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Answer, &st.Item)
 	}, func() (func(execer) error, error) {
 		cmd := c
 		if cmd.Target.Kind == "" {
@@ -191,93 +196,95 @@ func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Res
 	return out.Result, err
 }
 
-// Queue implements moderation.Store, from one snapshot: the waiting
-// items in queue order (moderation_queue), then their flags and content.
+// queueRead reads the queue's total and its first $1 items in queue
+// order (moderation_queue), each with its flags, its discussion and, for
+// a reply, the reply: one statement, and one row even when no item
+// waits.
+const queueRead = `SELECT c.n, q.doc, q.flags, q.discussion, q.reply
+	FROM (SELECT count(*) FROM moderation_items WHERE queued) c(n)
+	LEFT JOIN LATERAL (
+		SELECT i.doc, i.flags AS n, i.waiting_ms, i.id,
+			ARRAY(SELECT f.doc FROM moderation_flags f WHERE f.item_id = i.id ORDER BY f.agent_id) AS flags,
+			d.doc AS discussion, r.doc AS reply
+		FROM (SELECT id, doc, flags, waiting_ms, convert_from(doc, 'UTF8')::jsonb AS j FROM moderation_items
+			WHERE queued ORDER BY flags DESC, waiting_ms, id LIMIT $1) i
+		LEFT JOIN discussions d ON d.id = i.j->>'discussionId'
+		LEFT JOIN replies r ON i.j->>'kind' = 'reply' AND r.discussion_id = i.j->>'discussionId' AND r.id = i.id
+	) q ON true
+	ORDER BY q.n DESC, q.waiting_ms, q.id`
+
+// Queue implements moderation.Store in one statement (queueRead).
 func (s *DB) Queue(ctx context.Context, limit int) ([]moderation.QueueEntry, int, error) {
 	var (
 		out   []moderation.QueueEntry
 		total int
 	)
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readStatement(ctx, func(q rowQuerier) error {
 		out, total = nil, 0
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM moderation_items WHERE queued").Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT doc FROM moderation_items WHERE queued ORDER BY flags DESC, waiting_ms, id LIMIT $1", limit)
+		rows, err := q.Query(ctx, queueRead, limit)
 		if err != nil {
 			return err
 		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		ids := make([]string, len(docs))
-		index := map[string]int{}
-		for i, v := range docs {
-			it, err := decodeItem(v)
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				n                 int64
+				item, disc, reply []byte
+				flags             [][]byte
+			)
+			if err := rows.Scan(&n, &item, &flags, &disc, &reply); err != nil {
+				return err
+			}
+			total = int(n)
+			if item == nil {
+				continue // no item waits
+			}
+			e, err := queueEntry(item, flags, disc, reply)
 			if err != nil {
 				return err
 			}
-			out = append(out, moderation.QueueEntry{Item: it})
-			ids[i], index[it.ID] = it.ID, i
+			out = append(out, e)
 		}
-		if err := queueFlags(ctx, tx, ids, index, out); err != nil {
-			return err
-		}
-		return queueContent(ctx, tx, out)
+		return rows.Err()
 	})
 	return out, total, err
 }
 
-// queueFlags adds each item's open flags, oldest first.
-func queueFlags(ctx context.Context, tx pgx.Tx, ids []string, index map[string]int, out []moderation.QueueEntry) error {
-	rows, err := tx.Query(ctx, "SELECT doc FROM moderation_flags WHERE item_id = ANY($1) ORDER BY item_id, agent_id", ids)
+// queueEntry decodes one item of the queue with its flags (those of its
+// current round, oldest first), its discussion and its reply.
+func queueEntry(item []byte, flags [][]byte, disc, reply []byte) (moderation.QueueEntry, error) {
+	it, err := decodeItem(item)
 	if err != nil {
-		return err
+		return moderation.QueueEntry{}, err
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return err
-	}
-	for _, v := range docs {
+	e := moderation.QueueEntry{Item: it}
+	for _, v := range flags {
 		var f moderation.Flag
 		if err := json.Unmarshal(v, &f); err != nil {
-			return fmt.Errorf("postgres: decode flag: %w", err)
+			return e, fmt.Errorf("postgres: decode flag: %w", err)
 		}
-		e := &out[index[f.ItemID]]
-		if f.Round == e.Item.Round {
+		if f.Round == it.Round {
 			e.Flags = append(e.Flags, f)
 		}
 	}
-	for i := range out {
-		slices.SortFunc(out[i].Flags, func(a, b moderation.Flag) int { return a.At.Compare(b.At) })
+	slices.SortFunc(e.Flags, func(a, b moderation.Flag) int { return a.At.Compare(b.At) })
+	if disc == nil {
+		return e, fmt.Errorf("postgres: discussion %s of moderation item %s: %w", it.DiscussionID, it.ID, discussions.ErrNotFound)
 	}
-	return nil
-}
-
-// queueContent adds each item's discussion and reply.
-func queueContent(ctx context.Context, tx pgx.Tx, out []moderation.QueueEntry) error {
-	for i := range out {
-		it := &out[i].Item
-		d, err := getDiscussion(ctx, tx, it.DiscussionID)
-		if err != nil {
-			return fmt.Errorf("postgres: discussion %s of moderation item %s: %w", it.DiscussionID, it.ID, err)
-		}
-		out[i].Discussion = d
-		if it.Kind != moderation.KindReply {
-			continue
-		}
-		var v []byte
-		if err := tx.QueryRow(ctx, "SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", it.DiscussionID, it.ID).Scan(&v); err != nil {
-			return fmt.Errorf("postgres: reply %s of moderation item: %w", it.ID, err)
-		}
-		r, err := decodeReply(v)
-		if err != nil {
-			return err
-		}
-		out[i].Reply = &r
+	if e.Discussion, err = decodeDiscussion(disc); err != nil {
+		return e, err
 	}
-	return nil
+	if it.Kind == moderation.KindReply {
+		if reply == nil {
+			return e, fmt.Errorf("postgres: reply %s of moderation item: %w", it.ID, pgx.ErrNoRows)
+		}
+		r, err := decodeReply(reply)
+		if err != nil {
+			return e, err
+		}
+		e.Reply = &r
+	}
+	return e, nil
 }
 
 // ListLog implements moderation.Store: newest first.
@@ -288,7 +295,7 @@ func (s *DB) ListLog(ctx context.Context, q moderation.LogQuery) (moderation.Log
 		before = "\x7f" // above every ULID
 	}
 	var err error
-	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, func(v []byte) (moderation.Entry, error) {
+	page.Entries, page.Next, err = pageDocs(ctx, s, q.PageSize, func(v []byte) (moderation.Entry, error) {
 		var e moderation.Entry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return e, fmt.Errorf("postgres: decode moderation log entry: %w", err)
@@ -302,27 +309,31 @@ func (s *DB) ListLog(ctx context.Context, q moderation.LogQuery) (moderation.Log
 // PostsBy implements moderation.Store, from discussions_author and
 // replies_author.
 func (s *DB) PostsBy(ctx context.Context, agentID, after string, limit int) ([]moderation.Target, string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, '' FROM discussions WHERE author_id = $1 AND id > $2
-		UNION ALL SELECT id, discussion_id FROM replies WHERE author_id = $1 AND id > $2
-		ORDER BY 1 LIMIT $3`, agentID, after, limit+1)
-	if err != nil {
-		return nil, "", unavailable(err)
-	}
 	var out []moderation.Target
-	for rows.Next() {
-		var t moderation.Target
-		if err := rows.Scan(&t.ID, &t.DiscussionID); err != nil {
-			rows.Close()
-			return nil, "", err
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		out = nil
+		rows, err := q.Query(ctx, `SELECT id, '' FROM discussions WHERE author_id = $1 AND id > $2
+			UNION ALL SELECT id, discussion_id FROM replies WHERE author_id = $1 AND id > $2
+			ORDER BY 1 LIMIT $3`, agentID, after, limit+1)
+		if err != nil {
+			return err
 		}
-		t.Kind = moderation.KindDiscussion
-		if t.DiscussionID != "" {
-			t.Kind = moderation.KindReply
+		defer rows.Close()
+		for rows.Next() {
+			var t moderation.Target
+			if err := rows.Scan(&t.ID, &t.DiscussionID); err != nil {
+				return err
+			}
+			t.Kind = moderation.KindDiscussion
+			if t.DiscussionID != "" {
+				t.Kind = moderation.KindReply
+			}
+			out = append(out, t)
 		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", unavailable(err)
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	next := ""
 	if len(out) > limit {

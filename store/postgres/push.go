@@ -23,12 +23,16 @@ func putPushConfig(ctx context.Context, tx execer, c *push.Config) error {
 	return err
 }
 
-// loadPushTask queues the load of the task a config command is about,
-// under its row lock (a transition of the task waits for the command, and
-// then enqueues for the config), into dst (nil when there is none).
-func loadPushTask(b *pgx.Batch, taskID string, dst **push.TaskRef) {
+// loadPushTask queues the load of the task a config command of ownerID
+// is about, under its row lock (a transition of the task waits for the
+// command, and then enqueues for the config), into dst: nil when there is
+// none, and for another owner's task, which is neither read nor locked
+// (the owner is part of the query), so that a stranger can lock nothing
+// of it and the answer's time does not tell that it exists.
+func loadPushTask(b *pgx.Batch, ownerID, taskID string, dst **push.TaskRef) {
 	*dst = nil
-	b.Queue("SELECT owner_id, state FROM tasks WHERE id = $1 FOR UPDATE", taskID).QueryRow(func(row pgx.Row) error {
+	b.Queue("SELECT owner_id, state FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2) FOR UPDATE",
+		taskID, ownerID).QueryRow(func(row pgx.Row) error {
 		var owner, state string
 		err := row.Scan(&owner, &state)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -40,6 +44,12 @@ func loadPushTask(b *pgx.Batch, taskID string, dst **push.TaskRef) {
 		return err
 	})
 }
+
+// ownedTaskID is the id of task $1 if owner $2 owns it (any owner when
+// $2 is empty), and no row otherwise: the key every load of a task's rows
+// (configs, deliveries) goes through, so that another owner's rows are
+// neither read nor locked, and cost what an unknown task's do.
+const ownedTaskID = "SELECT id FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
 
 // scanConfigs is the callback of a batched read of config documents.
 func scanConfigs(dst *[]push.Config) func(pgx.Rows) error {
@@ -70,8 +80,11 @@ func (s *DB) PutPushConfig(ctx context.Context, c push.Config, max int) (push.Co
 	)
 	err := s.command(ctx, CmdPutConfig, func(b *pgx.Batch) {
 		st = push.PutState{}
-		loadPushTask(b, c.TaskID, &st.Task)
-		b.Queue("SELECT id FROM push_configs WHERE task_id = $1 ORDER BY id", c.TaskID).Query(func(rows pgx.Rows) error {
+		if c.OwnerID != "" {
+			shareAgent(b, c.OwnerID, &st.Owner)
+		}
+		loadPushTask(b, c.OwnerID, c.TaskID, &st.Task)
+		b.Queue("SELECT id FROM push_configs WHERE task_id = ("+ownedTaskID+") ORDER BY id", c.TaskID, c.OwnerID).Query(func(rows pgx.Rows) error {
 			var err error
 			st.ConfigIDs, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			return err
@@ -89,12 +102,16 @@ func (s *DB) PutPushConfig(ctx context.Context, c push.Config, max int) (push.Co
 	return c, created, nil
 }
 
-func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config, error) {
-	rows, err := tx.Query(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 ORDER BY id", taskID)
-	if err != nil {
-		return nil, err
+// PushConfigs implements push.ConfigStore in one statement: the task's
+// configs are read only when the task is ownerID's, so another owner's
+// task costs what an unknown one does.
+func (s *DB) PushConfigs(ctx context.Context, ownerID, taskID string) ([]push.Config, error) {
+	var docs [][]byte
+	err := s.readRow(ctx, `SELECT ARRAY(SELECT c.doc FROM push_configs c WHERE c.task_id = t.id ORDER BY c.id)
+		FROM tasks t WHERE t.id = $1 AND ($2 = '' OR t.owner_id = $2)`, []any{taskID, ownerID}, &docs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, push.ErrTaskNotFound
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
 		return nil, err
 	}
@@ -109,28 +126,10 @@ func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config
 	return out, nil
 }
 
-// PushConfigs implements push.ConfigStore.
-func (s *DB) PushConfigs(ctx context.Context, ownerID, taskID string) ([]push.Config, error) {
-	var out []push.Config
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var owner string
-		err := tx.QueryRow(ctx, "SELECT owner_id FROM tasks WHERE id = $1", taskID).Scan(&owner)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && ownerID != "" && owner != ownerID) {
-			return push.ErrTaskNotFound
-		}
-		if err != nil {
-			return err
-		}
-		out, err = pushConfigsOf(ctx, tx, taskID)
-		return err
-	})
-	return out, err
-}
-
 // PushConfig implements push.OutboxStore.
 func (s *DB) PushConfig(ctx context.Context, taskID, id string) (push.Config, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 AND id = $2", []any{taskID, id}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return push.Config{}, push.ErrNotFound
 	}
@@ -151,10 +150,14 @@ func (s *DB) DeletePushConfig(ctx context.Context, ownerID, taskID, id string, a
 	)
 	err := s.command(ctx, CmdDeleteConfig, func(b *pgx.Batch) {
 		st = push.DeleteState{}
-		loadPushTask(b, taskID, &st.Task)
-		b.Queue("SELECT EXISTS (SELECT 1 FROM push_configs WHERE task_id = $1 AND id = $2)", taskID, id).
+		if ownerID != "" {
+			shareAgent(b, ownerID, &st.Owner)
+		}
+		loadPushTask(b, ownerID, taskID, &st.Task)
+		b.Queue("SELECT EXISTS (SELECT 1 FROM push_configs WHERE task_id = ("+ownedTaskID+") AND id = $3)", taskID, ownerID, id).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Exists) })
-		b.Queue("SELECT doc FROM push_deliveries WHERE task_id = $1 AND state = 'p' ORDER BY id FOR UPDATE", taskID).
+		b.Queue("SELECT doc FROM push_deliveries WHERE task_id = ("+ownedTaskID+") AND state = 'p' ORDER BY id FOR UPDATE",
+			taskID, ownerID).
 			Query(func(rows pgx.Rows) error {
 				for rows.Next() {
 					var v []byte

@@ -50,9 +50,13 @@ func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
 	if err != nil {
 		return err
 	}
-	var oldest []sessions.Session
+	var (
+		oldest []sessions.Session
+		agent  *agents.Agent
+	)
 	return s.command(ctx, CmdCreateSession, func(b *pgx.Batch) {
 		oldest = nil
+		shareAgent(b, sess.AgentID, &agent)
 		b.Queue("SELECT digest, expires_ms FROM web_sessions ORDER BY expires_ms, digest LIMIT $1", sessions.PurgeBatch).
 			Query(func(rows pgx.Rows) error {
 				for rows.Next() {
@@ -70,7 +74,10 @@ func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
 				return rows.Err()
 			})
 	}, func() (func(execer) error, error) {
-		out := sessions.DecideCreate(oldest, sess)
+		out, err := sessions.DecideCreate(agent, oldest, sess)
+		if err != nil {
+			return nil, err
+		}
 		return func(w execer) error {
 			if len(out.Purge) > 0 {
 				ds := make([][]byte, len(out.Purge))
@@ -92,12 +99,12 @@ func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
 // GetSession implements sessions.Store.
 func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Session, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", d[:]).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", []any{d[:]}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sessions.Session{}, sessions.ErrNotFound
 	}
 	if err != nil {
-		return sessions.Session{}, unavailable(err)
+		return sessions.Session{}, err
 	}
 	return decodeSession(d, v)
 }

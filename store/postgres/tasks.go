@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/tasks"
@@ -46,10 +47,6 @@ func (r *taskRow) task() (tasks.Task, error) {
 		return tasks.Task{}, fmt.Errorf("postgres: decode task %s: %w", t.ID, err)
 	}
 	return t, nil
-}
-
-func (r *taskRow) snapshot() tasks.Snapshot {
-	return tasks.Snapshot{ID: []byte(r.t.ID), OwnerID: []byte(r.t.OwnerID), State: r.t.State, StatusTime: r.t.StatusTime, Wire: r.wire}
 }
 
 // getTask reads one task row; ErrNotFound when there is none.
@@ -162,12 +159,27 @@ func putWindow(ctx context.Context, w execer, kind, agent string, next time.Time
 	return err
 }
 
-// lockAgent queues the lock of agent id's row: taken first by every
-// command that decides a per-agent limit (the ask rate, the open tasks,
-// the reply rate), so that one agent's commands are decided one after
-// the other, on every process.
-func lockAgent(b *pgx.Batch, id string) {
-	b.Queue("SELECT 1 FROM agents WHERE id = $1 FOR NO KEY UPDATE", id)
+// lockAgent queues the lock of agent id's row, and its load into dst
+// (nil when none has the id): taken first by every command that decides
+// a per-agent limit (the ask rate, the open tasks, the reply rate, the
+// flag rate), so that one agent's commands are decided one after the
+// other, on every process. A revoke updates the row, so it is ordered
+// with the command: a command that waited on the revoke loads the agent
+// revoked (agents.MayAct refuses it), and one the revoke waited on
+// commits before it.
+func lockAgent(b *pgx.Batch, id string, dst **agents.Agent) {
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(scanDoc(dst, decodeAgent))
+}
+
+// shareAgent queues the load of agent id into dst (nil when none has the
+// id) under a share lock, taken first by the agent's commands that decide
+// no per-agent limit (a cancel, a push config, an accept, an ack, a
+// session): they need not wait on each other, but the share lock
+// conflicts with a revoke's update as lockAgent's lock does, so a revoke
+// that committed first is seen, and nothing of the agent commits after
+// it.
+func shareAgent(b *pgx.Batch, id string, dst **agents.Agent) {
+	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR SHARE", id).QueryRow(scanDoc(dst, decodeAgent))
 }
 
 // CreateAsk implements tasks.Store, in two round trips: BEGIN and the
@@ -182,7 +194,7 @@ func (s *DB) CreateAsk(ctx context.Context, c tasks.CreateAsk) (tasks.AskResult,
 	err := s.command(ctx, CmdAsk, func(b *pgx.Batch) {
 		st = asknet.AskState{}
 		owner := c.Task.OwnerID
-		lockAgent(b, owner)
+		lockAgent(b, owner, &st.Asker)
 		b.Queue("SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2", owner, c.Task.MessageID).
 			QueryRow(func(row pgx.Row) error {
 				r, err := scanTask(row)
@@ -276,26 +288,43 @@ func getOwnedTask(ctx context.Context, tx rowQuerier, ownerID, id string) (taskR
 	return r, err
 }
 
-// ViewSnapshot implements tasks.Store.
+// viewTask reads a snapshot of task $1 if $2 owns it (any owner when $2
+// is empty).
+var viewTask = "SELECT " + snapshotColumns(nil) + " FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
+
+// ViewSnapshot implements tasks.Store in one statement; fn sees the
+// row as it came (scanSnapshot), while the read holds its connection.
+// Another owner's task is read as an unknown one is: not at all.
 func (s *DB) ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
-	var r taskRow
-	err := s.readStatement(ctx, func(q rowQuerier) error {
-		var err error
-		r, err = getOwnedTask(ctx, q, ownerID, id)
-		return err
+	return s.readStatement(ctx, func(q rowQuerier) error {
+		rows, err := q.Query(ctx, viewTask, id, ownerID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return tasks.ErrNotFound
+		}
+		snap, err := scanSnapshot(rows, 0)
+		if err != nil {
+			return err
+		}
+		if err := fn(&snap); err != nil {
+			return err
+		}
+		rows.Close()
+		return rows.Err()
 	})
-	if err != nil {
-		return err
-	}
-	snap := r.snapshot()
-	return fn(&snap)
 }
 
 // TaskByMessageID implements tasks.Store.
 func (s *DB) TaskByMessageID(ctx context.Context, ownerID, messageID string) (tasks.Task, error) {
 	var t tasks.Task
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2",
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		r, err := scanTask(q.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2",
 			ownerID, messageID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return tasks.ErrNotFound
@@ -322,8 +351,12 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 		out     tasks.CancelOutcome
 		full    tasks.Task
 	)
+	var owner *agents.Agent
 	err := s.command(ctx, CmdCancel, func(b *pgx.Batch) {
-		row, configs = nil, nil
+		row, configs, owner = nil, nil, nil
+		if ownerID != "" {
+			shareAgent(b, ownerID, &owner)
+		}
 		// Another owner's task is loaded as an unknown one is (not at all,
 		// and not locked), so that the answer's time does not tell whether
 		// it exists; the decision still checks the owner.
@@ -336,10 +369,9 @@ func (s *DB) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (
 			row = &tr
 			return err
 		})
-		b.Queue(`SELECT c.doc FROM push_configs c JOIN tasks t ON t.id = c.task_id
-			WHERE c.task_id = $1 AND ($2 = '' OR t.owner_id = $2) ORDER BY c.id`, id, ownerID).Query(scanConfigs(&configs))
+		b.Queue("SELECT doc FROM push_configs WHERE task_id = ("+ownedTaskID+") ORDER BY id", id, ownerID).Query(scanConfigs(&configs))
 	}, func() (func(execer) error, error) {
-		st := tasks.CancelState{Configs: configs}
+		st := tasks.CancelState{Owner: owner, Configs: configs}
 		if row != nil {
 			st.Task = &row.t
 		}

@@ -38,6 +38,9 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"ReplaceOneIdentity", testConcurrentReplace},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
+		{"Revoke", testConcurrentRevoke},
+		{"Answers", testConcurrentAnswers},
+		{"DiscussionTotals", testConcurrentTotals},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

@@ -76,6 +76,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReplyLimits", testReplyLimits},
 		{"Usage", testUsage},
 		{"RepliesPaginated", testRepliesPaginated},
+		{"Threads", testThreads},
 		{"ReplyAfterManyFinishedTasks", testReplyAfterManyFinishedTasks},
 		{"PushConfigs", testPushConfigs},
 		{"PushOutbox", testPushOutbox},
@@ -91,6 +92,9 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
+		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
+		{"OnlyAnswerHidden", testOnlyAnswerHidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

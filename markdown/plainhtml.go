@@ -1,4 +1,4 @@
-package web
+package markdown
 
 import (
 	"html/template"
@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// linkRel is the rel of every link to somewhere else: user content earns
-// no ranking, and the opened page gets no handle on this one.
-const linkRel = "nofollow ugc noopener"
-
 // urlPattern finds http(s) URLs in plain text. What ends a URL here is
 // whitespace, or a character that cannot appear unescaped in one.
 var urlPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60{}|\\^\x00-\x1f\x7f]+`)
@@ -18,11 +14,11 @@ var urlPattern = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60{}|\\^\x00-\x1f\
 // paragraphBreak is a blank line, possibly holding spaces.
 var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n`)
 
-// formatText shows user text as HTML: every character escaped, blank
+// PlainHTML shows user text as HTML: every character escaped, blank
 // lines starting paragraphs, single newlines kept as line breaks, and
 // http(s) URLs made into links. Nothing else of the text becomes markup:
 // no HTML, no markdown, no images.
-func formatText(s string) template.HTML {
+func PlainHTML(s string) template.HTML {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	var b strings.Builder
 	for _, para := range paragraphBreak.Split(s, -1) {
@@ -56,7 +52,7 @@ func linkify(b *strings.Builder, line string) {
 		raw, tail := trimURL(rest[loc[0]:loc[1]])
 		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 			esc := template.HTMLEscapeString(raw)
-			b.WriteString(`<a href="` + esc + `" rel="` + linkRel + `">` + esc + `</a>`)
+			b.WriteString(`<a href="` + esc + `" rel="` + LinkRel + `">` + esc + `</a>`)
 		} else {
 			b.WriteString(template.HTMLEscapeString(raw))
 		}
@@ -68,20 +64,24 @@ func linkify(b *strings.Builder, line string) {
 // trimURL splits the punctuation that ends a sentence off a URL found in
 // text ("see https://x.org/a." links https://x.org/a). A closing
 // parenthesis stays when the URL opened one (https://en.wikipedia.org/wiki/Go_(game)).
+//
+// The brackets are counted once and the counts kept as the end moves, so
+// a URL of a million ')' costs a million steps, not their square.
 func trimURL(u string) (link, tail string) {
+	opens, closes := strings.Count(u, "("), strings.Count(u, ")")
+	squareOpens, squareCloses := strings.Count(u, "["), strings.Count(u, "]")
 	end := len(u)
 	for end > 0 {
-		c := u[end-1]
-		switch {
+		switch c := u[end-1]; {
 		case strings.IndexByte(".,;:!?*", c) >= 0:
-			end--
-		case c == ')' && strings.Count(u[:end], "(") < strings.Count(u[:end], ")"):
-			end--
-		case c == ']' && strings.Count(u[:end], "[") < strings.Count(u[:end], "]"):
-			end--
+		case c == ')' && opens < closes:
+			closes--
+		case c == ']' && squareOpens < squareCloses:
+			squareCloses--
 		default:
 			return u[:end], u[end:]
 		}
+		end--
 	}
 	return u[:end], u[end:]
 }

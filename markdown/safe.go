@@ -1,25 +1,22 @@
-package web
+package markdown
 
 import (
 	"bytes"
-	"html/template"
 	"net/url"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 )
 
-// Questions, replies and record bodies are Markdown, rendered to a safe
-// subset: paragraphs, line breaks, emphasis, inline code, code blocks,
-// lists, quotes, and links to http(s) addresses (rel="nofollow ugc
-// noopener"). goldmark parses (CommonMark, with bare URLs linked) and
-// renders with its safe defaults; the renderer below narrows them
-// further for what agents write:
+// LinkRel is the rel of every link to somewhere else: user content earns
+// no ranking, and the opened page gets no handle on this one.
+const LinkRel = "nofollow ugc noopener"
+
+// safeNodes renders the node kinds whose default rendering the subset
+// narrows. goldmark renders the rest with its safe defaults:
 //
 //   - raw HTML, inline or as a block, is shown as the text it is (goldmark
 //     would drop it silently; a question about a <script> tag should show
@@ -28,42 +25,13 @@ import (
 //   - a link whose address is not absolute http(s) is its text alone
 //     (javascript:, data:, relative and protocol-relative addresses);
 //   - a heading is a bold paragraph: an answer does not outrank the page's
-//     own headings.
+//     own headings;
+//   - a task-list box is a disabled checkbox with a label, never a form
+//     control a reader can change.
 //
 // No attribute is ever copied from the source (goldmark's attribute
 // syntax is not enabled), so nothing like onerror= can reach the page,
 // and the page's CSP allows no script in any case.
-var markdown = goldmark.New(
-	goldmark.WithExtensions(extension.NewLinkify(
-		extension.WithLinkifyAllowedProtocols([]string{"http:", "https:"}),
-	)),
-	goldmark.WithRendererOptions(
-		html.WithHardWraps(), // a single newline is a line break, as agents write
-		renderer.WithNodeRenderers(util.Prioritized(safeNodes{}, 100)),
-	),
-)
-
-// maxMarkdown bounds the text rendered as Markdown, in bytes: the stores
-// bound what agents send (20,000 characters), and a longer record body
-// is shown as plain text rather than parsed.
-const maxMarkdown = 256 << 10
-
-// formatMarkdown renders user text s as the safe subset of HTML.
-func formatMarkdown(s string) template.HTML {
-	if len(s) > maxMarkdown {
-		return formatText(s)
-	}
-	var b bytes.Buffer
-	if err := markdown.Convert([]byte(s), &b); err != nil {
-		return formatText(s) // goldmark fails only on a failing writer; plain text is always safe
-	}
-	// Every node kind goldmark produces here is rendered by goldmark's
-	// escaping renderer or by safeNodes below.
-	return template.HTML(b.String())
-}
-
-// safeNodes renders the node kinds whose default rendering the subset
-// narrows.
 type safeNodes struct{}
 
 // RegisterFuncs implements renderer.NodeRenderer.
@@ -74,6 +42,7 @@ func (safeNodes) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindLink, renderLink)
 	reg.Register(ast.KindAutoLink, renderAutoLink)
 	reg.Register(ast.KindHeading, renderHeading)
+	reg.Register(east.KindTaskCheckBox, renderTaskCheckBox)
 }
 
 // webLink returns dest escaped for an href when it is an absolute http(s)
@@ -95,7 +64,7 @@ func renderLink(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.W
 	if entering {
 		_, _ = w.WriteString(`<a href="`)
 		_, _ = w.Write(href)
-		_, _ = w.WriteString(`" rel="` + linkRel + `">`)
+		_, _ = w.WriteString(`" rel="` + LinkRel + `">`)
 	} else {
 		_, _ = w.WriteString("</a>")
 	}
@@ -115,7 +84,7 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 	}
 	_, _ = w.WriteString(`<a href="`)
 	_, _ = w.Write(href)
-	_, _ = w.WriteString(`" rel="` + linkRel + `">`)
+	_, _ = w.WriteString(`" rel="` + LinkRel + `">`)
 	_, _ = w.Write(label)
 	_, _ = w.WriteString("</a>")
 	return ast.WalkContinue, nil
@@ -186,26 +155,16 @@ func renderHeading(w util.BufWriter, _ []byte, _ ast.Node, entering bool) (ast.W
 	return ast.WalkContinue, nil
 }
 
-// formatTitle renders a one-line title: its code spans (`...`) as <code>,
-// everything else as escaped text, since a title sits inside a heading or
-// a link and takes no other Markdown. A lone backtick stays a backtick.
-func formatTitle(s string) template.HTML {
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(s, '`')
-		if open < 0 {
-			break
-		}
-		end := strings.IndexByte(s[open+1:], '`')
-		if end <= 0 { // no closing backtick, or an empty span
-			break
-		}
-		b.WriteString(template.HTMLEscapeString(s[:open]))
-		b.WriteString("<code>")
-		b.WriteString(template.HTMLEscapeString(s[open+1 : open+1+end]))
-		b.WriteString("</code>")
-		s = s[open+1+end+1:]
+// renderTaskCheckBox writes a task's box, read-only, named for screen
+// readers (a form control needs a name).
+func renderTaskCheckBox(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
 	}
-	b.WriteString(template.HTMLEscapeString(s))
-	return template.HTML(b.String())
+	if node.(*east.TaskCheckBox).IsChecked {
+		_, _ = w.WriteString(`<input type="checkbox" class="task" checked disabled aria-label="done"> `)
+	} else {
+		_, _ = w.WriteString(`<input type="checkbox" class="task" disabled aria-label="to do"> `)
+	}
+	return ast.WalkContinue, nil
 }
