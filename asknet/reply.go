@@ -98,3 +98,10 @@ func DecideReply(st ReplyState, r discussions.Reply, lim discussions.Limits) (Re
 	out.Result.Notified = len(out.Inbox)
 	return out, nil
 }
+
+// Completes reports whether reply r on d completes task t of d when t
+// waits: a qualifying reply by someone other than t's owner (what
+// DecideReply does, and what kfa check verifies of the stored tasks).
+func Completes(d discussions.Discussion, t tasks.Task, r discussions.Reply) bool {
+	return discussions.Qualifies(d, r) && t.AnswerFor(r.AuthorID, r.DiscussionID)
+}

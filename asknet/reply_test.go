@@ -109,3 +109,22 @@ func TestDecideReply(t *testing.T) {
 		})
 	}
 }
+
+func TestCompletes(t *testing.T) {
+	d := discussions.Discussion{ID: "d", AuthorID: "asker"}
+	task := tasks.Task{ID: "t", OwnerID: "joiner", DiscussionID: "d"}
+	for _, tc := range []struct {
+		name string
+		r    discussions.Reply
+		want bool
+	}{
+		{"someone else's reply", discussions.Reply{DiscussionID: "d", AuthorID: "bob"}, true},
+		{"the asker's own", discussions.Reply{DiscussionID: "d", AuthorID: "asker"}, false},
+		{"the task's owner's", discussions.Reply{DiscussionID: "d", AuthorID: "joiner"}, false},
+		{"on another discussion", discussions.Reply{DiscussionID: "e", AuthorID: "bob"}, false},
+	} {
+		if got := Completes(d, task, tc.r); got != tc.want {
+			t.Errorf("%s: Completes = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -20,8 +20,8 @@ func (c *checker) checkModeration() error {
 			c.rep.addf(VDecode, bucketModItems, k, hex.EncodeToString(k), "", "not an item stored under its id (%v)", err)
 			return
 		}
-		d, r, _, err := loadTarget(tx, moderation.Target{Kind: it.Kind, ID: it.ID, DiscussionID: it.DiscussionID})
-		if err != nil || d == nil || (it.Kind == moderation.KindReply && r == nil) {
+		d, r, err := itemContent(tx, &it)
+		if err != nil || d == nil || (it.OnReply() && r == nil) {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item on %s %s, which does not exist", it.Kind, it.ID)
 			return
 		}
@@ -29,7 +29,7 @@ func (c *checker) checkModeration() error {
 		if r != nil {
 			hidden = r.Hidden
 		}
-		if hidden != (it.Hidden != moderation.NotHidden) {
+		if hidden != it.IsHidden() {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item says hidden %q, the content's hidden is %v", it.Hidden, hidden)
 		}
 		if queued := tx.Bucket(bucketModQueue).Get(k) != nil; queued != it.Queued {

@@ -6,10 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/kfa-project/kfa/tasks"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/kfa-project/kfa/a2a"
 )
 
 // migration is one numbered, forward-only change of the schema. Each runs in
@@ -244,7 +243,7 @@ func migrateMembers(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("task %s: %w", idString(id), err)
 		}
-		if snap.State == a2a.TaskStateWorking {
+		if inWorking(&tasks.Task{State: snap.State}) {
 			return tx.Bucket(bucketTaskDiscWorking).Put(bytes.Clone(k), bytes.Clone(owner))
 		}
 		return nil

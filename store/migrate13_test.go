@@ -10,7 +10,6 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -56,7 +55,16 @@ func TestMigrationReanswersDiscussions(t *testing.T) {
 		r := only.Reply
 		r.Hidden, r.HiddenAt = true, now()
 		h.HiddenReplies = 1
-		if err := putContent(tx, moderation.Content{Discussion: &h, Reply: &r}, listing(&h)); err != nil {
+		if err := putDiscussion(tx, &h, listing(&h)); err != nil {
+			return err
+		}
+		dk, _ := idBytes(r.DiscussionID)
+		rk, _ := idBytes(r.ID)
+		v, err := encodeJSON(&r)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(metaSchema, u64(12))

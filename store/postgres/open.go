@@ -21,6 +21,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 )
 
 //go:embed migrations/*.sql
@@ -29,8 +30,11 @@ var migrationFiles embed.FS
 // migrationLock is the advisory lock key Open holds while it migrates.
 const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
 
-// DB is a kfa store in a PostgreSQL database.
+// DB is a kfa store in a PostgreSQL database. The commands are written
+// once (package commands) and run on this store's primitives
+// (engine.go); the reads are this store's own.
 type DB struct {
+	*commands.Commands
 	pool   *pgxpool.Pool
 	secret []byte
 
@@ -70,6 +74,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db := &DB{pool: pool, poke: make(chan struct{}, 1), allTrips: allTrips}
+	db.Commands = commands.New(db)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -281,27 +286,6 @@ func fillNameKeys(ctx context.Context, tx pgx.Tx) error {
 // maxAttempts bounds the runs of one write transaction that keeps losing
 // deadlocks or unique races.
 const maxAttempts = 20
-
-// write runs fn in one transaction and commits it, running it again from
-// the start when PostgreSQL aborted it for a deadlock, a serialization
-// failure or a unique race (the next run sees the winner's row).
-func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return pgx.BeginFunc(ctx, conn, fn) })
-		if err == nil {
-			s.committed()
-			return nil
-		}
-		if attempt == maxAttempts || !retryable(err) {
-			return unavailable(err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * time.Millisecond):
-		}
-	}
-}
 
 // counted runs fn on a connection of the pool, counting its round trips
 // under name.

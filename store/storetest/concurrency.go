@@ -38,6 +38,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"ReplaceOneIdentity", testConcurrentReplace},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
+		{"EngineLocks", testEngineLocks},
 		{"Revoke", testConcurrentRevoke},
 		{"Answers", testConcurrentAnswers},
 		{"DiscussionTotals", testConcurrentTotals},
