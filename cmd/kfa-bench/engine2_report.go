@@ -13,16 +13,16 @@ const engine2Group = "ENGINE II TARGETS (issue 32)"
 
 // Issue 32's bounds.
 const (
-	maxCPURatio2    = 0.65 // server CPU per durable ask, of de7e102's
-	minAskShare2    = 0.35 // durable asks, of the Batch create ceiling
-	minGetTaskShare = 0.55 // GetTask, of hello-JSON
-	minListShare    = 0.25 // ListTasks page of 50, of hello-JSON
-	minPGGetTask    = 0.60 // PostgreSQL GetTask, of bbolt's
-	minPGListTasks  = 0.50 // PostgreSQL ListTasks, of bbolt's
-	minPGListDiscs  = 0.50 // PostgreSQL ListDiscussions, of bbolt's
-	maxReadTrips    = 1    // round trips of every read route
-	maxWriteTrips   = 2    // round trips of an ask, and of a reply
-	maxAsksRSSMiB   = 100  // peak RSS of the server through the asks phase
+	maxCPURatio2    = 0.65            // server CPU per durable ask, of de7e102's
+	minAskShare2    = 0.35            // durable asks, of the Batch create ceiling
+	minGetTaskShare = 0.55            // GetTask, of hello-JSON
+	minListShare    = 0.25            // ListTasks page of 50, of hello-JSON
+	minPGGetTask    = 0.60            // PostgreSQL GetTask, of bbolt's
+	minPGListTasks  = 0.50            // PostgreSQL ListTasks, of bbolt's
+	minPGListDiscs  = 0.50            // PostgreSQL ListDiscussions, of bbolt's
+	maxReadTrips    = 1               // round trips of every read route
+	maxWriteTrips   = maxCommandTrips // round trips of an ask, and of a reply
+	maxAsksRSSMiB   = 100             // peak RSS of the server through the asks phase
 )
 
 // judgeEngine2 adds issue 32's targets to r.Targets.
