@@ -71,8 +71,12 @@ func indexedReplies(id string) discussions.ReplyQuery {
 }
 
 // addListed puts d, read from a page of discussions, into b with its
-// replies, which it reads first.
+// replies, which it reads first: none for a discussion without visible
+// replies (a new question), which has none to list.
 func (x *Index) addListed(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
+	if d.VisibleReplies() == 0 {
+		return x.addDiscussion(ctx, b, d, nil)
+	}
 	page, err := x.o.Discussions.ListReplies(ctx, indexedReplies(d.ID))
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)

@@ -25,9 +25,14 @@ const cursorName = "search-index"
 // followGap is the least time between two of the follower's passes. Each
 // pass makes an index segment, which bleve merges later: under a stream
 // of asks, a pass per commit made a segment per ask or two, and the
-// merges took a fifth of the server's CPU (issue 24). 50 ms adds at most
-// that to when a write is searchable, far under the second allowed.
-const followGap = 50 * time.Millisecond
+// merges took a fifth of the server's CPU (issue 24). A pass also costs
+// bleve a fixed amount (a segment's dictionaries and bitmaps, a snapshot
+// introduced), so fewer, larger passes cost less per ask: 250 ms instead
+// of 50 took BenchmarkFollowAsks from 51 to 40 KB allocated per ask
+// (issue 32). It adds at most that to when a write is searchable under a
+// stream of writes (a write after a quiet moment is indexed at once),
+// far under the second allowed.
+const followGap = 250 * time.Millisecond
 
 // Start follows the change log until ctx ends or Stop: it applies new
 // events when the log wakes it, and every Options.Tick in any case (one

@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-4"
+const schemaVersion = "kfa-search-5"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -173,6 +173,10 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}
+	// No field is in bleve's composite _all field (IncludeInAll is false
+	// for each), and no query reads it, but bleve still made and indexed
+	// an empty one with every document: disabled (kfa-search-5).
+	doc.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	m.DefaultMapping = doc
 	m.StoreDynamic = false
 	m.IndexDynamic = false

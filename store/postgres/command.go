@@ -128,10 +128,12 @@ type tripConn struct {
 	net.Conn
 	writes atomic.Uint64
 	lost   func()
+	total  *atomic.Uint64 // the pool's, every connection's writes
 }
 
 func (c *tripConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
+	c.total.Add(1)
 	n, err := c.Conn.Write(b)
 	if err != nil && serverGone(err) {
 		c.lost()
@@ -156,15 +158,16 @@ func serverGone(err error) bool {
 
 // wrapConns makes every connection of the pool (and those the store opens
 // with the pool's settings: the listener's, the destination locks') count
-// its round trips and call lost when the server ends it.
-func wrapConns(cfg *pgxpool.Config, lost func()) {
+// its round trips, each on its own and all of them in total, and call
+// lost when the server ends it.
+func wrapConns(cfg *pgxpool.Config, lost func(), total *atomic.Uint64) {
 	dial := cfg.ConnConfig.DialFunc
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &tripConn{Conn: c, lost: lost}, nil
+		return &tripConn{Conn: c, lost: lost, total: total}, nil
 	}
 }
 
@@ -208,6 +211,12 @@ func primaryOnly(cfg *pgx.ConnConfig) {
 // defaultConnectTimeout is a connection's bound per host when the URL
 // sets no connect_timeout.
 const defaultConnectTimeout = 3 * time.Second
+
+// AllRoundTrips is the round trips every connection of the pool has made
+// since Open, whatever made them: commands, reads, the log's NOTIFY and
+// statement preparation. On a pool of one connection that is otherwise
+// idle, its growth over one call is exactly what that call cost.
+func (s *DB) AllRoundTrips() uint64 { return s.allTrips.Load() }
 
 // connTrips is the round trips conn has made so far (0 when it does not
 // count them).

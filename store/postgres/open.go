@@ -43,7 +43,8 @@ type DB struct {
 	stopLog context.CancelFunc
 	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
 
-	trips sync.Map // command name -> *tripStats (RoundTrips)
+	trips    sync.Map       // command name -> *tripStats (RoundTrips)
+	allTrips *atomic.Uint64 // every connection's round trips (AllRoundTrips)
 
 	repl      replication
 	lastReset atomic.Int64 // unix nanos of the pool's last Reset (resetPool)
@@ -74,9 +75,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		cfg.MaxConns = opts.MaxConns
 	}
 	primaryOnly(cfg.ConnConfig)
-	db := &DB{poke: make(chan struct{}, 1)}
+	db := &DB{poke: make(chan struct{}, 1), allTrips: new(atomic.Uint64)}
 	db.repl.require = opts.RequireSyncReplica
-	wrapConns(cfg, db.resetPool)
+	wrapConns(cfg, db.resetPool, db.allTrips)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
