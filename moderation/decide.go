@@ -226,7 +226,7 @@ func show(d *discussions.Discussion, r *discussions.Reply, k Kind) Content {
 }
 
 func hiddenEvent(it Item, by string, at time.Time) changelog.Event {
-	return changelog.Event{Kind: changelog.ItemHidden, ID: it.ID, Ref: it.DiscussionID, Note: by, At: at}
+	return changelog.Event{Kind: changelog.ItemHidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, Note: by, At: at}
 }
 
 // Command is a moderator's action on an item: hide, unhide or dismiss.
@@ -315,7 +315,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		out.Content = show(d, r, it.Kind)
-		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, At: c.At})
 		it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 		out.Result.Hidden = false
 	case ActionDismiss:
@@ -324,7 +324,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 		}
 		if hidden && it.Hidden == HiddenByFlags {
 			out.Content = show(d, r, it.Kind)
-			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, At: c.At})
 			it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 			out.Result.Hidden = false
 		}

@@ -1,0 +1,114 @@
+package trust
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/moderation"
+)
+
+func TestReputationPoints(t *testing.T) {
+	r := Reputation{Accepted: 2, Worked: 3, Up: 4, Down: 5, Hidden: 1, Adjust: 7}
+	if got, want := r.Points(), int64(2*15+3*10+4*5-5*2-50+7); got != want {
+		t.Fatalf("points %d, want %d", got, want)
+	}
+	var s Reputation
+	for i, c := range Components {
+		s.Set(c, int64(i+1))
+	}
+	if s != (Reputation{1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("set %+v", s)
+	}
+}
+
+func TestAcceptMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		want     []Move
+	}{
+		{"a first accept", "", "bob", []Move{{"bob", CompAccepted, 1}}},
+		{"the mark moves", "bob", "carol", []Move{{"bob", CompAccepted, -1}, {"carol", CompAccepted, 1}}},
+		{"between two replies of one author", "bob", "bob", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := AcceptMoves(tc.old, tc.new); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("moves %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestContentMoves(t *testing.T) {
+	at := t0.Add(time.Hour)
+	tally := &Tally{Item: replyItem, AuthorID: "bob", Up: 3, Down: 1, Worked: 2, Failed: 4}
+	accepted := disc(func(d *discussions.Discussion) { d.AcceptedReplyID = "r1" })
+	hide := func(d *discussions.Discussion, r *discussions.Reply) (*discussions.Discussion, *discussions.Reply) {
+		nd, nr := discussions.HideReply(*d, *r, at)
+		return &nd, &nr
+	}
+	show := func(d *discussions.Discussion, r *discussions.Reply) (*discussions.Discussion, *discussions.Reply) {
+		nd, nr := discussions.ShowReply(*d, *r)
+		return &nd, &nr
+	}
+	hd, hr := hide(accepted, answer())
+	hd2, hr2 := hide(disc(), answer())
+	sd, sr := show(hd, hr)
+	hiddenD := discussions.HideDiscussion(*disc(), at)
+	for _, tc := range []struct {
+		name  string
+		d     *discussions.Discussion
+		r     *discussions.Reply
+		ad    *discussions.Discussion
+		ar    *discussions.Reply
+		tally *Tally
+		want  []Move
+	}{
+		{"an accepted reply hidden", accepted, answer(), hd, hr, tally, []Move{{"bob", CompHidden, 1}, {"bob", CompUp, -3},
+			{"bob", CompDown, -1}, {"bob", CompWorked, -2}, {"bob", CompAccepted, -1}}},
+		{"a reply without signals hidden", disc(), answer(), hd2, hr2, nil, []Move{{"bob", CompHidden, 1}}},
+		{"shown again, with its mark", hd, hr, sd, sr, tally, []Move{{"bob", CompHidden, -1}, {"bob", CompUp, 3},
+			{"bob", CompDown, 1}, {"bob", CompWorked, 2}, {"bob", CompAccepted, 1}}},
+		{"a discussion hidden", disc(), nil, &hiddenD, nil, nil, []Move{{"alice", CompHidden, 1}}},
+		{"a discussion shown", &hiddenD, nil, disc(), nil, nil, []Move{{"alice", CompHidden, -1}}},
+		{"nothing changed", disc(), answer(), disc(), answer(), tally, nil},
+		{"unchanged content", disc(), answer(), nil, nil, tally, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ContentMoves(tc.d, tc.r, tc.ad, tc.ar, tc.tally); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("moves %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideReset(t *testing.T) {
+	c := Reset{AgentID: "bob", Actor: moderation.Actor{Kind: moderation.ActorOperator, Name: "ops"}, Reason: "sock puppets", At: t0}
+	if _, err := DecideReset(false, Reputation{}, c); !errors.Is(err, agents.ErrNotFound) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	none, err := DecideReset(true, Reputation{Up: 2, Down: 5}, c)
+	if err != nil || none.Before != 0 || none.Moves != nil || none.Entry != nil || none.Events != nil {
+		t.Fatalf("a reset of 0: %+v %v", none, err)
+	}
+	r := Reputation{Accepted: 1, Up: 2, Adjust: -5}
+	out, err := DecideReset(true, r, c)
+	if err != nil || out.Before != 20 || !reflect.DeepEqual(out.Moves, []Move{{"bob", CompAdjust, -20}}) {
+		t.Fatalf("reset: %+v %v", out, err)
+	}
+	r.Adjust += out.Moves[0].N
+	if r.Points() != 0 {
+		t.Fatalf("after the reset: %d", r.Points())
+	}
+	if e := out.Entry; e == nil || e.Action != moderation.ActionResetReputation || e.ItemID != "bob" || e.Reason != "sock puppets" {
+		t.Fatalf("entry %+v", e)
+	}
+	if len(out.Events) != 1 || out.Events[0].Kind != changelog.ReputationReset || out.Events[0].ID != "bob" {
+		t.Fatalf("events %+v", out.Events)
+	}
+}
