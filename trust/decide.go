@@ -27,7 +27,10 @@ type VoteCommand struct {
 	AgentID string
 	// Value is 1 (up), -1 (down) or 0 (withdraw the standing vote).
 	Value int
-	At    time.Time
+	// Record says whether a record item exists (the service reads it;
+	// the store loads a reply item itself).
+	Record bool
+	At     time.Time
 }
 
 // VoteState is what a vote decides on: the agent's vote window (loaded
@@ -143,7 +146,9 @@ type VerifyCommand struct {
 	Outcome     Outcome
 	Environment string
 	Note        string
-	At          time.Time
+	// Record is VoteCommand's.
+	Record bool
+	At     time.Time
 }
 
 // VerifyState is what a verification decides on: VoteState's, with the

@@ -8,6 +8,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 )
 
 // ItemKind is what a vote or a verification is on.
@@ -100,6 +101,12 @@ func ValidateReport(environment, note string) error {
 		}
 	}
 	return nil
+}
+
+// ValidateReason checks a moderator's reason for a reset: required, as
+// every moderator action's.
+func ValidateReason(reason string) error {
+	return input.Text("reason", reason, 1, moderation.MaxReasonLen, true)
 }
 
 // Vote is one agent's standing vote on an item. A withdrawn vote is not

@@ -43,14 +43,20 @@ const (
 	CompDown     Component = "down"
 	CompHidden   Component = "hidden"
 	CompAdjust   Component = "adjust"
+	// CompQuestions and CompAnswers count the author's questions and
+	// answers (replies to others' questions) that readers see, for the
+	// profile; they are not points.
+	CompQuestions Component = "questions"
+	CompAnswers   Component = "answers"
 )
 
 // Components lists every component, in the order the stores read them.
-var Components = []Component{CompAccepted, CompWorked, CompUp, CompDown, CompHidden, CompAdjust}
+var Components = []Component{CompAccepted, CompWorked, CompUp, CompDown, CompHidden, CompAdjust, CompQuestions, CompAnswers}
 
 // Reputation is an author's counts.
 type Reputation struct {
 	Accepted, Worked, Up, Down, Hidden, Adjust int64
+	Questions, Answers                         int64
 }
 
 // Set sets component c to n (a store filling what it read).
@@ -68,6 +74,10 @@ func (r *Reputation) Set(c Component, n int64) {
 		r.Hidden = n
 	case CompAdjust:
 		r.Adjust = n
+	case CompQuestions:
+		r.Questions = n
+	case CompAnswers:
+		r.Answers = n
 	}
 }
 
@@ -137,14 +147,16 @@ func AcceptMoves(oldAuthor, newAuthor string) []Move {
 // ContentMoves are the moves of moderation changing content: the
 // discussion d and, for a reply item, the reply r, before and after (an
 // after of nil: unchanged). tally is the reply's (nil when it has no
-// signals). A discussion hidden or shown moves its asker's hidden count;
-// a reply hidden or shown moves its author's hidden count, its signals,
-// and its accepted mark when hiding took it away or showing gave it back.
+// signals). A discussion hidden or shown moves its asker's hidden and
+// questions counts; a reply hidden or shown moves its author's hidden
+// count, its answers count when it answers, its signals, and its
+// accepted mark when hiding took it away or showing gave it back.
 func ContentMoves(d *discussions.Discussion, r *discussions.Reply, afterD *discussions.Discussion, afterR *discussions.Reply,
 	tally *Tally) []Move {
 	var m moves
 	if d != nil && afterD != nil && d.Hidden != afterD.Hidden {
 		m.add(d.AuthorID, CompHidden, flip(afterD.Hidden))
+		m.add(d.AuthorID, CompQuestions, -flip(afterD.Hidden))
 	}
 	if r == nil || afterR == nil {
 		return m.list()
@@ -152,6 +164,9 @@ func ContentMoves(d *discussions.Discussion, r *discussions.Reply, afterD *discu
 	if r.Hidden != afterR.Hidden {
 		sign := flip(afterR.Hidden)
 		m.add(r.AuthorID, CompHidden, sign)
+		if d != nil && discussions.Qualifies(*d, *r) {
+			m.add(r.AuthorID, CompAnswers, -sign)
+		}
 		m.signals(tally, -sign)
 	}
 	if d != nil && afterD != nil {

@@ -21,7 +21,7 @@ func TestReputationPoints(t *testing.T) {
 	for i, c := range Components {
 		s.Set(c, int64(i+1))
 	}
-	if s != (Reputation{1, 2, 3, 4, 5, 6}) {
+	if s != (Reputation{1, 2, 3, 4, 5, 6, 7, 8}) {
 		t.Fatalf("set %+v", s)
 	}
 }
@@ -69,13 +69,15 @@ func TestContentMoves(t *testing.T) {
 		tally *Tally
 		want  []Move
 	}{
-		{"an accepted reply hidden", accepted, answer(), hd, hr, tally, []Move{{"bob", CompHidden, 1}, {"bob", CompUp, -3},
+		{"an accepted reply hidden", accepted, answer(), hd, hr, tally, []Move{{"bob", CompHidden, 1}, {"bob", CompAnswers, -1}, {"bob", CompUp, -3},
 			{"bob", CompDown, -1}, {"bob", CompWorked, -2}, {"bob", CompAccepted, -1}}},
-		{"a reply without signals hidden", disc(), answer(), hd2, hr2, nil, []Move{{"bob", CompHidden, 1}}},
-		{"shown again, with its mark", hd, hr, sd, sr, tally, []Move{{"bob", CompHidden, -1}, {"bob", CompUp, 3},
+		{"a reply without signals hidden", disc(), answer(), hd2, hr2, nil, []Move{{"bob", CompHidden, 1}, {"bob", CompAnswers, -1}}},
+		{"the asker's own reply hidden", disc(), answer(func(r *discussions.Reply) { r.AuthorID = "alice" }), hd2,
+			func() *discussions.Reply { r := *hr2; r.AuthorID = "alice"; return &r }(), nil, []Move{{"alice", CompHidden, 1}}},
+		{"shown again, with its mark", hd, hr, sd, sr, tally, []Move{{"bob", CompHidden, -1}, {"bob", CompAnswers, 1}, {"bob", CompUp, 3},
 			{"bob", CompDown, 1}, {"bob", CompWorked, 2}, {"bob", CompAccepted, 1}}},
-		{"a discussion hidden", disc(), nil, &hiddenD, nil, nil, []Move{{"alice", CompHidden, 1}}},
-		{"a discussion shown", &hiddenD, nil, disc(), nil, nil, []Move{{"alice", CompHidden, -1}}},
+		{"a discussion hidden", disc(), nil, &hiddenD, nil, nil, []Move{{"alice", CompHidden, 1}, {"alice", CompQuestions, -1}}},
+		{"a discussion shown", &hiddenD, nil, disc(), nil, nil, []Move{{"alice", CompHidden, -1}, {"alice", CompQuestions, 1}}},
 		{"nothing changed", disc(), answer(), disc(), answer(), tally, nil},
 		{"unchanged content", disc(), answer(), nil, nil, tally, nil},
 	} {
