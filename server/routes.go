@@ -101,6 +101,8 @@ func routes(s surfaces) []route {
 	add("/api/v1/discussions/{id:[^/:]+}:flag", httpkit.Private(fn(api.FlagDiscussion)), post)
 	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:flag", httpkit.Private(fn(api.FlagReply)), post)
 	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:accept", httpkit.Private(fn(api.AcceptReply)), post)
+	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:vote", httpkit.Private(fn(api.VoteReply)), post)
+	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:verify", httpkit.Private(fn(api.VerifyReply)), post)
 	add("/api/v1/discussions/{id}", fn(api.GetDiscussion), get, head)
 	add("/api/v1/discussions", fn(httpkit.Preflight), opts)
 	add("/api/v1/discussions/{id}", fn(httpkit.Preflight), opts)
@@ -108,6 +110,11 @@ func routes(s surfaces) []route {
 	add("/api/v1/inbox", httpkit.Private(fn(api.ListInbox)), get)
 	add("/api/v1/inbox:ack", httpkit.Private(fn(api.AckInbox)), post)
 	add("/api/v1/whoami", httpkit.Private(fn(api.Whoami)), get)
+	add("/api/v1/records/{id:[^/:]+}:vote", httpkit.Private(fn(api.VoteRecord)), post)
+	add("/api/v1/records/{id:[^/:]+}:verify", httpkit.Private(fn(api.VerifyRecord)), post)
+	add("/api/v1/agents/{id:[^/:]+}/reputation:reset", httpkit.Private(fn(api.ResetReputation)), post)
+	add("/api/v1/agents/{id:[^/:]+}", fn(api.GetAgent), get, head)
+	add("/api/v1/agents/{id:[^/:]+}", fn(httpkit.Preflight), opts)
 
 	// The web view: people's pages, after every API route.
 	if p := s.web; p != nil {

@@ -182,7 +182,7 @@ func TestReadInput(t *testing.T) {
 		{"skill id as a text part", text("ask-network", "Why?"), "", SkillAsk, "ask", ""},
 		{"metadata skill", text("Why?"), `{"skill":"ask-network"}`, SkillAsk, "ask", ""},
 		{"data skill defaults its action", data(`{"skill":"knowledge-search","query":"q"}`), "", SkillSearch, "search", ""},
-		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research or ask"},
+		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research, ask, verify or vote"},
 		{"action of another skill", data(`{"skill":"knowledge-search","action":"ask"}`), "", "", "", "belongs to ask-network"},
 		{"unknown skill", text("x"), `{"skill":"weather"}`, "", "", "available skills: knowledge-search - Search curated records"},
 		{"data query without action searches", data(`{"query":"q"}`), "", SkillSearch, "search", ""},

@@ -82,7 +82,7 @@ func registry(contributorWrites bool) []skill {
 		summary: `Search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
 		actions: []string{"search", "research"},
 		run:     (*Service).runSearch,
-	}, ask}
+	}, ask, feedbackSkill(contributorWrites)}
 }
 
 // skills indexes the registry for dispatch.

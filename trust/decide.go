@@ -54,6 +54,8 @@ type VoteResult struct {
 	// withdrawal with none standing): nothing was written or spent.
 	Changed bool
 	Tally   Tally
+	// At is when the vote was decided: the time its trust is read at.
+	At time.Time
 }
 
 // VoteOutcome is what a vote writes: nothing but Result when
@@ -96,7 +98,7 @@ func DecideVote(st VoteState, c VoteCommand, lim Limits) (VoteOutcome, error) {
 	if st.Standing != nil {
 		old = st.Standing.Value
 	}
-	out := VoteOutcome{Result: VoteResult{Item: c.Item, Value: old, Tally: t}}
+	out := VoteOutcome{Result: VoteResult{Item: c.Item, Value: old, Tally: t, At: c.At}}
 	if c.Value == old {
 		return out, nil
 	}
@@ -121,7 +123,7 @@ func DecideVote(st VoteState, c VoteCommand, lim Limits) (VoteOutcome, error) {
 			TaskIDs: []string{}, CreatedAt: c.At}
 	}
 	out.Tally, out.Moves = t, m.list()
-	out.Result = VoteResult{Item: c.Item, Value: c.Value, Changed: true, Tally: t}
+	out.Result = VoteResult{Item: c.Item, Value: c.Value, Changed: true, Tally: t, At: c.At}
 	out.Events = []changelog.Event{signalEvent(changelog.ItemVoted, c.Item, c.AgentID, author, c.At)}
 	return out, nil
 }
@@ -170,6 +172,8 @@ type VerifyResult struct {
 	// RepeatWindow: nothing was written or spent.
 	Changed bool
 	Tally   Tally
+	// At is VoteResult's.
+	At time.Time
 }
 
 // RepeatWindow is how long a report that repeats the agent's standing
@@ -208,7 +212,7 @@ func DecideVerify(st VerifyState, c VerifyCommand, lim Limits) (VerifyOutcome, e
 		Environment: c.Environment, Note: c.Note, At: c.At}
 	if s := st.Standing; s != nil && s.Outcome == v.Outcome && s.Environment == v.Environment && s.Note == v.Note &&
 		c.At.Sub(s.At) < RepeatWindow {
-		return VerifyOutcome{Result: VerifyResult{Verification: *s, Tally: t}}, nil
+		return VerifyOutcome{Result: VerifyResult{Verification: *s, Tally: t, At: c.At}}, nil
 	}
 	out := VerifyOutcome{Verification: v}
 	if out.Window, err = take(lim, st.Window, c.At); err != nil {
@@ -224,7 +228,7 @@ func DecideVerify(st VerifyState, c VerifyCommand, lim Limits) (VerifyOutcome, e
 	t.settle()
 	t.LastWorkedAt = lastWorked(st.LatestWorked, c.AgentID, v)
 	out.Tally, out.Moves = t, m.list()
-	out.Result = VerifyResult{Verification: v, Changed: true, Tally: t}
+	out.Result = VerifyResult{Verification: v, Changed: true, Tally: t, At: c.At}
 	out.Events = []changelog.Event{signalEvent(changelog.ItemVerified, c.Item, c.AgentID, author, c.At)}
 	return out, nil
 }

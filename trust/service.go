@@ -11,6 +11,25 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 )
 
+// Board is what a page shows of the signals, read at Now: each item's
+// signals and each author's reputation.
+type Board struct {
+	Now         time.Time
+	Items       map[Item]Signals
+	Reputations map[string]Reputation
+}
+
+// Of is item's signals (a zero tally for an item without any).
+func (b Board) Of(item Item) Signals {
+	if s, ok := b.Items[item]; ok {
+		return s
+	}
+	return Signals{Tally: Tally{Item: item}}
+}
+
+// Reputation is agentID's reputation (0 for one nothing counted for).
+func (b Board) Reputation(agentID string) int64 { return b.Reputations[agentID].Points() }
+
 // Signals are an item's tally (zero counts when it has none) and its
 // newest failed reports, newest first.
 type Signals struct {
@@ -35,13 +54,10 @@ type Store interface {
 	// VoteWindow reads agentID's vote window: the kept time of
 	// Limits.Rate, zero when it never voted under a rate.
 	VoteWindow(ctx context.Context, agentID string) (time.Time, error)
-	// Signals reads the items' tallies and up to failures of each one's
-	// newest failed reports, in one snapshot; an item without a signal
-	// is absent.
-	Signals(ctx context.Context, items []Item, failures int) (map[Item]Signals, error)
-	// Reputations reads the agents' reputations in one snapshot; an agent
-	// nothing counted for has a zero Reputation.
-	Reputations(ctx context.Context, agentIDs []string) (map[string]Reputation, error)
+	// Board reads, in one snapshot, the items' tallies with up to
+	// failures of each one's newest failed reports, and the agents'
+	// reputations.
+	Board(ctx context.Context, items []Item, failures int, agentIDs []string) (Board, error)
 	// Profile reads agentID's profile (ProfileOf) with up to recent of
 	// its newest posts (agents.ErrNotFound for no agent).
 	Profile(ctx context.Context, agentID string, recent int) (Profile, error)
@@ -179,27 +195,39 @@ func (s *Service) Quota(ctx context.Context, agentID string) (q ratelimit.Quota,
 // Limits are the limits this service applies.
 func (s *Service) Limits() Limits { return s.limits }
 
-// Signals reads the items' signals, with up to failures failed reports
-// each (at most MaxItems items; more is an error of the caller).
-func (s *Service) Signals(ctx context.Context, items []Item, failures int) (map[Item]Signals, error) {
-	if len(items) > MaxItems {
-		return nil, fmt.Errorf("trust: %d items in one read, at most %d", len(items), MaxItems)
+// Board reads the items' signals, with up to failures failed reports
+// each (at most MaxItems items), and the agents' reputations (at most
+// MaxAgents; repeats are read once), at now.
+func (s *Service) Board(ctx context.Context, items []Item, failures int, agentIDs []string) (Board, error) {
+	items, agentIDs = uniq(items), uniq(agentIDs)
+	if len(items) > MaxItems || len(agentIDs) > MaxAgents {
+		return Board{}, fmt.Errorf("trust: %d items and %d agents in one read, at most %d and %d", len(items), len(agentIDs),
+			MaxItems, MaxAgents)
 	}
-	if len(items) == 0 {
-		return map[Item]Signals{}, nil
+	b := Board{Now: s.now(), Items: map[Item]Signals{}, Reputations: map[string]Reputation{}}
+	if len(items) == 0 && len(agentIDs) == 0 {
+		return b, nil
 	}
-	return s.store.Signals(ctx, items, min(failures, Failures))
+	read, err := s.store.Board(ctx, items, min(failures, Failures), agentIDs)
+	if err != nil {
+		return Board{}, fmt.Errorf("trust: read signals: %w", err)
+	}
+	read.Now = b.Now
+	return read, nil
 }
 
-// Reputations reads the agents' reputations (at most MaxAgents).
-func (s *Service) Reputations(ctx context.Context, agentIDs []string) (map[string]Reputation, error) {
-	if len(agentIDs) > MaxAgents {
-		return nil, fmt.Errorf("trust: %d agents in one read, at most %d", len(agentIDs), MaxAgents)
+// uniq is s without repeats (or empty strings), in first order.
+func uniq[T comparable](s []T) []T {
+	var zero T
+	seen := make(map[T]bool, len(s))
+	out := s[:0:0]
+	for _, v := range s {
+		if v != zero && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
 	}
-	if len(agentIDs) == 0 {
-		return map[string]Reputation{}, nil
-	}
-	return s.store.Reputations(ctx, agentIDs)
+	return out
 }
 
 // Profile is agentID's public profile.
