@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // DiscussionSource is what the index reads of the discussions. store.DB
@@ -62,42 +64,64 @@ func indexedState(idx bleve.Index, id string) (int, string) {
 	return n, status
 }
 
-// addDiscussion puts d with its replies into b. It reads only the
-// replies it keeps: the first maxIndexedReplies, in one page.
+// addDiscussion puts d with its replies into b, with the signals of
+// its answer and the reputations of its authors. It reads only the
+// replies it keeps: the first maxIndexedReplies, in one page (and the
+// accepted one when it is not among them), and their signals in one read.
 func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
 	page, err := x.o.Discussions.ListReplies(ctx, discussions.ReplyQuery{DiscussionID: d.ID, PageSize: maxIndexedReplies})
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
 	}
+	var kept []discussions.Reply
+	size := 0
+	for _, r := range page.Replies {
+		if size += len(r.Body); size > maxAnswersLen {
+			break
+		}
+		kept = append(kept, r)
+	}
+	// The accepted reply is the answer, wherever it is in the thread.
+	candidates := kept
+	if d.AcceptedReplyID != "" && !slices.ContainsFunc(kept, func(r discussions.Reply) bool { return r.ID == d.AcceptedReplyID }) {
+		r, err := x.o.Discussions.GetReply(ctx, d.ID, d.AcceptedReplyID)
+		if err != nil {
+			return fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
+		}
+		candidates = append(slices.Clip(kept), r)
+	}
+	items := make([]trust.Item, len(candidates))
+	authors := []string{d.AuthorID}
+	for i, r := range candidates {
+		items[i] = trust.ReplyItem(d.ID, r.ID)
+		authors = append(authors, r.AuthorID)
+	}
+	board, err := x.board(ctx, items, authors)
+	if err != nil {
+		return err
+	}
 	var body strings.Builder
 	body.WriteString(x.md.Text(d.Body))
-	size := 0
 	doc := discussionDoc{
 		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
 		Status: string(d.Status), Replies: strconv.Itoa(d.VisibleReplies()), Created: formatTime(d.CreatedAt),
 		Answered: formatTime(d.AnsweredAt), Accepted: d.AcceptedReplyID,
 	}
 	thread := []threadReply{}
-	for _, r := range page.Replies {
-		if size += len(r.Body); size > maxAnswersLen {
-			break
-		}
+	for _, r := range kept {
 		body.WriteString("\n\n")
 		body.WriteString(x.md.Text(r.Body))
-		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt),
-			Accepted: r.ID == d.AcceptedReplyID})
-		if doc.Answer == "" && discussions.Qualifies(d, r) {
-			doc.Answer = x.md.Text(r.Body)
-		}
+		thread = append(thread, threadReply{ID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Body: r.Body,
+			CreatedAt: formatTime(r.CreatedAt), Accepted: r.ID == d.AcceptedReplyID,
+			Signals: signalsDocOf(board.Of(trust.ReplyItem(d.ID, r.ID)).Tally)})
 	}
-	// The accepted reply is the answer, wherever it is in the thread.
-	if d.AcceptedReplyID != "" {
-		r, err := x.o.Discussions.GetReply(ctx, d.ID, d.AcceptedReplyID)
-		if err != nil {
-			return fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
-		}
-		doc.Answer = x.md.Text(r.Body)
+	sig := signalsDoc{Author: d.AuthorID, AuthorName: d.AuthorName}
+	if a := answerOf(d, candidates, board); a != nil {
+		doc.Answer = x.md.Text(a.Body)
+		sig = signalsDocOf(board.Of(trust.ReplyItem(d.ID, a.ID)).Tally)
+		sig.Reply, sig.Author, sig.AuthorName = a.ID, a.AuthorID, a.AuthorName
 	}
+	doc.Signals = sig.encode()
 	doc.Body = body.String()
 	tb, err := json.Marshal(thread)
 	if err != nil {
@@ -107,6 +131,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 	if err := b.Index(discussionDocID(d.ID), doc); err != nil {
 		return fmt.Errorf("search: index discussion %s: %w", d.ID, err)
 	}
+	keepReputations(b, board, authors)
 	return nil
 }
 
