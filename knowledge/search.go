@@ -38,7 +38,9 @@ type Query struct {
 }
 
 // Filtered reports whether q has a trust filter.
-func (q Query) Filtered() bool { return q.MinScore != nil || q.MinTrust != nil || q.MinReputation != nil }
+func (q Query) Filtered() bool {
+	return q.MinScore != nil || q.MinTrust != nil || q.MinReputation != nil
+}
 
 // Verifications are a hit's standing reports.
 type Verifications struct {
