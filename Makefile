@@ -72,7 +72,7 @@ lint:
 
 ## bench: load benchmark: this machine's ceilings (and the a2a-go SDK server) vs kfa serve, an import
 ##        of 100k records (wall time, peak RSS), then search latency (p50/p99) and throughput at 10k and
-##        100k records (skipped with --quick); BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
+##        100k records (skipped with --quick), gRPC asks and GetTask beside HTTP+JSON's; BENCHFLAGS=--quick: a few minutes; BENCHFLAGS=--curve adds
 ##        asks and GetTask at 1, 4, 16, 64 and 256 clients; prints issue 24's targets met or not (CPU per
 ##        ask against kfa dcd6410 built from the git history; with KFA_BENCH_POSTGRES or KFA_TEST_POSTGRES
 ##        set, or BENCHFLAGS=--store URL, PostgreSQL on one and two processes beside bbolt)

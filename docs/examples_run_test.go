@@ -138,8 +138,9 @@ func TestExamples(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			d := newPageDirs(t, ex, helpers(t, p.blocks))
-			srv := startServer(t, ex.kfa, d, p.serveEnv)
-			runBlocks(t, ex, d, srv.base, p.blocks)
+			env, extra := grpcPage(t, p.serveEnv)
+			srv := startServer(t, ex.kfa, d, env)
+			runBlocks(t, ex, d, srv.base, p.blocks, extra)
 		})
 	}
 }
@@ -159,22 +160,29 @@ func TestExamplesInSequence(t *testing.T) {
 		all = append(all, p.blocks...)
 	}
 	d := newPageDirs(t, ex, helpers(t, all))
-	var srv *kfaServer
+	var (
+		srv   *kfaServer
+		asked []string // the serve-env srv runs with, as the page says it
+		extra pageExtras
+	)
 	for _, p := range pages {
-		if srv == nil || !slices.Equal(srv.env, p.serveEnv) {
+		if srv == nil || !slices.Equal(asked, p.serveEnv) {
 			if srv != nil {
 				srv.stop()
 			}
-			srv = startServer(t, ex.kfa, d, p.serveEnv)
+			var env []string
+			env, extra = grpcPage(t, p.serveEnv)
+			srv, asked = startServer(t, ex.kfa, d, env), p.serveEnv
 		}
-		t.Run(p.name, func(t *testing.T) { runBlocks(t, ex, d, srv.base, p.blocks) })
+		t.Run(p.name, func(t *testing.T) { runBlocks(t, ex, d, srv.base, p.blocks, extra) })
 	}
 }
 
 // runBlocks runs blocks in one bash in d's working directory against the
-// server at base, and fails t naming the block that failed, or the files
-// the blocks left in the working directory.
-func runBlocks(t *testing.T, ex exampleEnv, d pageDirs, base string, blocks []block) {
+// server at base (and what extra adds: a gRPC address, grpcurl), and
+// fails t naming the block that failed, or the files the blocks left in
+// the working directory.
+func runBlocks(t *testing.T, ex exampleEnv, d pageDirs, base string, blocks []block, extra pageExtras) {
 	t.Helper()
 	work := d.clone
 	before, err := snapshot(work)
@@ -185,6 +193,9 @@ func runBlocks(t *testing.T, ex exampleEnv, d pageDirs, base string, blocks []bl
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
 	for i, bl := range blocks {
 		text := strings.ReplaceAll(bl.text, "http://127.0.0.1:8080", base)
+		if len(extra.repl) > 0 {
+			text = strings.NewReplacer(extra.repl...).Replace(text)
+		}
 		fmt.Fprintf(&script, "echo '::docs-test %d' >&2\n", i)
 		if bl.fails {
 			// Its own bash, so that errexit holds inside it; set -a above
@@ -211,6 +222,11 @@ func runBlocks(t *testing.T, ex exampleEnv, d pageDirs, base string, blocks []bl
 	cmd := ex.box.command(ctx, d.root, script.String())
 	cmd.Dir = work
 	cmd.Env = pageEnv(d, ex.shim)
+	if extra.path != "" {
+		// Tools from outside the clone go on PATH, as installed ones
+		// would be.
+		cmd.Env = append(cmd.Env, "PATH="+extra.path+string(os.PathListSeparator)+ex.shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer

@@ -31,6 +31,10 @@ package docs
 //     exit non-zero. It runs in its own shell; what it sets is not kept.
 //   - Other fences (json, text, plain ```) are output and synopses, and
 //     never run.
+//   - A page that starts its server with the gRPC binding on
+//     (<!-- docs-test: serve-env: KFA_GRPC_ADDR=127.0.0.1:9090 -->) gets
+//     a free port in its place, in its examples too, and grpcurl on PATH
+//     (installed once, at a pinned version, from the Go module proxy).
 
 import (
 	"fmt"

@@ -306,11 +306,12 @@ func dataReq(msgID, data string, returnNow bool) a2a.SendMessageRequest {
 }
 
 // TestBindingsBehaveAlike runs one scenario table through HTTP+JSON,
-// JSON-RPC with the 1.0 names, and JSON-RPC with the 0.3 names and shapes:
-// every step must come to the same outcome on each.
+// JSON-RPC with the 1.0 names, JSON-RPC with the 0.3 names and shapes,
+// and gRPC: every step must come to the same outcome on each.
 func TestBindingsBehaveAlike(t *testing.T) {
-	h := start(t, func(c *server.Config) { c.AskRate = 0 })
-	for _, b := range []binding{restBinding{t: t, h: h}, &rpcBinding{t: t, h: h}, &rpcBinding{t: t, h: h, v03: true}} {
+	h := start(t, func(c *server.Config) { c.AskRate = 0; withGRPC(c) })
+	for _, b := range []binding{restBinding{t: t, h: h}, &rpcBinding{t: t, h: h}, &rpcBinding{t: t, h: h, v03: true},
+		grpcBinding{t: t, c: h.grpcClient()}} {
 		t.Run(b.name(), func(t *testing.T) {
 			tag := strings.NewReplacer(" ", "", ".", "", "+", "").Replace(b.name())
 			alice, _ := h.agent("alice-" + tag)

@@ -38,6 +38,20 @@ func TestJSSDK(t *testing.T) {
 	runJS(t, node, dir, "client.mjs", "KFA_URL="+h.url, "KFA_PUBLIC_URL="+h.cfg.PublicURL, "KFA_TOKEN="+alice.Token)
 }
 
+// TestJSSDKOverGRPC runs @a2a-js/sdk's gRPC transport (its
+// client/grpc entry, on @grpc/grpc-js) against kfa's gRPC binding
+// (testdata/jssdk/grpc.mjs): it picks the card's GRPC interface and calls
+// every method, the agent token sent as authorization metadata by a call
+// interceptor; a subscription sees a cancel, a foreign task is not found
+// and a bad token is refused.
+func TestJSSDKOverGRPC(t *testing.T) {
+	node, dir := jsSDK(t)
+	h := start(t, func(c *server.Config) { c.AskRate = 0; withGRPC(c) })
+	alice, _ := h.agent("alice")
+	bob, _ := h.agent("bob")
+	runJS(t, node, dir, "grpc.mjs", "KFA_URL="+h.url, "KFA_GRPC="+h.srv.GRPCAddr(), "KFA_TOKEN="+alice.Token, "KFA_OTHER_TOKEN="+bob.Token)
+}
+
 // runJS runs testdata/jssdk/NAME with the SDK installed in dir and env
 // added to the environment, and fails the test when it fails.
 func runJS(t *testing.T, node []string, dir, name string, env ...string) {

@@ -24,7 +24,7 @@ const mod = "github.com/kfa-project/kfa/"
 // to the domain, and the stores implement the domain's interfaces.
 var (
 	// surfaces translate a wire to the service and back.
-	surfaces = []string{"httpjson", "jsonrpc", "apiv1", "discovery", "mcpserver", "web", "admin"}
+	surfaces = []string{"httpjson", "jsonrpc", "grpcbinding", "apiv1", "discovery", "mcpserver", "web", "admin"}
 	// stores persist: bbolt, PostgreSQL, and what only they use.
 	stores = []string{"store", "store/postgres", "store/transfer", "store/storetest", "store/internal/storedoc"}
 	// domain holds the rules as pure decisions, and the store interfaces.

@@ -44,6 +44,14 @@ type Config struct {
 	// listener; keep it on loopback). Off by default.
 	PprofAddr string
 
+	// GRPCAddr, when set, serves the A2A gRPC binding on this host:port
+	// (its own listener). Off by default.
+	GRPCAddr string
+	// GRPCPublicAddr is the host:port clients reach the gRPC binding at,
+	// as the card lists it; default the host of PublicURL and the port
+	// GRPCAddr is bound to.
+	GRPCPublicAddr string
+
 	LogFormat string // text or json
 	LogLevel  string // debug, info, warn, error
 
@@ -260,6 +268,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			return fmt.Errorf("pprof-addr: %q is not host:port: %w", c.PprofAddr, err)
 		}
+	}
+	if err := c.validateGRPC(); err != nil {
+		return err
 	}
 	if c.AdminSocket == "" {
 		c.AdminSocket = filepath.Join(c.DataDir, "kfa.sock")

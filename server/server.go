@@ -18,6 +18,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
+	"github.com/kfa-project/kfa/grpcbinding"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/oauth"
@@ -43,6 +44,10 @@ type Server struct {
 	pprof  *http.Server // nil unless cfg.PprofAddr is set
 	ln     net.Listener
 	adLn   net.Listener
+	// grpc serves the A2A gRPC binding on grpcLn; both nil when
+	// --grpc-addr is empty.
+	grpc   *grpcbinding.Server
+	grpcLn net.Listener
 
 	ready    atomic.Bool
 	serveErr chan error
@@ -70,6 +75,19 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	grpcLn, err := listenGRPC(cfg.GRPCAddr)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServer(cfg, log, grpcLn)
+	if err != nil && grpcLn != nil {
+		_ = grpcLn.Close()
+	}
+	return s, err
+}
+
+// newServer is New with the gRPC listener open (nil when off).
+func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, error) {
 	broker := events.NewBroker(events.Limits{PerAgent: cfg.MaxStreamsPerAgent, Total: cfg.MaxStreams})
 	obs := newObservability(cfg, log)
 	policy, err := push.ParseAllow(cfg.PushAllow)
@@ -86,7 +104,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	obs.watch(core)
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 3)}
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 4), grpcLn: grpcLn}
 	if cfg.LogRetention > 0 {
 		s.trimmer = changelog.NewTrimmer(core.Store, changelog.TrimmerOptions{Retention: cfg.LogRetention, Log: log})
 	}
@@ -150,6 +168,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Version:           s.cfg.Version,
 		ContributorWrites: s.cfg.ContributorWrites,
 		MCPURL:            mcpURL,
+		GRPCURL:           s.cfg.grpcURL(s.grpcLn),
 		OAuth:             s.oauthState(),
 	}, service.Deps{
 		Tasks:       s.core.Tasks,
@@ -174,6 +193,9 @@ func (s *Server) publicHandler() (*router, error) {
 		return nil, err
 	}
 	s.oauthServices = append(s.oauthServices, svc)
+	if s.grpcLn != nil {
+		s.grpc = s.newGRPC(svc)
+	}
 	rpc := jsonrpc.New(jsonrpc.Deps{
 		Service:         svc,
 		Log:             s.log,
@@ -277,6 +299,7 @@ func (s *Server) startOn(ln net.Listener) error {
 		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
 	}
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	s.startGRPC()
 	s.index.Start(context.Background())
 	if s.trimmer != nil {
 		s.trimmer.Start(context.Background())
@@ -288,7 +311,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
-		"metrics_addr", s.MetricsAddr(), "version", s.cfg.Version)
+		"metrics_addr", s.MetricsAddr(), "grpc_addr", s.GRPCAddr(), "version", s.cfg.Version)
 	return nil
 }
 
@@ -341,9 +364,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.broker.Close()
 	s.stopPprof()
 	var errs []error
+	// The gRPC listener drains beside the public one, within the same
+	// deadline.
+	grpcStopped := make(chan error, 1)
+	go func() { grpcStopped <- s.stopGRPC(ctx) }()
 	if err := s.public.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain public listener: %w", err))
 		_ = s.public.Close()
+	}
+	if err := <-grpcStopped; err != nil {
+		errs = append(errs, err)
 	}
 	if s.adLn != nil {
 		if err := s.admin.Shutdown(ctx); err != nil {

@@ -91,6 +91,11 @@ func buildCard(cfg Config, skills []*skill, now time.Time) (Card, error) {
 		DefaultInputModes:  []string{"application/json", "text/plain"},
 		DefaultOutputModes: []string{"application/json", "text/plain"},
 	}
+	if cfg.GRPCURL != "" {
+		// Last: HTTP+JSON stays the preferred interface.
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			a2a.AgentInterface{URL: cfg.GRPCURL, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.Version10})
+	}
 	schemes, names := oauthSchemes(cfg.OAuth)
 	for n, sc := range schemes {
 		card.SecuritySchemes[n] = sc

@@ -38,6 +38,9 @@ type Config struct {
 	// MCPURL, when set, is the MCP endpoint serving the same knowledge
 	// (search, fetch, get_changes, whoami); the card names it.
 	MCPURL string
+	// GRPCURL, when set, is where the A2A gRPC binding listens (host:port,
+	// as gRPC clients dial it); the card lists it.
+	GRPCURL string
 	// PushNotifications is true when push notification configs work
 	// (Deps.Push is set); the card says so.
 	PushNotifications bool

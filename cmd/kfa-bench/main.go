@@ -222,6 +222,11 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 		}
 	}
 	res.Baseline = baseline
+	grpcRes, err := b.measureGRPC(ctx)
+	if err != nil {
+		return err
+	}
+	res.GRPC = &grpcRes
 	if b.store != "" {
 		st, err := b.measureStores(ctx)
 		if err != nil {

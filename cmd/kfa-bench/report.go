@@ -24,8 +24,10 @@ type Results struct {
 	// an earlier commit.
 	Baseline Baseline `json:"baseline"`
 	// Stores is the bbolt / PostgreSQL comparison (--store), nil without it.
-	Stores  *StoreBench `json:"stores,omitempty"`
-	Targets []Target    `json:"targets"`
+	Stores *StoreBench `json:"stores,omitempty"`
+	// GRPC is the gRPC binding beside HTTP+JSON (grpc.go).
+	GRPC    *GRPCBench `json:"grpc,omitempty"`
+	Targets []Target   `json:"targets"`
 }
 
 // Settings are the knobs of the run.
@@ -217,6 +219,7 @@ func (r *Results) print(out io.Writer) {
 
 	printCurve(out, k.Curve)
 	printBaseline(out, r.Baseline)
+	r.GRPC.print(out)
 	if r.Stores != nil {
 		printStores(out, *r.Stores)
 		printFollow(out, r.Stores.Follow)

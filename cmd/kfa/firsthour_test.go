@@ -188,6 +188,17 @@ func TestServeBusyPort(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("kfa serve on a busy port created %s: %v", dir, err)
 	}
+	// The gRPC listener's port, likewise.
+	r = kfaAs(t, "./bin/kfa", nil, "serve", "--addr", "127.0.0.1:0", "--grpc-addr", addr, "--data", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "kfa serve: grpc-addr: listen on "+addr+": ") ||
+		!strings.Contains(r.stderr, "address already in use\nAnother process listens on "+addr+" (perhaps another kfa serve). "+
+			"Stop it, or choose another address with --grpc-addr (or KFA_GRPC_ADDR), e.g. './bin/kfa serve --grpc-addr 127.0.0.1:8081'. "+
+			"Nothing was written to the data directory.\n") {
+		t.Fatalf("busy gRPC port: %s", r)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("kfa serve on a busy gRPC port created %s: %v", dir, err)
+	}
 }
 
 // TestServeStoppedLine: the log of a server that was asked to stop ends

@@ -18,8 +18,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	cfg := server.DefaultConfig()
 	cfg.Version = buildInfo().Version
 	fs := newFlagSet("serve", "kfa serve [flags]",
-		"Run the kfa server: the A2A HTTP+JSON binding, the public JSON API, and the admin socket\n"+
-			"the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
+		"Run the kfa server: the A2A HTTP+JSON and JSON-RPC bindings (gRPC with --grpc-addr), the public JSON API,\n"+
+			"and the admin socket the CLI uses while the server holds the database. Every flag can also be set with KFA_<FLAG>,\n"+
 			"e.g. KFA_ADDR=0.0.0.0:8080; flags win over the environment.", e,
 		"kfa serve",
 		"kfa serve --addr 0.0.0.0:8080 --public-url https://kfa.example.com",
@@ -68,6 +68,8 @@ func busyHint(e env, cfg server.Config, err error) string {
 		flagName, addr = "--metrics-addr", cfg.MetricsAddr
 	case cfg.PprofAddr != "" && strings.Contains(err.Error(), "pprof address "+cfg.PprofAddr):
 		flagName, addr = "--pprof-addr", cfg.PprofAddr
+	case cfg.GRPCAddr != "" && strings.Contains(err.Error(), "grpc-addr: listen on "+cfg.GRPCAddr):
+		flagName, addr = "--grpc-addr", cfg.GRPCAddr
 	}
 	env := "KFA_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flagName, "--"), "-", "_"))
 	hint := fmt.Sprintf("Another process listens on %s (perhaps another kfa serve). Stop it, or choose another address "+
@@ -105,6 +107,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "externally visible base `URL` (default http://<addr>)")
 	fs.StringVar(&cfg.AdminSocket, "admin-socket", cfg.AdminSocket, "admin unix socket `path` (default <data>/kfa.sock; off disables it)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve /metrics only on this `address` (host:port); empty serves it on --addr")
+	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "serve the A2A gRPC binding on this `address` (host:port); empty: off")
+	fs.StringVar(&cfg.GRPCPublicAddr, "grpc-public-addr", cfg.GRPCPublicAddr, "the gRPC `address` (host:port) the card gives clients (default: the public URL's host, --grpc-addr's port)")
 	fs.BoolVar(&cfg.ContributorWrites, "contributor-writes", cfg.ContributorWrites, "enable ask-network (asks and replies)")
 	fs.BoolVar(&cfg.SeedSamples, "seed-samples", cfg.SeedSamples, "import the built-in sample records when the database has none")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log `format`: text or json")

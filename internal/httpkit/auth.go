@@ -23,8 +23,8 @@ var errConflict = a2a.Errorf(a2a.InvalidRequest, "%s",
 // present is false when there is no Authorization header at all. A
 // header that holds no token says so: a server trims "Bearer " to
 // "Bearer", which is an empty token, not another scheme.
-func bearer(r *http.Request) (token string, present bool, err error) {
-	vals := r.Header.Values("Authorization")
+func bearer(h http.Header) (token string, present bool, err error) {
+	vals := h.Values("Authorization")
 	if len(vals) == 0 {
 		return "", false, nil
 	}
@@ -66,8 +66,8 @@ func schemeName(s string) bool {
 }
 
 // apiKey extracts the token of an "X-API-Key: <token>" header.
-func apiKey(r *http.Request) (token string, present bool, err error) {
-	vals := r.Header.Values(APIKeyHeader)
+func apiKey(h http.Header) (token string, present bool, err error) {
+	vals := h.Values(APIKeyHeader)
 	if len(vals) == 0 {
 		return "", false, nil
 	}
@@ -89,8 +89,15 @@ func apiKey(r *http.Request) (token string, present bool, err error) {
 // authentication. The service decides who the token is
 // (service.Authenticate): this reads headers only.
 func Credential(r *http.Request) (token string, present bool, err error) {
-	tok, present, err := bearer(r)
-	key, keyPresent, keyErr := apiKey(r)
+	return HeaderCredential(r.Header)
+}
+
+// HeaderCredential is Credential of the headers h: the same two headers
+// read the same way, for a transport whose headers are not an
+// *http.Request's (gRPC metadata, put in an http.Header).
+func HeaderCredential(h http.Header) (token string, present bool, err error) {
+	tok, present, err := bearer(h)
+	key, keyPresent, keyErr := apiKey(h)
 	switch {
 	case !keyPresent:
 		return tok, present, err

@@ -57,7 +57,7 @@ func TestBearer(t *testing.T) {
 			for _, v := range tc.headers {
 				r.Header.Add("Authorization", v)
 			}
-			tok, present, err := bearer(r)
+			tok, present, err := bearer(r.Header)
 			if tok != tc.token || present != tc.present || (err != nil) != tc.bad {
 				t.Fatalf("bearer = %q, %v, %v", tok, present, err)
 			}

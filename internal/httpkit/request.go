@@ -44,10 +44,18 @@ type agentSlot struct{ id string }
 // Begin gives r its request id and a slot for the calling agent, and
 // returns the request carrying them.
 func Begin(r *http.Request) (*http.Request, *Request) {
-	q := &Request{ID: requestIDFrom(r), slot: &agentSlot{}}
-	ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, q.ID), keyAgentID, q.slot)
-	ctx, q.Quota = ratelimit.WithReport(ctx)
+	ctx, q := BeginContext(r.Context(), r.Header.Get("X-Request-Id"))
 	return r.WithContext(ctx), q
+}
+
+// BeginContext is Begin for a request that is not an *http.Request (a
+// gRPC call): ctx gets the request id (clientID, the client's
+// X-Request-Id, when it is short and plain) and the slots Begin adds.
+func BeginContext(ctx context.Context, clientID string) (context.Context, *Request) {
+	q := &Request{ID: requestIDFrom(clientID), slot: &agentSlot{}}
+	ctx = context.WithValue(context.WithValue(ctx, keyRequestID, q.ID), keyAgentID, q.slot)
+	ctx, q.Quota = ratelimit.WithReport(ctx)
+	return ctx, q
 }
 
 // NoteAgent records the calling agent for the access log.
@@ -59,8 +67,8 @@ func NoteAgent(ctx context.Context, id string) {
 
 // requestIDFrom keeps a client's X-Request-Id when it is short and plain,
 // so logs can be correlated across services; otherwise it makes one.
-func requestIDFrom(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 {
+func requestIDFrom(id string) string {
+	if id != "" && len(id) <= 64 {
 		ok := true
 		for i := 0; i < len(id); i++ {
 			c := id[i]
