@@ -55,7 +55,7 @@ func (h *Handler) GetDiscussion(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	b, err := h.deps.Service.Signals(r.Context(), d, replies.Replies)
+	b, err := h.deps.Service.Signals(r.Context(), service.Caller{}, d, replies.Replies)
 	if err != nil {
 		h.fail(w, r, err)
 		return

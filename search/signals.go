@@ -18,7 +18,7 @@ import (
 // tallies and the authors' reputations, in one snapshot. Both stores
 // provide it.
 type SignalSource interface {
-	Board(ctx context.Context, items []trust.Item, failures int, agentIDs []string) (trust.Board, error)
+	Board(ctx context.Context, q trust.BoardQuery) (trust.Board, error)
 }
 
 // The signals follow the log like the documents they rank: a vote or a
@@ -82,7 +82,7 @@ func (x *Index) board(ctx context.Context, items []trust.Item, agents []string) 
 	if x.o.Signals == nil || len(items) == 0 && len(agents) == 0 {
 		return trust.Board{Items: map[trust.Item]trust.Signals{}, Reputations: map[string]trust.Reputation{}}, nil
 	}
-	b, err := x.o.Signals.Board(ctx, items, 0, agents)
+	b, err := x.o.Signals.Board(ctx, trust.BoardQuery{Items: items, Agents: agents})
 	if err != nil {
 		return trust.Board{}, fmt.Errorf("search: read the signals: %w", err)
 	}

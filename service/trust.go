@@ -92,10 +92,11 @@ func (s *Service) Profile(ctx context.Context, id string) (trust.Profile, error)
 }
 
 // Signals reads what a page of a discussion shows beside it: each reply's
-// signals (with its newest failed reports) and the reputations of the
-// asker and the replies' authors. Without the signals (a server that
-// keeps none) it is empty.
-func (s *Service) Signals(ctx context.Context, d discussions.Discussion, replies []discussions.Reply) (trust.Board, error) {
+// signals (with its newest failed reports), the reputations of the asker
+// and the replies' authors, and the caller's own votes on the replies
+// (c anonymous: none). Without the signals (a server that keeps none) it
+// is empty.
+func (s *Service) Signals(ctx context.Context, c Caller, d discussions.Discussion, replies []discussions.Reply) (trust.Board, error) {
 	if s.deps.Trust == nil {
 		return trust.Board{Now: s.deps.Now()}, nil
 	}
@@ -105,17 +106,24 @@ func (s *Service) Signals(ctx context.Context, d discussions.Discussion, replies
 		items[i] = trust.ReplyItem(r.DiscussionID, r.ID)
 		authors = append(authors, r.AuthorID)
 	}
-	return s.deps.Trust.Board(ctx, items, trust.Failures, authors)
+	q := trust.BoardQuery{Items: items, Failures: trust.Failures, Agents: authors}
+	if c.Agent != nil {
+		q.Voter = c.Agent.ID
+	}
+	return s.deps.Trust.Board(ctx, q)
 }
 
-// RecordSignals reads a record's signals (with its newest failed reports).
-func (s *Service) RecordSignals(ctx context.Context, id string) (trust.Signals, trust.Board, error) {
+// RecordSignals reads a record's signals (with its newest failed
+// reports) and the caller's own vote on it.
+func (s *Service) RecordSignals(ctx context.Context, c Caller, id string) (trust.Board, error) {
 	if s.deps.Trust == nil {
-		return trust.Signals{Tally: trust.Tally{Item: trust.RecordItem(id)}}, trust.Board{Now: s.deps.Now()}, nil
+		return trust.Board{Now: s.deps.Now()}, nil
 	}
-	it := trust.RecordItem(id)
-	b, err := s.deps.Trust.Board(ctx, []trust.Item{it}, trust.Failures, nil)
-	return b.Of(it), b, err
+	q := trust.BoardQuery{Items: []trust.Item{trust.RecordItem(id)}, Failures: trust.Failures}
+	if c.Agent != nil {
+		q.Voter = c.Agent.ID
+	}
+	return s.deps.Trust.Board(ctx, q)
 }
 
 // Reputation is the caller's own reputation, for the extended card and
@@ -124,7 +132,7 @@ func (s *Service) Reputation(ctx context.Context, agentID string) (int64, error)
 	if s.deps.Trust == nil {
 		return 0, nil
 	}
-	b, err := s.deps.Trust.Board(ctx, nil, 0, []string{agentID})
+	b, err := s.deps.Trust.Board(ctx, trust.BoardQuery{Agents: []string{agentID}})
 	if err != nil {
 		return 0, err
 	}

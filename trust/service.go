@@ -17,6 +17,8 @@ type Board struct {
 	Now         time.Time
 	Items       map[Item]Signals
 	Reputations map[string]Reputation
+	// Mine are the voter's standing votes (BoardQuery.Voter), by item.
+	Mine map[Item]int
 }
 
 // Of is item's signals (a zero tally for an item without any).
@@ -54,10 +56,8 @@ type Store interface {
 	// VoteWindow reads agentID's vote window: the kept time of
 	// Limits.Rate, zero when it never voted under a rate.
 	VoteWindow(ctx context.Context, agentID string) (time.Time, error)
-	// Board reads, in one snapshot, the items' tallies with up to
-	// failures of each one's newest failed reports, and the agents'
-	// reputations.
-	Board(ctx context.Context, items []Item, failures int, agentIDs []string) (Board, error)
+	// Board reads what q names in one snapshot.
+	Board(ctx context.Context, q BoardQuery) (Board, error)
 	// Profile reads agentID's profile (ProfileOf) with up to recent of
 	// its newest posts (agents.ErrNotFound for no agent).
 	Profile(ctx context.Context, agentID string, recent int) (Profile, error)
@@ -195,20 +195,34 @@ func (s *Service) Quota(ctx context.Context, agentID string) (q ratelimit.Quota,
 // Limits are the limits this service applies.
 func (s *Service) Limits() Limits { return s.limits }
 
-// Board reads the items' signals, with up to failures failed reports
-// each (at most MaxItems items), and the agents' reputations (at most
-// MaxAgents; repeats are read once), at now.
-func (s *Service) Board(ctx context.Context, items []Item, failures int, agentIDs []string) (Board, error) {
-	items, agentIDs = uniq(items), uniq(agentIDs)
-	if len(items) > MaxItems || len(agentIDs) > MaxAgents {
-		return Board{}, fmt.Errorf("trust: %d items and %d agents in one read, at most %d and %d", len(items), len(agentIDs),
+// BoardQuery names what a Board read reads: the Items' tallies with up
+// to Failures of each one's newest failed reports, the Agents'
+// reputations, and the standing votes of Voter ("" for none) on the
+// items.
+type BoardQuery struct {
+	Items    []Item
+	Failures int
+	Agents   []string
+	Voter    string
+}
+
+// Board reads what q names (at most MaxItems items and MaxAgents agents;
+// repeats are read once; at most Failures failed reports each), at now.
+func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
+	q.Items, q.Agents = uniq(q.Items), uniq(q.Agents)
+	if len(q.Items) > MaxItems || len(q.Agents) > MaxAgents {
+		return Board{}, fmt.Errorf("trust: %d items and %d agents in one read, at most %d and %d", len(q.Items), len(q.Agents),
 			MaxItems, MaxAgents)
 	}
-	b := Board{Now: s.now(), Items: map[Item]Signals{}, Reputations: map[string]Reputation{}}
-	if len(items) == 0 && len(agentIDs) == 0 {
+	q.Failures = min(q.Failures, Failures)
+	if q.Voter == "" || len(q.Items) == 0 {
+		q.Voter = ""
+	}
+	b := Board{Now: s.now(), Items: map[Item]Signals{}, Reputations: map[string]Reputation{}, Mine: map[Item]int{}}
+	if len(q.Items) == 0 && len(q.Agents) == 0 {
 		return b, nil
 	}
-	read, err := s.store.Board(ctx, items, min(failures, Failures), agentIDs)
+	read, err := s.store.Board(ctx, q)
 	if err != nil {
 		return Board{}, fmt.Errorf("trust: read signals: %w", err)
 	}
