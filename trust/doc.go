@@ -13,7 +13,7 @@
 // (AcceptMoves, ContentMoves), so that every rule of reputation is in one
 // place.
 //
-// The formulas (Tally.Trust, Reputation.Points) are documented in
+// The formulas (Tally.Trust, the points of a Reputation) are documented in
 // docs/search.md and docs/api.md. The package imports neither net/http
 // nor a database driver.
 package trust

@@ -75,7 +75,7 @@ type RecentPost struct {
 // hidden one, or an answer on a hidden discussion, is left out).
 func ProfileOf(id, name string, joined time.Time, r Reputation, posts []Post,
 	discs map[string]discussions.Discussion, replies map[string]discussions.Reply) Profile {
-	p := Profile{ID: id, Name: name, Reputation: r.Points(), Answers: r.Answers, Accepted: r.Accepted, Questions: r.Questions,
+	p := Profile{ID: id, Name: name, Reputation: r.Points, Answers: r.Answers, Accepted: r.Accepted, Questions: r.Questions,
 		Joined: joined, Recent: []RecentPost{}}
 	for _, post := range posts {
 		d, ok := discs[post.DiscussionID]

@@ -50,40 +50,56 @@ const (
 	CompAnswers   Component = "answers"
 )
 
-// Components lists every component, in the order the stores read them.
-var Components = []Component{CompAccepted, CompWorked, CompUp, CompDown, CompHidden, CompAdjust, CompQuestions, CompAnswers}
-
-// Reputation is an author's counts.
-type Reputation struct {
-	Accepted, Worked, Up, Down, Hidden, Adjust int64
-	Questions, Answers                         int64
+// pointsOf are the points one unit of each component is worth.
+var pointsOf = map[Component]int64{
+	CompAccepted: AcceptedPoints, CompWorked: WorkedPoints, CompUp: UpPoints, CompDown: DownPoints,
+	CompHidden: HiddenPoints, CompAdjust: 1,
 }
 
-// Set sets component c to n (a store filling what it read).
+// PointsOf is what one unit of c is worth in reputation (0 for the
+// profile's counts).
+func PointsOf(c Component) int64 { return pointsOf[c] }
+
+// Counted are the components a store keeps a count of for the profile
+// (the others count only in points).
+var Counted = [...]Component{CompAccepted, CompAnswers, CompQuestions}
+
+// Reputation is what a store keeps of an author: its points (the
+// formula's sum, moved with every count it is made of) and the profile's
+// counts.
+type Reputation struct {
+	Points                       int64
+	Accepted, Answers, Questions int64
+}
+
+// Set sets counted component c to n (a store filling what it read).
 func (r *Reputation) Set(c Component, n int64) {
 	switch c {
 	case CompAccepted:
 		r.Accepted = n
-	case CompWorked:
-		r.Worked = n
-	case CompUp:
-		r.Up = n
-	case CompDown:
-		r.Down = n
-	case CompHidden:
-		r.Hidden = n
-	case CompAdjust:
-		r.Adjust = n
-	case CompQuestions:
-		r.Questions = n
 	case CompAnswers:
 		r.Answers = n
+	case CompQuestions:
+		r.Questions = n
 	}
 }
 
-// Points is the reputation.
-func (r Reputation) Points() int64 {
-	return AcceptedPoints*r.Accepted + WorkedPoints*r.Worked + UpPoints*r.Up + DownPoints*r.Down + HiddenPoints*r.Hidden + r.Adjust
+// Apply adds the moves of agentID among ms to r.
+func (r *Reputation) Apply(agentID string, ms []Move) {
+	for _, m := range ms {
+		if m.AgentID != agentID {
+			continue
+		}
+		r.Points += PointsOf(m.Component) * m.N
+		switch m.Component {
+		case CompAccepted:
+			r.Accepted += m.N
+		case CompAnswers:
+			r.Answers += m.N
+		case CompQuestions:
+			r.Questions += m.N
+		}
+	}
 }
 
 // Move adds N to component Component of agent AgentID's reputation.
@@ -213,7 +229,7 @@ func DecideReset(found bool, r Reputation, c Reset) (ResetOutcome, error) {
 	if !found {
 		return ResetOutcome{}, fmt.Errorf("%w: %s", agents.ErrNotFound, clip(c.AgentID, 64))
 	}
-	out := ResetOutcome{Before: r.Points()}
+	out := ResetOutcome{Before: r.Points}
 	if out.Before == 0 {
 		return out, nil
 	}

@@ -13,15 +13,17 @@ import (
 )
 
 func TestReputationPoints(t *testing.T) {
-	r := Reputation{Accepted: 2, Worked: 3, Up: 4, Down: 5, Hidden: 1, Adjust: 7}
-	if got, want := r.Points(), int64(2*15+3*10+4*5-5*2-50+7); got != want {
-		t.Fatalf("points %d, want %d", got, want)
+	var r Reputation
+	r.Apply("bob", []Move{{"bob", CompAccepted, 2}, {"bob", CompWorked, 3}, {"bob", CompUp, 4}, {"bob", CompDown, 5},
+		{"bob", CompHidden, 1}, {"bob", CompAdjust, 7}, {"bob", CompAnswers, 9}, {"bob", CompQuestions, 2}, {"carol", CompUp, 100}})
+	if want := int64(2*15 + 3*10 + 4*5 - 5*2 - 50 + 7); r.Points != want || r.Accepted != 2 || r.Answers != 9 || r.Questions != 2 {
+		t.Fatalf("reputation %+v, want %d points", r, want)
 	}
 	var s Reputation
-	for i, c := range Components {
+	for i, c := range Counted {
 		s.Set(c, int64(i+1))
 	}
-	if s != (Reputation{1, 2, 3, 4, 5, 6, 7, 8}) {
+	if s != (Reputation{Accepted: 1, Answers: 2, Questions: 3}) {
 		t.Fatalf("set %+v", s)
 	}
 }
@@ -94,18 +96,18 @@ func TestDecideReset(t *testing.T) {
 	if _, err := DecideReset(false, Reputation{}, c); !errors.Is(err, agents.ErrNotFound) {
 		t.Fatalf("unknown agent: %v", err)
 	}
-	none, err := DecideReset(true, Reputation{Up: 2, Down: 5}, c)
+	none, err := DecideReset(true, Reputation{Answers: 3}, c)
 	if err != nil || none.Before != 0 || none.Moves != nil || none.Entry != nil || none.Events != nil {
 		t.Fatalf("a reset of 0: %+v %v", none, err)
 	}
-	r := Reputation{Accepted: 1, Up: 2, Adjust: -5}
+	r := Reputation{Points: 20, Accepted: 1}
 	out, err := DecideReset(true, r, c)
 	if err != nil || out.Before != 20 || !reflect.DeepEqual(out.Moves, []Move{{"bob", CompAdjust, -20}}) {
 		t.Fatalf("reset: %+v %v", out, err)
 	}
-	r.Adjust += out.Moves[0].N
-	if r.Points() != 0 {
-		t.Fatalf("after the reset: %d", r.Points())
+	r.Apply("bob", out.Moves)
+	if r.Points != 0 || r.Accepted != 1 {
+		t.Fatalf("after the reset: %+v", r)
 	}
 	if e := out.Entry; e == nil || e.Action != moderation.ActionResetReputation || e.ItemID != "bob" || e.Reason != "sock puppets" {
 		t.Fatalf("entry %+v", e)

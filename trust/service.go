@@ -30,7 +30,7 @@ func (b Board) Of(item Item) Signals {
 }
 
 // Reputation is agentID's reputation (0 for one nothing counted for).
-func (b Board) Reputation(agentID string) int64 { return b.Reputations[agentID].Points() }
+func (b Board) Reputation(agentID string) int64 { return b.Reputations[agentID].Points }
 
 // Signals are an item's tally (zero counts when it has none) and its
 // newest failed reports, newest first.

@@ -40,6 +40,8 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"FlagRate", testConcurrentFlagRate},
 		{"EngineLocks", testEngineLocks},
 		{"DiscussionTotals", testConcurrentTotals},
+		{"SignalRate", testConcurrentSignalRate},
+		{"SignalsAndHides", testConcurrentSignalsAndHides},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}
