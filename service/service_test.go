@@ -20,6 +20,7 @@ import (
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // env is a Service over a real store and search index, with a writer and
@@ -59,6 +60,7 @@ func setup(t *testing.T, contributorWrites bool) env {
 	svc, err := New(Config{PublicURL: "http://kfa.test", Version: "test", ContributorWrites: contributorWrites}, Deps{
 		Tasks:       tasks.NewService(db, tasks.Limits{}, db.Secret(), now),
 		Discussions: discussions.NewService(db, discussions.Limits{}, db.Secret(), now),
+		Trust:       trust.NewService(db, db, trust.Limits{}, now),
 		Search:      idx,
 	})
 	if err != nil {
@@ -108,8 +110,11 @@ func TestCardIsWhatDispatches(t *testing.T) {
 				for _, action := range sk.actions {
 					n++
 					data := map[string]any{"action": action, "query": "bbolt timeout", "question": "Why does Open hang?"}
+					if sk.card.ID == SkillFeedback {
+						data = map[string]any{"action": action, "recordId": "bbolt-timeout", "value": 1, "outcome": "worked"}
+					}
 					res, err := e.svc.SendMessage(context.Background(), Caller{Agent: e.writer}, dataMessage(fmt.Sprint("m", n), data))
-					want := map[string]string{SkillSearch: "message", SkillAsk: "task"}[sk.card.ID]
+					want := map[string]string{SkillSearch: "message", SkillAsk: "task", SkillFeedback: "message"}[sk.card.ID]
 					if sk.off != "" {
 						want = a2a.UnsupportedOperation.Reason
 						if err == nil || !strings.Contains(err.Error(), "disabled") {
