@@ -91,8 +91,8 @@ type Pages struct {
 	// Agent is an author's profile, Inbox the signed-in person's inbox;
 	// Vote (on a reply or a record) and Ack are forms.
 	Agent, Inbox, Vote, Ack http.Handler
-	LoginPage, LogoutPage                                  http.Handler
-	Login, Logout                                          http.Handler // forms
+	LoginPage, LogoutPage   http.Handler
+	Login, Logout           http.Handler // forms
 	// ProviderSignIn and ProviderCallback are the sign-in through an
 	// OAuth provider (oauth_login.go).
 	ProviderSignIn, ProviderCallback http.Handler
