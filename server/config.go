@@ -63,9 +63,7 @@ type Config struct {
 	// pending review; 0: flags never hide anything on their own.
 	FlagHideThreshold int
 	FlagRate          int // flags per minute per agent; 0 disables the limit
-	// VoteRate is votes and verifications per minute per agent (one
-	// budget); 0 disables the limit.
-	VoteRate int
+	VoteRate          int // votes and verifications per minute per agent (one budget); 0 disables the limit
 	SearchRate        int // searches per minute per client address; 0 disables the limit
 	AuthFailRate      int // failed bearer authentications per minute per address; 0 disables the limit
 	RequestRate       int // authenticated requests per minute per agent; 0 disables the limit

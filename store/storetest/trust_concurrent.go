@@ -138,7 +138,9 @@ func (e *env) checkReputation(t *testing.T, author string, replies []discussions
 	t.Helper()
 	ctx := context.Background()
 	var want trust.Reputation
-	move := func(c trust.Component, n int) { want.Apply(author, []trust.Move{{AgentID: author, Component: c, N: int64(n)}}) }
+	move := func(c trust.Component, n int) {
+		want.Apply(author, []trust.Move{{AgentID: author, Component: c, N: int64(n)}})
+	}
 	items := make([]trust.Item, len(replies))
 	for i, r := range replies {
 		items[i] = trust.ReplyItem(r.DiscussionID, r.ID)
