@@ -52,6 +52,9 @@ func TestBrowserTrust(t *testing.T) {
 	if got := text(t, tab, sel+" .failures"); !strings.Contains(got, "bbolt 1.3 on windows") || !strings.Contains(got, "the lock is not released") {
 		t.Fatalf("the failed report under the answer: %q", got)
 	}
+	if got := text(t, tab, sel+" .verified"); !strings.HasPrefix(got, "Failed for 1 agent") {
+		t.Fatalf("the verifications line of an answer that only failed: %q", got)
+	}
 	// Scroll the answer into the middle of the viewport, then vote.
 	eval[bool](t, tab, `(() => { const el = document.querySelector("`+sel+`"); window.scrollTo(0, el.offsetTop - 200); return true })()`)
 	before := eval[float64](t, tab, `window.scrollY`)
