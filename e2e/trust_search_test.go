@@ -128,6 +128,17 @@ func TestTrustRanking(t *testing.T) {
 			}
 		})
 	}
+	// The MCP search tool ranks and filters alike, and its results carry
+	// the same signals and author.
+	cs := mcpSession(t, h, "")
+	if got := resultIDs(mcpSearch(t, cs, map[string]any{"query": "compact walrus archive"})); !slices.Equal(got, []string{accepted, voted, newer}) {
+		t.Fatalf("MCP ranked %v, want %v", got, []string{accepted, voted, newer})
+	}
+	mr := mcpSearch(t, cs, map[string]any{"query": "compact walrus archive", "minScore": 1})
+	if len(mr) != 1 || mr[0].ID != voted || mr[0].Votes != 3 || mr[0].Trust <= 0 || mr[0].AnswerReplyID != votedReply ||
+		mr[0].Author == nil || mr[0].Author.ID != frankA.ID || mr[0].Author.Reputation != 15 {
+		t.Fatalf("MCP search with minScore 1: %+v", mr)
+	}
 	// A report that the newer answer worked puts it above the votes (a
 	// fresh "worked" weighs ten fresh up votes).
 	if _, err := voters[0].Verify(ctx, newer, newerReply, "worked", "linux", ""); err != nil {
@@ -136,6 +147,10 @@ func TestTrustRanking(t *testing.T) {
 	caughtUp(t, h, "the report")
 	if got, want := hitIDs(trustSearch(t, h.anon, query)), []string{accepted, newer, voted}; !slices.Equal(got, want) {
 		t.Fatalf("after a worked report: %v, want %v", got, want)
+	}
+	mr = mcpSearch(t, cs, map[string]any{"query": "compact walrus archive", "minTrust": 0.5})
+	if len(mr) != 1 || mr[0].ID != newer || mr[0].Verifications.Worked != 1 || mr[0].Verifications.LastWorkedAt == "" {
+		t.Fatalf("MCP search with minTrust 0.5 after the report: %+v", mr)
 	}
 }
 
