@@ -8,13 +8,14 @@ import (
 	"github.com/kfa-project/kfa/trust"
 )
 
-// AcceptReply implements discussions.Store: the discussion under its
-// lock and the reply, then (a second read: which reply held the mark is
-// in the discussion) the reply that held the mark, whose author loses
-// it; discussions.DecideAccept; the discussion, the reputation moves
-// (trust.AcceptMoves), the author's "accepted" notice and the event.
-// Accepts are rare: the one more round trip is not worth a copy of the
-// accepted reply's author in the discussion.
+// AcceptReply implements discussions.Store: the caller under a share
+// lock, the discussion under its lock and the reply, then (a second
+// read: which reply held the mark is in the discussion) the reply that
+// held the mark, whose author loses it; discussions.DecideAccept; the
+// discussion, the reputation moves (trust.AcceptMoves), the author's
+// "accepted" notice and the event. Accepts are rare: the one more round
+// trip is not worth a copy of the accepted reply's author in the
+// discussion.
 func (c *Commands) AcceptReply(ctx context.Context, a discussions.Accept) (discussions.AcceptOutcome, error) {
 	var (
 		st  discussions.AcceptState
@@ -23,6 +24,7 @@ func (c *Commands) AcceptReply(ctx context.Context, a discussions.Accept) (discu
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdAccept,
 		Load: func(l storage.Loader) error {
+			actingAgent(l, a.CallerID, &st.Caller)
 			storage.One(l, Discussions, k(a.DiscussionID), storage.Lock, &st.Discussion)
 			storage.One(l, Replies, k(a.DiscussionID, a.ReplyID), storage.Read, &st.Reply)
 			old = nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/trust"
 )
@@ -55,12 +56,13 @@ func (x *signalTarget) putSignals(w *storage.Writes, t *trust.Tally, window *Win
 	addMoves(w, moves)
 }
 
-// Vote implements trust.Store: the voter under its lock and its vote
-// window, the item (see signalTarget), the voter's standing vote;
+// Vote implements trust.Store: the voter under its lock (a revoked one
+// is refused) and its vote window, the item (see signalTarget), the voter's standing vote;
 // trust.DecideVote; the vote (or its removal), the tally, the window, the
 // reputation's counters, the author's "voted" notice and the event.
 func (c *Commands) Vote(ctx context.Context, cmd trust.VoteCommand, lim trust.Limits) (trust.VoteResult, error) {
 	var (
+		voter    *agents.Agent
 		window   *Window
 		x        signalTarget
 		standing *trust.Vote
@@ -68,7 +70,7 @@ func (c *Commands) Vote(ctx context.Context, cmd trust.VoteCommand, lim trust.Li
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdVote,
 		Load: func(l storage.Loader) error {
-			lockAgent(l, cmd.AgentID)
+			lockAgent(l, cmd.AgentID, &voter)
 			storage.One(l, VoteWindows, k(cmd.AgentID), storage.Read, &window)
 			x.load(l, cmd.Item)
 			storage.One(l, Votes, itemKey(cmd.Item, cmd.AgentID), storage.Read, &standing)
@@ -76,7 +78,7 @@ func (c *Commands) Vote(ctx context.Context, cmd trust.VoteCommand, lim trust.Li
 		},
 		Decide: func() (*storage.Writes, error) {
 			var err error
-			out, err = trust.DecideVote(trust.VoteState{Target: x.target(cmd.Record), Tally: x.tally, Standing: standing,
+			out, err = trust.DecideVote(trust.VoteState{Voter: voter, Target: x.target(cmd.Record), Tally: x.tally, Standing: standing,
 				Window: windowAt(window)}, cmd, lim)
 			if err != nil || !out.Result.Changed {
 				return nil, err
@@ -109,6 +111,7 @@ const latestWorked = 2
 // counters and the event.
 func (c *Commands) Verify(ctx context.Context, cmd trust.VerifyCommand, lim trust.Limits) (trust.VerifyResult, error) {
 	var (
+		voter    *agents.Agent
 		window   *Window
 		x        signalTarget
 		standing *trust.Verification
@@ -117,7 +120,7 @@ func (c *Commands) Verify(ctx context.Context, cmd trust.VerifyCommand, lim trus
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdVerify,
 		Load: func(l storage.Loader) error {
-			lockAgent(l, cmd.AgentID)
+			lockAgent(l, cmd.AgentID, &voter)
 			storage.One(l, VoteWindows, k(cmd.AgentID), storage.Read, &window)
 			x.load(l, cmd.Item)
 			storage.One(l, Verifications, itemKey(cmd.Item, cmd.AgentID), storage.Read, &standing)
@@ -128,7 +131,7 @@ func (c *Commands) Verify(ctx context.Context, cmd trust.VerifyCommand, lim trus
 		},
 		Decide: func() (*storage.Writes, error) {
 			var err error
-			out, err = trust.DecideVerify(trust.VerifyState{Target: x.target(cmd.Record), Tally: x.tally, Standing: standing,
+			out, err = trust.DecideVerify(trust.VerifyState{Voter: voter, Target: x.target(cmd.Record), Tally: x.tally, Standing: standing,
 				LatestWorked: latest, Window: windowAt(window)}, cmd, lim)
 			if err != nil || !out.Result.Changed {
 				return nil, err
@@ -142,25 +145,41 @@ func (c *Commands) Verify(ctx context.Context, cmd trust.VerifyCommand, lim trus
 	return out.Result, err
 }
 
-// ResetReputation implements trust.Store: the agent under its lock, its
-// reputation; trust.DecideReset; the adjustment, the audit entry and the
+// ResetReputation implements trust.Store: the agent, and an agent
+// moderator (a revoked one is refused), under their locks in id order
+// (two resets of each other's reputation never wait on each other), the
+// agent's reputation; trust.DecideReset; the adjustment, the audit entry and the
 // event. A signal committing while the reset reads is counted after it.
 func (c *Commands) ResetReputation(ctx context.Context, cmd trust.Reset) (trust.ResetOutcome, error) {
 	var (
-		ag  *agents.Agent
-		rep repRead
-		out trust.ResetOutcome
+		loaded    []agents.Agent
+		actor, ag *agents.Agent
+		rep       repRead
+		out       trust.ResetOutcome
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdResetReputation,
 		Load: func(l storage.Loader) error {
-			storage.One(l, Agents, k(cmd.AgentID), storage.Lock, &ag)
+			keys := []storage.Key{k(cmd.AgentID)}
+			if cmd.Actor.Kind == moderation.ActorAgent && cmd.Actor.ID != cmd.AgentID {
+				keys = append(keys, k(cmd.Actor.ID))
+			}
+			storage.All(l, Agents, keys, storage.Lock, &loaded)
 			rep = repRead{}
 			loadReputation(l, cmd.AgentID, &rep)
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
 			var err error
-			if out, err = trust.DecideReset(ag != nil, rep.reputation(), cmd); err != nil || out.Entry == nil {
+			actor, ag = nil, nil
+			for i := range loaded {
+				if loaded[i].ID == cmd.AgentID {
+					ag = &loaded[i]
+				}
+				if cmd.Actor.Kind == moderation.ActorAgent && loaded[i].ID == cmd.Actor.ID {
+					actor = &loaded[i]
+				}
+			}
+			if out, err = trust.DecideReset(actor, ag != nil, rep.reputation(), cmd); err != nil || out.Entry == nil {
 				return nil, err
 			}
 			w := &storage.Writes{}

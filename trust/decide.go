@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -33,12 +34,15 @@ type VoteCommand struct {
 	At     time.Time
 }
 
-// VoteState is what a vote decides on: the agent's vote window (loaded
-// under its lock), the item (a reply's discussion under a share lock, so
+// VoteState is what a vote decides on: the agent and its vote window
+// (loaded under the agent's lock), the item (a reply's discussion under a share lock, so
 // a hide waits for the vote and the other way round), the item's tally
 // (under its lock; nil when the item has no signal yet) and the agent's
 // standing vote (nil for none).
 type VoteState struct {
+	// Voter is the voting agent as loaded under its lock (nil: unknown);
+	// a revoked one is refused (agents.MayAct).
+	Voter    *agents.Agent
 	Target   Target
 	Tally    *Tally
 	Standing *Vote
@@ -77,7 +81,9 @@ type VoteOutcome struct {
 	Events []changelog.Event
 }
 
-// DecideVote decides c under lim. In order: an item readers cannot see
+// DecideVote decides c under lim. In order: a revoked (or unknown) voter
+// agents.ErrRevoked, whose revoke committed while the request was on its
+// way; an item readers cannot see
 // (no such reply or record, a hidden reply, a reply on a hidden
 // discussion) is refused as an unknown one is; the agent's own answer
 // ErrOwnContent; a vote equal to the standing one (or a withdrawal with
@@ -86,6 +92,9 @@ type VoteOutcome struct {
 // the standing one, and the tally, the author's reputation and the
 // item's trust move with it.
 func DecideVote(st VoteState, c VoteCommand, lim Limits) (VoteOutcome, error) {
+	if err := agents.MayAct(st.Voter); err != nil {
+		return VoteOutcome{}, err
+	}
 	author, err := visible(c.Item, st.Target)
 	if err != nil {
 		return VoteOutcome{}, err
@@ -158,6 +167,7 @@ type VerifyCommand struct {
 // "worked" reports of any agent (newest first), from which the newest
 // that stands after is found.
 type VerifyState struct {
+	Voter        *agents.Agent // VoteState's
 	Target       Target
 	Tally        *Tally
 	Standing     *Verification
@@ -200,6 +210,9 @@ type VerifyOutcome struct {
 // standing report, and the tally (its counts, the newest "worked" time,
 // its trust) and the author's reputation move with it.
 func DecideVerify(st VerifyState, c VerifyCommand, lim Limits) (VerifyOutcome, error) {
+	if err := agents.MayAct(st.Voter); err != nil {
+		return VerifyOutcome{}, err
+	}
 	author, err := visible(c.Item, st.Target)
 	if err != nil {
 		return VerifyOutcome{}, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
@@ -32,6 +33,10 @@ func answer(f ...func(*discussions.Reply)) *discussions.Reply {
 }
 
 var (
+	// active is a voter that may act; revoked one whose revoke committed
+	// while its request was on its way.
+	active     = &agents.Agent{ID: "carol"}
+	revoked    = &agents.Agent{ID: "carol", DisabledAt: t0}
 	replyItem  = ReplyItem("d1", "r1")
 	recordItem = RecordItem("rec-1")
 	onReply    = Target{Discussion: disc(), Reply: answer()}
@@ -70,7 +75,7 @@ func refusalCases() []struct {
 func TestDecideVoteRefusals(t *testing.T) {
 	for _, tc := range refusalCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideVote(VoteState{Target: tc.target}, VoteCommand{Item: tc.item, AgentID: tc.agent, Value: 1, At: t0},
+			out, err := DecideVote(VoteState{Voter: active, Target: tc.target}, VoteCommand{Item: tc.item, AgentID: tc.agent, Value: 1, At: t0},
 				Limits{Rate: ratelimit.PerMinute(1)})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
@@ -100,23 +105,23 @@ func TestDecideVote(t *testing.T) {
 		notice   bool
 		keep     bool // a vote to keep (else none, or the standing one deleted)
 	}{
-		{name: "a first up vote", st: VoteState{Target: onReply}, item: replyItem, value: 1, changed: true, up: 1,
+		{name: "a first up vote", st: VoteState{Voter: active, Target: onReply}, item: replyItem, value: 1, changed: true, up: 1,
 			moves: []Move{{"bob", CompUp, 1}}, notice: true, keep: true},
-		{name: "a first down vote", st: VoteState{Target: onReply}, item: replyItem, value: -1, changed: true, down: 1,
+		{name: "a first down vote", st: VoteState{Voter: active, Target: onReply}, item: replyItem, value: -1, changed: true, down: 1,
 			moves: []Move{{"bob", CompDown, 1}}, notice: true, keep: true},
-		{name: "the same vote again", st: VoteState{Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: 1, up: 1},
-		{name: "the same vote again, over the rate", st: VoteState{Target: onReply, Tally: tallyUp, Standing: up, Window: at.Add(time.Hour)},
+		{name: "the same vote again", st: VoteState{Voter: active, Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: 1, up: 1},
+		{name: "the same vote again, over the rate", st: VoteState{Voter: active, Target: onReply, Tally: tallyUp, Standing: up, Window: at.Add(time.Hour)},
 			item: replyItem, value: 1, lim: rate, up: 1},
-		{name: "a withdrawal of nothing", st: VoteState{Target: onReply}, item: replyItem, value: 0},
-		{name: "up replaced by down", st: VoteState{Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: -1,
+		{name: "a withdrawal of nothing", st: VoteState{Voter: active, Target: onReply}, item: replyItem, value: 0},
+		{name: "up replaced by down", st: VoteState{Voter: active, Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: -1,
 			changed: true, down: 1, moves: []Move{{"bob", CompUp, -1}, {"bob", CompDown, 1}}, keep: true},
-		{name: "a withdrawal", st: VoteState{Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: 0, changed: true,
+		{name: "a withdrawal", st: VoteState{Voter: active, Target: onReply, Tally: tallyUp, Standing: up}, item: replyItem, value: 0, changed: true,
 			moves: []Move{{"bob", CompUp, -1}}},
-		{name: "yesterday's notice", st: VoteState{Target: onReply, Tally: &Tally{Item: replyItem, AuthorID: "bob", Down: 1,
+		{name: "yesterday's notice", st: VoteState{Voter: active, Target: onReply, Tally: &Tally{Item: replyItem, AuthorID: "bob", Down: 1,
 			Weight: weightAt(-VoteWeight, t0), NoticeDay: "2026-12-02"}}, item: replyItem, value: 1, changed: true, up: 1, down: 1,
 			moves: []Move{{"bob", CompUp, 1}}, notice: true, keep: true},
-		{name: "a record", st: VoteState{Target: Target{Record: true}}, item: recordItem, value: 1, changed: true, up: 1, keep: true},
-		{name: "under the rate", st: VoteState{Target: onReply}, item: replyItem, value: 1, lim: rate, changed: true, up: 1,
+		{name: "a record", st: VoteState{Voter: active, Target: Target{Record: true}}, item: recordItem, value: 1, changed: true, up: 1, keep: true},
+		{name: "under the rate", st: VoteState{Voter: active, Target: onReply}, item: replyItem, value: 1, lim: rate, changed: true, up: 1,
 			moves: []Move{{"bob", CompUp, 1}}, notice: true, keep: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,7 +177,7 @@ func TestDecideVote(t *testing.T) {
 
 func TestDecideVoteRate(t *testing.T) {
 	lim := Limits{Rate: ratelimit.PerMinute(2)}
-	st := VoteState{Target: onReply}
+	st := VoteState{Voter: active, Target: onReply}
 	window := time.Time{}
 	for i := range 3 {
 		st.Window = window
@@ -195,7 +200,7 @@ func TestDecideVoteRate(t *testing.T) {
 func TestDecideVerifyRefusals(t *testing.T) {
 	for _, tc := range refusalCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideVerify(VerifyState{Target: tc.target}, VerifyCommand{Item: tc.item, AgentID: tc.agent, Outcome: Worked, At: t0},
+			out, err := DecideVerify(VerifyState{Voter: active, Target: tc.target}, VerifyCommand{Item: tc.item, AgentID: tc.agent, Outcome: Worked, At: t0},
 				Limits{})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
@@ -225,20 +230,20 @@ func TestDecideVerify(t *testing.T) {
 		last           time.Time
 		moves          []Move
 	}{
-		{name: "a first worked", vst: VerifyState{Target: onReply}, outcome: Worked, at: at, changed: true, worked: 1, last: at,
+		{name: "a first worked", vst: VerifyState{Voter: active, Target: onReply}, outcome: Worked, at: at, changed: true, worked: 1, last: at,
 			moves: []Move{{"bob", CompWorked, 1}}},
-		{name: "a first failed", vst: VerifyState{Target: onReply}, outcome: Failed, env: "windows", at: at, changed: true, failed: 1},
-		{name: "worked replaced by failed: the other's time stands", vst: VerifyState{Target: onReply, Tally: tally, Standing: mine,
+		{name: "a first failed", vst: VerifyState{Voter: active, Target: onReply}, outcome: Failed, env: "windows", at: at, changed: true, failed: 1},
+		{name: "worked replaced by failed: the other's time stands", vst: VerifyState{Voter: active, Target: onReply, Tally: tally, Standing: mine,
 			LatestWorked: []Verification{*mine, dan}}, outcome: Failed, at: at, changed: true, worked: 1, failed: 1, last: dan.At,
 			moves: []Move{{"bob", CompWorked, -1}}},
-		{name: "the same report again", vst: VerifyState{Target: onReply, Tally: tally, Standing: mine, LatestWorked: []Verification{*mine, dan}},
+		{name: "the same report again", vst: VerifyState{Voter: active, Target: onReply, Tally: tally, Standing: mine, LatestWorked: []Verification{*mine, dan}},
 			outcome: Worked, env: "linux", at: at, worked: 2, last: t0},
-		{name: "the same report a day later renews it", vst: VerifyState{Target: onReply, Tally: tally, Standing: mine,
+		{name: "the same report a day later renews it", vst: VerifyState{Voter: active, Target: onReply, Tally: tally, Standing: mine,
 			LatestWorked: []Verification{*mine, dan}}, outcome: Worked, env: "linux", at: t0.Add(RepeatWindow), changed: true, worked: 2,
 			last: t0.Add(RepeatWindow)},
-		{name: "another environment", vst: VerifyState{Target: onReply, Tally: tally, Standing: mine, LatestWorked: []Verification{*mine, dan}},
+		{name: "another environment", vst: VerifyState{Voter: active, Target: onReply, Tally: tally, Standing: mine, LatestWorked: []Verification{*mine, dan}},
 			outcome: Worked, env: "macos", at: at, changed: true, worked: 2, last: at},
-		{name: "a record", vst: VerifyState{Target: Target{Record: true}}, outcome: Worked, at: at, changed: true, worked: 1, last: at},
+		{name: "a record", vst: VerifyState{Voter: active, Target: Target{Record: true}}, outcome: Worked, at: at, changed: true, worked: 1, last: at},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			item := replyItem
@@ -278,7 +283,7 @@ func TestDecideVerify(t *testing.T) {
 func TestTrustRecency(t *testing.T) {
 	now := t0
 	verify := func(at time.Time) Tally {
-		out, err := DecideVerify(VerifyState{Target: Target{Record: true}},
+		out, err := DecideVerify(VerifyState{Voter: active, Target: Target{Record: true}},
 			VerifyCommand{Item: recordItem, AgentID: "a", Outcome: Worked, At: at}, Limits{})
 		if err != nil {
 			t.Fatal(err)
@@ -325,5 +330,22 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (Item{Kind: ItemRecord, ID: string(make([]byte, MaxIDLen+1))}).Validate(); err == nil {
 		t.Fatal("an id past the bound allowed")
+	}
+}
+
+// TestRevokedVoter: a voter revoked (or gone) by the time the command is
+// decided is refused with agents.ErrRevoked before anything else, by a
+// vote and a verification alike, and nothing is written.
+func TestRevokedVoter(t *testing.T) {
+	for _, voter := range []*agents.Agent{revoked, nil} {
+		vo, err := DecideVote(VoteState{Voter: voter, Target: onReply}, VoteCommand{Item: replyItem, AgentID: "carol", Value: 1, At: t0}, Limits{})
+		if !errors.Is(err, agents.ErrRevoked) || vo.Result.Changed || vo.Vote != nil || vo.Events != nil {
+			t.Fatalf("a vote by %+v: %+v %v", voter, vo, err)
+		}
+		ve, err := DecideVerify(VerifyState{Voter: voter, Target: onReply},
+			VerifyCommand{Item: replyItem, AgentID: "carol", Outcome: Worked, At: t0}, Limits{})
+		if !errors.Is(err, agents.ErrRevoked) || ve.Result.Changed || ve.Events != nil {
+			t.Fatalf("a verification by %+v: %+v %v", voter, ve, err)
+		}
 	}
 }

@@ -224,8 +224,15 @@ type ResetOutcome struct {
 
 // DecideReset decides c on an agent whose reputation is r (its counts,
 // read in the reset's transaction under the agent's lock); found says
-// whether the agent exists (agents.ErrNotFound otherwise).
-func DecideReset(found bool, r Reputation, c Reset) (ResetOutcome, error) {
+// whether the agent exists (agents.ErrNotFound otherwise). An agent
+// moderator (c.Actor of kind moderation.ActorAgent) is actor as loaded
+// under a share lock, refused when revoked (agents.MayAct), first.
+func DecideReset(actor *agents.Agent, found bool, r Reputation, c Reset) (ResetOutcome, error) {
+	if c.Actor.Kind == moderation.ActorAgent {
+		if err := agents.MayAct(actor); err != nil {
+			return ResetOutcome{}, err
+		}
+	}
 	if !found {
 		return ResetOutcome{}, fmt.Errorf("%w: %s", agents.ErrNotFound, clip(c.AgentID, 64))
 	}

@@ -51,11 +51,11 @@ func TestContentMoves(t *testing.T) {
 	tally := &Tally{Item: replyItem, AuthorID: "bob", Up: 3, Down: 1, Worked: 2, Failed: 4}
 	accepted := disc(func(d *discussions.Discussion) { d.AcceptedReplyID = "r1" })
 	hide := func(d *discussions.Discussion, r *discussions.Reply) (*discussions.Discussion, *discussions.Reply) {
-		nd, nr := discussions.HideReply(*d, *r, at)
+		nd, nr := discussions.HideReply(*d, *r, at, nil)
 		return &nd, &nr
 	}
 	show := func(d *discussions.Discussion, r *discussions.Reply) (*discussions.Discussion, *discussions.Reply) {
-		nd, nr := discussions.ShowReply(*d, *r)
+		nd, nr := discussions.ShowReply(*d, *r, nil)
 		return &nd, &nr
 	}
 	hd, hr := hide(accepted, answer())
@@ -93,15 +93,15 @@ func TestContentMoves(t *testing.T) {
 
 func TestDecideReset(t *testing.T) {
 	c := Reset{AgentID: "bob", Actor: moderation.Actor{Kind: moderation.ActorOperator, Name: "ops"}, Reason: "sock puppets", At: t0}
-	if _, err := DecideReset(false, Reputation{}, c); !errors.Is(err, agents.ErrNotFound) {
+	if _, err := DecideReset(nil, false, Reputation{}, c); !errors.Is(err, agents.ErrNotFound) {
 		t.Fatalf("unknown agent: %v", err)
 	}
-	none, err := DecideReset(true, Reputation{Answers: 3}, c)
+	none, err := DecideReset(nil, true, Reputation{Answers: 3}, c)
 	if err != nil || none.Before != 0 || none.Moves != nil || none.Entry != nil || none.Events != nil {
 		t.Fatalf("a reset of 0: %+v %v", none, err)
 	}
 	r := Reputation{Points: 20, Accepted: 1}
-	out, err := DecideReset(true, r, c)
+	out, err := DecideReset(nil, true, r, c)
 	if err != nil || out.Before != 20 || !reflect.DeepEqual(out.Moves, []Move{{"bob", CompAdjust, -20}}) {
 		t.Fatalf("reset: %+v %v", out, err)
 	}
@@ -114,5 +114,16 @@ func TestDecideReset(t *testing.T) {
 	}
 	if len(out.Events) != 1 || out.Events[0].Kind != changelog.ReputationReset || out.Events[0].ID != "bob" {
 		t.Fatalf("events %+v", out.Events)
+	}
+	// An agent moderator is refused once revoked, and acts while active.
+	byAgent := c
+	byAgent.Actor = moderation.Actor{Kind: moderation.ActorAgent, ID: "mia", Name: "mia"}
+	for _, actor := range []*agents.Agent{nil, {ID: "mia", DisabledAt: t0}} {
+		if out, err := DecideReset(actor, true, Reputation{Points: 20}, byAgent); !errors.Is(err, agents.ErrRevoked) || out.Entry != nil {
+			t.Fatalf("a reset by revoked moderator %+v: %+v %v", actor, out, err)
+		}
+	}
+	if out, err := DecideReset(&agents.Agent{ID: "mia"}, true, Reputation{Points: 20}, byAgent); err != nil || out.Before != 20 {
+		t.Fatalf("a reset by an active moderator: %+v %v", out, err)
 	}
 }

@@ -105,6 +105,9 @@ func Run(t *testing.T, open Opener) {
 		{"Profile", testProfile},
 		{"Engine", testEngine},
 		{"EngineUnder", testEngineUnder},
+		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
+		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
+		{"OnlyAnswerHidden", testOnlyAnswerHidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
