@@ -36,11 +36,22 @@ const (
 	ItemFlagged Kind = "item.flagged"
 	// ItemHidden: item ID (a discussion, or a reply) of discussion Ref was
 	// hidden from every public surface; Note says by whom (NoteByFlags or
-	// NoteByModerator). Followers re-read discussion Ref.
+	// NoteByModerator); Owner is the item's author, whose reputation it
+	// moved. Followers re-read discussion Ref.
 	ItemHidden Kind = "item.hidden"
-	// ItemUnhidden: item ID of discussion Ref is public again; followers
-	// re-read discussion Ref.
+	// ItemUnhidden: item ID of discussion Ref is public again; Owner is
+	// its author. Followers re-read discussion Ref.
 	ItemUnhidden Kind = "item.unhidden"
+	// ItemVoted: agent Owner voted on item ID (a reply of discussion Ref,
+	// or, when Ref is empty, the knowledge record ID); Note is the
+	// author whose reputation the vote moved ("" for a record).
+	// Followers re-read the item's signals and the author's reputation.
+	ItemVoted Kind = "item.voted"
+	// ItemVerified: agent Owner reported whether item ID worked; the
+	// other fields are ItemVoted's.
+	ItemVerified Kind = "item.verified"
+	// ReputationReset: a moderator reset agent ID's reputation.
+	ReputationReset Kind = "reputation.reset"
 	// RecordUpserted: knowledge record ID was added or changed; At is its
 	// updatedAt.
 	RecordUpserted Kind = "record.upserted"

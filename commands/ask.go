@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // CreateAsk implements tasks.Store: the owner (the asker) under its lock, its task of
@@ -76,9 +77,12 @@ func (x *askRun) decide() (*storage.Writes, error) {
 		}
 		x.wire = &wr
 	}
-	w := &storage.Writes{Ops: make([]storage.Op, 0, 4)}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 6)}
 	if x.out.Discussion != nil {
 		storage.Put(w, Discussions, nil, x.out.Discussion)
+		post, moves := trust.QuestionPosted(*x.out.Discussion)
+		storage.Put(w, Posts, nil, &post)
+		addMoves(w, moves)
 	}
 	x.task = Task{Task: x.out.Task, Wire: *x.wire}
 	x.task.StatusMessage, x.task.History, x.task.Artifacts = nil, nil, nil

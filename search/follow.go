@@ -177,7 +177,7 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 			return err
 		}
 	}
-	var recs, discs idSet
+	var recs, discs, authors idSet
 	changed := map[string]bool{} // discussions to index again even when their counts did not move
 	for _, e := range evs {
 		switch e.Kind {
@@ -191,6 +191,17 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 		case changelog.ItemHidden, changelog.ItemUnhidden:
 			discs.add(e.Ref) // the discussion, or the hidden reply's
 			changed[e.Ref] = true
+			authors.add(e.Owner) // whose reputation it moved
+		case changelog.ItemVoted, changelog.ItemVerified:
+			if e.Ref == "" {
+				recs.add(e.ID) // a record's signals
+			} else {
+				discs.add(e.Ref) // a reply's: its discussion's answer may change
+				changed[e.Ref] = true
+			}
+			authors.add(e.Note)
+		case changelog.ReputationReset:
+			authors.add(e.ID)
 		}
 	}
 	last := evs[len(evs)-1]
@@ -205,6 +216,9 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 		return err
 	}
 	st.Discussions += n
+	if err := x.refreshReputations(ctx, b, authors.list); err != nil {
+		return err
+	}
 	b.SetInternal(keyFeed, st.encode())
 	if err := x.rec.Batch(b); err != nil {
 		return fmt.Errorf("search: index the events %s to %s: %w", evs[0].Pos, last.Pos, err)
@@ -229,6 +243,9 @@ type idSet struct {
 }
 
 func (s *idSet) add(id string) {
+	if id == "" {
+		return
+	}
 	if s.seen == nil {
 		s.seen = map[string]struct{}{}
 	}

@@ -54,6 +54,10 @@ type Options struct {
 	// records: answered ones rank with them, open ones are found by a
 	// query that asks the same question.
 	Discussions DiscussionSource
+	// Signals, when set, has the records' and the answers' votes and
+	// verifications indexed with them (they rank hits and are shown with
+	// them), and the authors' reputations kept beside.
+	Signals SignalSource
 	// Cursors, when set, keeps the index's position in the store as a
 	// durable cursor, so that trimming the log waits for it.
 	Cursors changelog.Cursors

@@ -48,6 +48,9 @@ const (
 	fDetails  = "details"  // the question's details, a record's body, as written (research)
 	fThread   = "thread"   // the indexed replies as JSON (research)
 	fAccepted = "accepted" // the accepted reply's id; "" for none
+	// fSignals is a record's, or a discussion's answer's, signals and
+	// author (signalsDoc, as JSON), on both kinds of document.
+	fSignals = "signals"
 )
 
 // Analysers: text is English (as bleve's "en": possessives removed, lower
@@ -75,6 +78,7 @@ type recordDoc struct {
 	Updated     string   `json:"updated"`
 	Source      string   `json:"source"`
 	UpdatedMS   float64  `json:"updated_ms"`
+	Signals     string   `json:"signals"`
 }
 
 // discussionDoc is what the index holds for a discussion.
@@ -92,6 +96,7 @@ type discussionDoc struct {
 	Details     string `json:"details"`
 	Thread      string `json:"thread"`
 	Accepted    string `json:"accepted"`
+	Signals     string `json:"signals"`
 }
 
 func text(store bool) *mapping.FieldMapping {
@@ -169,7 +174,7 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
 		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
-		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
+		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(), fSignals: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Backend is every store interface of the domain, with what the process
@@ -36,6 +37,7 @@ type Backend interface {
 	push.OutboxStore
 	signing.Store
 	knowledge.Store
+	trust.Store
 	// The change log, its durable cursors and its trimming.
 	changelog.Log
 	changelog.Cursors

@@ -67,6 +67,7 @@ type Config struct {
 	// pending review; 0: flags never hide anything on their own.
 	FlagHideThreshold int
 	FlagRate          int // flags per minute per agent; 0 disables the limit
+	VoteRate          int // votes and verifications per minute per agent (one budget); 0 disables the limit
 	SearchRate        int // searches per minute per client address; 0 disables the limit
 	AuthFailRate      int // failed bearer authentications per minute per address; 0 disables the limit
 	RequestRate       int // authenticated requests per minute per agent; 0 disables the limit
@@ -219,6 +220,7 @@ func DefaultConfig() Config {
 		MaxReplies:         200,
 		FlagHideThreshold:  moderation.DefaultHideThreshold,
 		FlagRate:           10,
+		VoteRate:           30,
 		SearchRate:         60,
 		AuthFailRate:       30,
 		RequestRate:        1200,
@@ -311,7 +313,7 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"reply-rate", c.ReplyRate}, {"max-replies", c.MaxReplies},
-		{"flag-hide-threshold", c.FlagHideThreshold}, {"flag-rate", c.FlagRate},
+		{"flag-hide-threshold", c.FlagHideThreshold}, {"flag-rate", c.FlagRate}, {"vote-rate", c.VoteRate},
 		{"search-rate", c.SearchRate}, {"request-rate", c.RequestRate},
 		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
 	} {

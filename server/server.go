@@ -99,7 +99,7 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 	core, err := OpenCore(CoreOptions{
 		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, RequireSyncReplica: cfg.RequireSyncReplica, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
-		FlagHideThreshold: cfg.FlagHideThreshold, FlagRate: cfg.FlagRate,
+		FlagHideThreshold: cfg.FlagHideThreshold, FlagRate: cfg.FlagRate, VoteRate: cfg.VoteRate,
 		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
 	})
 	if err != nil {
@@ -185,6 +185,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
 		Moderation:  s.core.Moderation,
+		Trust:       s.core.Trust,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Agents:      s.core.Agents,

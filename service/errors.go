@@ -13,6 +13,7 @@ import (
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // ToError maps any error to the A2A error a binding sends. It is the one
@@ -88,6 +89,8 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.BadParam("replyId", "is the asker's own reply; the accepted answer is a reply by someone else")
 	case errors.Is(err, moderation.ErrOwnContent):
 		return a2a.Errorf(a2a.OwnContent, "agents cannot flag their own discussions or replies")
+	case errors.Is(err, trust.ErrOwnContent):
+		return a2a.Errorf(a2a.OwnContent, "agents cannot vote on or verify their own answers")
 	case errors.Is(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
 	case errors.Is(err, agents.ErrInvalidToken):

@@ -20,6 +20,7 @@ import (
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // env is a Service over a real store and search index, with a writer and
@@ -59,6 +60,7 @@ func setup(t *testing.T, contributorWrites bool) env {
 	svc, err := New(Config{PublicURL: "http://kfa.test", Version: "test", ContributorWrites: contributorWrites}, Deps{
 		Tasks:       tasks.NewService(db, tasks.Limits{}, db.Secret(), now),
 		Discussions: discussions.NewService(db, discussions.Limits{}, db.Secret(), now),
+		Trust:       trust.NewService(db, db, trust.Limits{}, now),
 		Search:      idx,
 	})
 	if err != nil {
@@ -108,8 +110,11 @@ func TestCardIsWhatDispatches(t *testing.T) {
 				for _, action := range sk.actions {
 					n++
 					data := map[string]any{"action": action, "query": "bbolt timeout", "question": "Why does Open hang?"}
+					if sk.card.ID == SkillFeedback {
+						data = map[string]any{"action": action, "recordId": "bbolt-timeout", "value": 1, "outcome": "worked"}
+					}
 					res, err := e.svc.SendMessage(context.Background(), Caller{Agent: e.writer}, dataMessage(fmt.Sprint("m", n), data))
-					want := map[string]string{SkillSearch: "message", SkillAsk: "task"}[sk.card.ID]
+					want := map[string]string{SkillSearch: "message", SkillAsk: "task", SkillFeedback: "message"}[sk.card.ID]
 					if sk.off != "" {
 						want = a2a.UnsupportedOperation.Reason
 						if err == nil || !strings.Contains(err.Error(), "disabled") {
@@ -182,7 +187,7 @@ func TestReadInput(t *testing.T) {
 		{"skill id as a text part", text("ask-network", "Why?"), "", SkillAsk, "ask", ""},
 		{"metadata skill", text("Why?"), `{"skill":"ask-network"}`, SkillAsk, "ask", ""},
 		{"data skill defaults its action", data(`{"skill":"knowledge-search","query":"q"}`), "", SkillSearch, "search", ""},
-		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research or ask"},
+		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research, ask, verify or vote"},
 		{"action of another skill", data(`{"skill":"knowledge-search","action":"ask"}`), "", "", "", "belongs to ask-network"},
 		{"unknown skill", text("x"), `{"skill":"weather"}`, "", "", "available skills: knowledge-search - Search curated records"},
 		{"data query without action searches", data(`{"query":"q"}`), "", SkillSearch, "search", ""},

@@ -126,6 +126,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.MaxReplies, "max-replies", cfg.MaxReplies, "replies one discussion holds (0: no limit)")
 	fs.IntVar(&cfg.FlagHideThreshold, "flag-hide-threshold", cfg.FlagHideThreshold, "distinct agents whose flags hide an item pending review (0: flags never hide)")
 	fs.IntVar(&cfg.FlagRate, "flag-rate", cfg.FlagRate, "flags per minute per agent, across every process on one database (0: no limit)")
+	fs.IntVar(&cfg.VoteRate, "vote-rate", cfg.VoteRate, "votes and verifications per minute per agent, one budget, across every process on one database (0: no limit)")
 	fs.IntVar(&cfg.SearchRate, "search-rate", cfg.SearchRate, "searches per minute per client address, counted by each process on its own (0: no limit)")
 	fs.IntVar(&cfg.RequestRate, "request-rate", cfg.RequestRate, "authenticated requests per minute per agent, counted by each process on its own: behind a load balancer over N processes, an agent may make up to N times this (0: no limit)")
 	fs.IntVar(&cfg.AuthFailRate, "auth-fail-rate", cfg.AuthFailRate, "failed bearer authentications per minute per client address, counted by each process on its own (0: no limit)")

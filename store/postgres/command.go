@@ -62,6 +62,9 @@ const (
 	CmdAccept         = commands.CmdAccept
 	CmdFlag           = commands.CmdFlag
 	CmdModerate       = commands.CmdModerate
+	// CmdVote and CmdVerify are the trust signals.
+	CmdVote   = commands.CmdVote
+	CmdVerify = commands.CmdVerify
 
 	// TripsRead counts the reads (one round trip each); TripsWrite the
 	// writes that are not commands, of which none is left: every write

@@ -42,6 +42,8 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"Revoke", testConcurrentRevoke},
 		{"Answers", testConcurrentAnswers},
 		{"DiscussionTotals", testConcurrentTotals},
+		{"SignalRate", testConcurrentSignalRate},
+		{"SignalsAndHides", testConcurrentSignalsAndHides},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Store is everything a kfa backend implements.
@@ -35,6 +36,7 @@ type Store interface {
 	push.ConfigStore
 	push.OutboxStore
 	signing.Store
+	trust.Store
 	changelog.Log
 	storage.Engine
 }
@@ -94,6 +96,13 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"VoteOnce", testVoteOnce},
+		{"SignalRefusals", testSignalRefusals},
+		{"SignalRate", testSignalRate},
+		{"VerifyOnce", testVerifyOnce},
+		{"RecordSignals", testRecordSignals},
+		{"Reputation", testReputation},
+		{"Profile", testProfile},
 		{"Engine", testEngine},
 		{"EngineUnder", testEngineUnder},
 		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
