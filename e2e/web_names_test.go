@@ -36,5 +36,5 @@ func TestWebSharedNames(t *testing.T) {
 		}
 	}
 	b.get("/discussions/"+f.open).mustContain(t, second)
-	b.get("/discussions/"+f.answered).mustContain(t, "<strong>bob</strong>")
+	b.get("/discussions/"+f.answered).mustContain(t, `">bob</a>`) // a name nobody else shares, as it is (a link to the profile)
 }
