@@ -22,6 +22,7 @@ import (
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/oauth"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
@@ -178,6 +179,7 @@ func (s *Server) publicHandler() (*router, error) {
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Agents:      s.core.Agents,
 		Records:     s.core.Records,
+		Feed:        peers.NewFeed(s.core.Store, s.cfg.PublicURL),
 		Sessions:    webSessions,
 		// Failed sign-ins of the web view share this budget.
 		AuthFailures: perMinute(s.cfg.AuthFailRate),

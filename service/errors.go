@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -76,6 +77,8 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}
 	}
 	switch {
+	case errors.Is(err, peers.ErrCursorExpired):
+		return a2a.Errorf(a2a.CursorExpired, "%s", err.Error())
 	case errors.Is(err, tasks.ErrNotFound):
 		return a2a.Errorf(a2a.TaskNotFound, "task not found")
 	case errors.Is(err, tasks.ErrNotCancelable):
