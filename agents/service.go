@@ -28,9 +28,10 @@ type Store interface {
 	// RevokeAgent disables the agent at the given time and deletes all of
 	// its credentials, as DecideRevoke decides under the agent's lock.
 	RevokeAgent(ctx context.Context, id string, at time.Time) (Agent, error)
-	// AgentsNamed returns the ids of at most limit agents (active or not)
-	// whose name has NameKey(name), in id order.
-	AgentsNamed(ctx context.Context, name string, limit int) ([]string, error)
+	// AgentsNamed returns, for each of names in order, the ids of at most
+	// limit agents (active or not) whose name has its NameKey, in id
+	// order: one read, however many names a page shows.
+	AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error)
 	// Authenticate finds the credential with digest d and its agent, or
 	// returns ErrInvalidToken.
 	Authenticate(ctx context.Context, d Digest) (Agent, Credential, error)
@@ -154,18 +155,29 @@ func (s *Service) Revoke(ctx context.Context, id string) (Agent, error) {
 const MaxNameShares = 2
 
 // SharedNames says which of names more than one agent has (NameKey), so
-// that a page showing them can tell those agents apart.
+// that a page showing them can tell those agents apart, in one read of
+// the store.
 func (s *Service) SharedNames(ctx context.Context, names []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(names))
+	var distinct []string
 	for _, n := range names {
-		if _, done := out[n]; done {
-			continue
+		if _, done := out[n]; !done {
+			out[n] = false
+			distinct = append(distinct, n)
 		}
-		ids, err := s.store.AgentsNamed(ctx, n, MaxNameShares)
-		if err != nil {
-			return nil, fmt.Errorf("agents named %q: %w", n, err)
-		}
-		out[n] = len(ids) >= MaxNameShares
+	}
+	if len(distinct) == 0 {
+		return out, nil
+	}
+	ids, err := s.store.AgentsNamed(ctx, distinct, MaxNameShares)
+	if err != nil {
+		return nil, fmt.Errorf("agents named: %w", err)
+	}
+	if len(ids) != len(distinct) {
+		return nil, fmt.Errorf("agents named: %d answers for %d names", len(ids), len(distinct))
+	}
+	for i, n := range distinct {
+		out[n] = len(ids[i]) >= MaxNameShares
 	}
 	return out, nil
 }

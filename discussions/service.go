@@ -113,6 +113,10 @@ type Store interface {
 	// (ErrNotFound for a malformed discussion id; an empty page for one
 	// without replies), without the hidden ones unless q asks for them.
 	ListReplies(ctx context.Context, q ReplyQuery) (ReplyPage, error)
+	// GetThread is GetDiscussion and ListReplies of q together, as one
+	// read (one snapshot, one round trip on PostgreSQL): what a
+	// discussion's page and the search index's reader need.
+	GetThread(ctx context.Context, q ReplyQuery) (Discussion, ReplyPage, error)
 	// ListDiscussions lists the discussions readers see: hidden ones are
 	// neither listed nor counted.
 	ListDiscussions(ctx context.Context, q ListQuery) (Page, error)
@@ -233,16 +237,12 @@ func (s *Service) get(ctx context.Context, id string, asked *int, pageToken stri
 		}
 		q.After = string(cur)
 	}
-	d, err := s.store.GetDiscussion(ctx, id)
+	d, p, err := s.store.GetThread(ctx, q)
 	if err != nil {
 		return Discussion{}, Replies{}, fmt.Errorf("get discussion %s: %w", id, named(id, err))
 	}
 	if d.Hidden && !review {
 		return Discussion{}, Replies{}, &NotFoundError{ID: id, Hidden: true}
-	}
-	p, err := s.store.ListReplies(ctx, q)
-	if err != nil {
-		return Discussion{}, Replies{}, fmt.Errorf("list replies of %s: %w", id, named(id, err))
 	}
 	res := Replies{Replies: p.Replies}
 	if p.Next != "" {

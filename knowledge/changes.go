@@ -82,9 +82,12 @@ func (s *Service) Changes(ctx context.Context, after Position, limit int) (Chang
 	if limit < 1 || limit > MaxChangesLimit {
 		return ChangesPage{}, input.Errorf("limit", "must be an integer from 1 to %d", MaxChangesLimit)
 	}
-	st, err := s.store.Feed(ctx)
+	// The feed's state and the page are read together; the page is read
+	// before it is known to be wanted, since a cursor that is refused
+	// below is rare and the read is one round trip either way.
+	st, chs, err := s.store.Changes(ctx, after.At, limit+1)
 	if err != nil {
-		return ChangesPage{}, fmt.Errorf("read the change feed's state: %w", err)
+		return ChangesPage{}, fmt.Errorf("read the change feed after %s: %w", after.At, err)
 	}
 	tag := epochTag(st.Epoch)
 	switch {
@@ -94,10 +97,6 @@ func (s *Service) Changes(ctx context.Context, after Position, limit int) (Chang
 		return ChangesPage{}, ErrCursorAhead
 	case !after.At.IsZero() && after.Trimmed.Before(st.Trimmed) && after.At.Before(st.Trimmed):
 		return ChangesPage{}, ErrCursorTooOld
-	}
-	chs, err := s.store.Changes(ctx, after.At, limit+1)
-	if err != nil {
-		return ChangesPage{}, fmt.Errorf("read the change feed after %s: %w", after.At, err)
 	}
 	p := ChangesPage{Changes: chs, Next: Position{At: after.At, Trimmed: st.Trimmed, Epoch: tag}}
 	if len(chs) > limit {

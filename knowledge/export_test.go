@@ -26,7 +26,7 @@ func TestDeleteMany(t *testing.T) {
 	if p, err := db.ListRecords(ctx, "", 10); err != nil || p.Total != 1 || p.Records[0].ID != "b" {
 		t.Fatalf("left %+v (%v)", p, err)
 	}
-	if chs, err := db.Changes(ctx, changelog.Position{Seq: 3}, 10); err != nil || len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
+	if _, chs, err := db.Changes(ctx, changelog.Position{Seq: 3}, 10); err != nil || len(chs) != 2 || chs[0].Op != knowledge.OpDelete || chs[1].ID != "c" {
 		t.Fatalf("feed after the deletes: %+v (%v)", chs, err)
 	}
 

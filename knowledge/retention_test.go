@@ -53,7 +53,7 @@ func mustImport(t *testing.T, svc *knowledge.Service, ls ...string) {
 
 func feedIDs(t *testing.T, db *store.DB) string {
 	t.Helper()
-	chs, err := db.Changes(context.Background(), changelog.Position{}, 1000)
+	_, chs, err := db.Changes(context.Background(), changelog.Position{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

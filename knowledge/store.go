@@ -68,10 +68,11 @@ type Store interface {
 	GetRecord(ctx context.Context, id string) (Record, error)
 	// ListRecords returns up to limit records with ids after after.
 	ListRecords(ctx context.Context, after string, limit int) (RecordPage, error)
-	// Changes returns up to limit record events after the log position
-	// after, oldest first, each with its record as it is now (read in
-	// one snapshot with the events).
-	Changes(ctx context.Context, after changelog.Position, limit int) ([]Change, error)
+	// Changes returns where the records' feed stands (as Feed) and up to
+	// limit record events after the log position after, oldest first,
+	// each with its record as it is now, read together (one snapshot; one
+	// round trip on PostgreSQL).
+	Changes(ctx context.Context, after changelog.Position, limit int) (FeedState, []Change, error)
 	// Feed reports where the records' feed stands.
 	Feed(ctx context.Context) (FeedState, error)
 	// GetRecords returns the records ids as they are now, in the order

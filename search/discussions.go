@@ -16,11 +16,13 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 )
 
-// DiscussionSource is what the index reads of the discussions. store.DB
-// provides it.
+// DiscussionSource is what the index reads of the discussions. Both
+// stores provide it. A discussion the log names is read with its replies
+// in one read (GetThread); the walk over every discussion reads a page
+// of them, then each one's replies.
 type DiscussionSource interface {
 	ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error)
-	GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error)
+	GetThread(ctx context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error)
 	GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error)
 	ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error)
 }
@@ -62,13 +64,24 @@ func indexedState(idx bleve.Index, id string) (int, string) {
 	return n, status
 }
 
-// addDiscussion puts d with its replies into b. It reads only the
-// replies it keeps: the first maxIndexedReplies, in one page.
-func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
-	page, err := x.o.Discussions.ListReplies(ctx, discussions.ReplyQuery{DiscussionID: d.ID, PageSize: maxIndexedReplies})
+// indexedReplies is the page of a discussion's replies the index keeps:
+// the first maxIndexedReplies, the ones readers see.
+func indexedReplies(id string) discussions.ReplyQuery {
+	return discussions.ReplyQuery{DiscussionID: id, PageSize: maxIndexedReplies}
+}
+
+// addListed puts d, read from a page of discussions, into b with its
+// replies, which it reads first.
+func (x *Index) addListed(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
+	page, err := x.o.Discussions.ListReplies(ctx, indexedReplies(d.ID))
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
 	}
+	return x.addDiscussion(ctx, b, d, page.Replies)
+}
+
+// addDiscussion puts d with replies, its indexedReplies, into b.
+func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion, replies []discussions.Reply) error {
 	var body strings.Builder
 	body.WriteString(x.md.Text(d.Body))
 	size := 0
@@ -78,7 +91,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		Answered: formatTime(d.AnsweredAt), Accepted: d.AcceptedReplyID,
 	}
 	thread := []threadReply{}
-	for _, r := range page.Replies {
+	for _, r := range replies {
 		if size += len(r.Body); size > maxAnswersLen {
 			break
 		}
@@ -90,11 +103,12 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 			doc.Answer = x.md.Text(r.Body)
 		}
 	}
-	// The accepted reply is the answer, wherever it is in the thread.
+	// The accepted reply is the answer, wherever it is in the thread:
+	// read on its own only when it is not among the replies read.
 	if d.AcceptedReplyID != "" {
-		r, err := x.o.Discussions.GetReply(ctx, d.ID, d.AcceptedReplyID)
+		r, err := x.acceptedReply(ctx, d, replies)
 		if err != nil {
-			return fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
+			return err
 		}
 		doc.Answer = x.md.Text(r.Body)
 	}
@@ -108,6 +122,21 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 		return fmt.Errorf("search: index discussion %s: %w", d.ID, err)
 	}
 	return nil
+}
+
+// acceptedReply is d's accepted reply: from replies when it is among
+// them, read otherwise.
+func (x *Index) acceptedReply(ctx context.Context, d discussions.Discussion, replies []discussions.Reply) (discussions.Reply, error) {
+	for _, r := range replies {
+		if r.ID == d.AcceptedReplyID {
+			return r, nil
+		}
+	}
+	r, err := x.o.Discussions.GetReply(ctx, d.ID, d.AcceptedReplyID)
+	if err != nil {
+		return r, fmt.Errorf("search: accepted reply of discussion %s: %w", d.ID, err)
+	}
+	return r, nil
 }
 
 func formatTime(t time.Time) string {
@@ -128,7 +157,7 @@ func (x *Index) indexDiscussions(ctx context.Context, b *bleve.Batch, ids []stri
 	}
 	added := 0
 	for _, id := range ids {
-		d, err := x.o.Discussions.GetDiscussion(ctx, id)
+		d, page, err := x.o.Discussions.GetThread(ctx, indexedReplies(id))
 		if errors.Is(err, discussions.ErrNotFound) {
 			continue
 		}
@@ -149,7 +178,7 @@ func (x *Index) indexDiscussions(ctx context.Context, b *bleve.Batch, ids []stri
 		if replies < 0 {
 			added++
 		}
-		if err := x.addDiscussion(ctx, b, d); err != nil {
+		if err := x.addDiscussion(ctx, b, d, page.Replies); err != nil {
 			return 0, err
 		}
 	}
@@ -170,7 +199,7 @@ func (x *Index) buildDiscussions(ctx context.Context, idx bleve.Index) (int, err
 		}
 		b := idx.NewBatch()
 		for _, d := range p.Discussions {
-			if err := x.addDiscussion(ctx, b, d); err != nil {
+			if err := x.addListed(ctx, b, d); err != nil {
 				return 0, err
 			}
 		}

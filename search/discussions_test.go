@@ -57,11 +57,14 @@ func (c *community) ask(t testing.TB, question, details string) string {
 	return task.DiscussionID
 }
 
-func (c *community) reply(t testing.TB, by discussions.Author, id, body string) {
+// reply replies to discussion id and returns the reply's id.
+func (c *community) reply(t testing.TB, by discussions.Author, id, body string) string {
 	t.Helper()
-	if _, err := c.discs.Reply(context.Background(), by, id, body); err != nil {
+	res, err := c.discs.Reply(context.Background(), by, id, body)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return res.Reply.ID
 }
 
 // loadDiscussions asks and answers the discussions of
@@ -281,15 +284,43 @@ func TestDiscussionsCaughtUpOnOpen(t *testing.T) {
 	}
 }
 
-// countingSource is the real store, counting the replies the index reads.
+// countingSource is the real store, counting the replies the index reads
+// and its reads of each kind.
 type countingSource struct {
 	DiscussionSource
-	read int
+	read  int
+	calls map[string]int
+}
+
+func (s *countingSource) count(method string, replies int) {
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[method]++
+	s.read += replies
 }
 
 func (s *countingSource) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
 	p, err := s.DiscussionSource.ListReplies(ctx, q)
-	s.read += len(p.Replies)
+	s.count("ListReplies", len(p.Replies))
+	return p, err
+}
+
+func (s *countingSource) GetThread(ctx context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error) {
+	d, p, err := s.DiscussionSource.GetThread(ctx, q)
+	s.count("GetThread", len(p.Replies))
+	return d, p, err
+}
+
+func (s *countingSource) GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error) {
+	r, err := s.DiscussionSource.GetReply(ctx, discussionID, replyID)
+	s.count("GetReply", 0)
+	return r, err
+}
+
+func (s *countingSource) ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error) {
+	p, err := s.DiscussionSource.ListDiscussions(ctx, q)
+	s.count("ListDiscussions", 0)
 	return p, err
 }
 
@@ -309,6 +340,54 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	}
 	if src.read == 0 || src.read > maxIndexedReplies {
 		t.Fatalf("the index read %d replies to keep at most %d", src.read, maxIndexedReplies)
+	}
+}
+
+// TestIndexReadsAChangedDiscussionOnce: the follower reads each
+// discussion the log names in one read, with its replies (GetThread: one
+// statement on PostgreSQL), whether it is new, answered, or answered with
+// an accepted reply; it reads an accepted reply on its own only when the
+// reply is past the replies it keeps.
+func TestIndexReadsAChangedDiscussionOnce(t *testing.T) {
+	f := setup(t, "")
+	c := newCommunity(f)
+	ctx := context.Background()
+	open := c.ask(t, "Which flag sets the log level?", "")
+	answered := c.ask(t, "Where does the log go?", "")
+	c.reply(t, c.other, answered, "To stderr.")
+	accepted := c.ask(t, "How do I rotate the log?", "")
+	if _, err := c.discs.Accept(ctx, c.asker.ID, accepted, c.reply(t, c.other, accepted, "Send SIGHUP.")); err != nil {
+		t.Fatal(err)
+	}
+	late := c.ask(t, "Why is the log empty?", "")
+	for i := range maxIndexedReplies {
+		c.reply(t, c.author, late, fmt.Sprint("more detail ", i))
+	}
+	if _, err := c.discs.Accept(ctx, c.asker.ID, late, c.reply(t, c.other, late, "The level is too high.")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ids   []string
+		calls map[string]int
+	}{
+		{"open, answered and accepted", []string{open, answered, accepted}, map[string]int{"GetThread": 3}},
+		{"accepted past the kept replies", []string{late}, map[string]int{"GetThread": 1, "GetReply": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &countingSource{DiscussionSource: f.db}
+			f.idx.o.Discussions = src
+			changed := map[string]bool{}
+			for _, id := range tc.ids {
+				changed[id] = true
+			}
+			if _, err := f.idx.indexDiscussions(ctx, f.idx.rec.NewBatch(), tc.ids, changed); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(src.calls) != fmt.Sprint(tc.calls) {
+				t.Fatalf("the index read %v, want %v", src.calls, tc.calls)
+			}
+		})
 	}
 }
 

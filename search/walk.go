@@ -104,7 +104,7 @@ func (x *Index) walkPage(ctx context.Context) (more bool, err error) {
 		if replies < 0 {
 			st.Discussions++
 		}
-		if err := x.addDiscussion(ctx, b, d); err != nil {
+		if err := x.addListed(ctx, b, d); err != nil {
 			return false, err
 		}
 	}

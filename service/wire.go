@@ -44,7 +44,7 @@ func (s *Service) ListTasksJSON(ctx context.Context, c Caller, req ListTasksRequ
 	}
 	dst = append(dst, `{"tasks":[`...)
 	first := true
-	info, err := s.deps.Tasks.ViewList(ctx, ag.ID, p, func(t *tasks.Snapshot) error {
+	info, err := s.deps.Tasks.ViewList(ctx, ag.ID, p, view, func(t *tasks.Snapshot) error {
 		if !first {
 			dst = append(dst, ',')
 		}

@@ -97,14 +97,16 @@ func agentsNamed(tx *bolt.Tx, name string, limit int) []string {
 	return ids
 }
 
-// AgentsNamed implements agents.Store.
-func (s *DB) AgentsNamed(_ context.Context, name string, limit int) ([]string, error) {
-	var ids []string
+// AgentsNamed implements agents.Store, in one read transaction.
+func (s *DB) AgentsNamed(_ context.Context, names []string, limit int) ([][]string, error) {
+	out := make([][]string, len(names))
 	err := s.db.View(func(tx *bolt.Tx) error {
-		ids = agentsNamed(tx, name, limit)
+		for i, n := range names {
+			out[i] = agentsNamed(tx, n, limit)
+		}
 		return nil
 	})
-	return ids, err
+	return out, err
 }
 
 var keyAgentCount = []byte("agents")

@@ -84,7 +84,7 @@ func TestMigrateFeedToLog(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Fatalf("log after migrating:\n%s\nwant\n%s", strings.Join(got, ","), want)
 	}
-	chs, err := db.Changes(ctx, changelog.Position{}, 100)
+	_, chs, err := db.Changes(ctx, changelog.Position{}, 100)
 	if err != nil || len(chs) != 4 || chs[3].ID != "c" || chs[3].Record == nil || chs[1].Pos.Seq != 2 {
 		t.Fatalf("records feed after migrating: %+v, %v", chs, err)
 	}

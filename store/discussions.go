@@ -112,41 +112,66 @@ func (s *DB) GetDiscussion(_ context.Context, id string) (discussions.Discussion
 // ListReplies implements discussions.Store: one page of replies, oldest
 // first (reply ids are ULIDs), from one seek and PageSize+1 steps.
 func (s *DB) ListReplies(_ context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
-	k, ok := idBytes(q.DiscussionID)
-	if !ok {
-		return discussions.ReplyPage{}, discussions.ErrNotFound
-	}
-	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
+	var page discussions.ReplyPage
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketReplies).Cursor()
-		rk, v := c.Seek(k)
-		if q.After != "" {
-			after, ok := idBytes(q.After)
-			if !ok {
-				return nil
-			}
-			start := cat(k, after)
-			if rk, v = c.Seek(start); bytes.Equal(rk, start) {
-				rk, v = c.Next()
-			}
-		}
-		for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
-			r, err := decodeReply(v)
-			if err != nil {
-				return err
-			}
-			if r.Hidden && !q.IncludeHidden {
-				continue
-			}
-			if len(page.Replies) == q.PageSize {
-				page.Next = page.Replies[len(page.Replies)-1].ID
-				return nil
-			}
-			page.Replies = append(page.Replies, r)
-		}
-		return nil
+		var err error
+		page, err = listReplies(tx, q)
+		return err
 	})
 	return page, err
+}
+
+// GetThread implements discussions.Store, in one read transaction.
+func (s *DB) GetThread(_ context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error) {
+	var (
+		d    discussions.Discussion
+		page discussions.ReplyPage
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if d, _, err = getDiscussion(tx, q.DiscussionID); err != nil {
+			return err
+		}
+		page, err = listReplies(tx, q)
+		return err
+	})
+	return d, page, err
+}
+
+// listReplies reads ListReplies' page in tx.
+func listReplies(tx *bolt.Tx, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
+	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
+	k, ok := idBytes(q.DiscussionID)
+	if !ok {
+		return page, discussions.ErrNotFound
+	}
+	c := tx.Bucket(bucketReplies).Cursor()
+	rk, v := c.Seek(k)
+	if q.After != "" {
+		after, ok := idBytes(q.After)
+		if !ok {
+			return page, nil
+		}
+		start := cat(k, after)
+		if rk, v = c.Seek(start); bytes.Equal(rk, start) {
+			rk, v = c.Next()
+		}
+	}
+	for ; rk != nil && bytes.HasPrefix(rk, k); rk, v = c.Next() {
+		r, err := decodeReply(v)
+		if err != nil {
+			return page, err
+		}
+		if r.Hidden && !q.IncludeHidden {
+			continue
+		}
+		if len(page.Replies) == q.PageSize {
+			page.Next = page.Replies[len(page.Replies)-1].ID
+			return page, nil
+		}
+		page.Replies = append(page.Replies, r)
+	}
+	return page, nil
 }
 
 // getReply reads reply rid of discussion did (nil, nil when there is

@@ -15,10 +15,14 @@ import (
 // whatever else the log holds.
 
 // Changes implements knowledge.Store: each change with its record as of
-// this read.
-func (s *DB) Changes(_ context.Context, after changelog.Position, limit int) ([]knowledge.Change, error) {
-	var out []knowledge.Change
+// Changes implements knowledge.Store, in one read transaction.
+func (s *DB) Changes(_ context.Context, after changelog.Position, limit int) (knowledge.FeedState, []knowledge.Change, error) {
+	var (
+		st  knowledge.FeedState
+		out []knowledge.Change
+	)
 	err := s.db.View(func(tx *bolt.Tx) error {
+		st = s.feedState(tx)
 		log := tx.Bucket(bucketLog)
 		c := tx.Bucket(bucketLogRecords).Cursor()
 		for k, _ := c.Seek(u64(after.Seq + 1)); k != nil && len(out) < limit; k, _ = c.Next() {
@@ -37,24 +41,31 @@ func (s *DB) Changes(_ context.Context, after changelog.Position, limit int) ([]
 		}
 		return nil
 	})
-	return out, err
+	return st, out, err
 }
 
 // Feed implements knowledge.Store.
 func (s *DB) Feed(_ context.Context) (knowledge.FeedState, error) {
-	st := knowledge.FeedState{Epoch: s.logEpoch()}
+	var st knowledge.FeedState
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketLogRecords).Cursor()
-		if k, _ := c.First(); len(k) == 8 {
-			st.First = changelog.Position{Seq: binary.BigEndian.Uint64(k)}
-		}
-		if k, _ := c.Last(); len(k) == 8 {
-			st.Last = changelog.Position{Seq: binary.BigEndian.Uint64(k)}
-		}
-		st.Trimmed = metaPosition(tx, metaLogRecordsTrimmed)
+		st = s.feedState(tx)
 		return nil
 	})
 	return st, err
+}
+
+// feedState reads where the records' feed stands in tx.
+func (s *DB) feedState(tx *bolt.Tx) knowledge.FeedState {
+	st := knowledge.FeedState{Epoch: s.logEpoch()}
+	c := tx.Bucket(bucketLogRecords).Cursor()
+	if k, _ := c.First(); len(k) == 8 {
+		st.First = changelog.Position{Seq: binary.BigEndian.Uint64(k)}
+	}
+	if k, _ := c.Last(); len(k) == 8 {
+		st.Last = changelog.Position{Seq: binary.BigEndian.Uint64(k)}
+	}
+	st.Trimmed = metaPosition(tx, metaLogRecordsTrimmed)
+	return st
 }
 
 // GetRecords implements knowledge.Store: one read transaction.

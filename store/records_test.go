@@ -55,7 +55,7 @@ func TestFeedSurvivesReopen(t *testing.T) {
 	if _, err := db.UpsertRecords(ctx, []knowledge.Record{rec("c", "C")}, t1); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := db.Changes(ctx, changelog.Position{Seq: 2}, 10)
+	_, ch, err := db.Changes(ctx, changelog.Position{Seq: 2}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

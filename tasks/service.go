@@ -62,6 +62,11 @@ type ListQuery struct {
 	Since     time.Time     // inclusive lower bound on the status timestamp; zero for none
 	PageSize  int
 	After     *Cursor // position after which the page starts
+	// Show, when set, is what ViewSnapshots' reader shows of each task
+	// (Wire.Append's view): a store may leave out of the snapshots what
+	// it does not show, and PostgreSQL reads only the columns it shows.
+	// nil: the whole task. ListTasks ignores it.
+	Show *View
 }
 
 // SinceMillis is Since as the inclusive lower bound the stores compare
@@ -348,13 +353,15 @@ type ListInfo struct {
 	TotalSize     int
 }
 
-// ViewList is List for showing the tasks: fn gets each task of the page,
-// in order, as ViewTask gives it. Page tokens are the same as List's.
-func (s *Service) ViewList(ctx context.Context, ownerID string, p ListParams, fn func(*Snapshot) error) (ListInfo, error) {
+// ViewList is List for showing the tasks under view: fn gets each task
+// of the page, in order, as ViewTask gives it, holding what view shows
+// (the rest may be left out). Page tokens are the same as List's.
+func (s *Service) ViewList(ctx context.Context, ownerID string, p ListParams, view View, fn func(*Snapshot) error) (ListInfo, error) {
 	q, binding, err := s.listQuery(ownerID, p)
 	if err != nil {
 		return ListInfo{}, err
 	}
+	q.Show = &view
 	next, total, err := s.store.ViewSnapshots(ctx, q, fn)
 	if err != nil {
 		return ListInfo{}, fmt.Errorf("list tasks: %w", err)

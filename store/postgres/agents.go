@@ -41,18 +41,6 @@ func decodeAgent(v []byte) (agents.Agent, error) {
 	return a, nil
 }
 
-// getAgent reads an agent.
-func getAgent(ctx context.Context, tx pgx.Tx, id string) (agents.Agent, error) {
-	var v []byte
-	if err := tx.QueryRow(ctx, "SELECT doc FROM agents WHERE id = $1", id).Scan(&v); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return agents.Agent{}, agents.ErrNotFound
-		}
-		return agents.Agent{}, err
-	}
-	return decodeAgent(v)
-}
-
 // nameLock is the advisory lock key space of agent names: a create holds
 // the lock of its name's key (hashed) until it commits, so two creates of
 // one name, on any process, decide one after the other.
@@ -89,14 +77,27 @@ func (s *DB) CreateAgent(ctx context.Context, c agents.Create) error {
 	})
 }
 
-// AgentsNamed implements agents.Store.
-func (s *DB) AgentsNamed(ctx context.Context, name string, limit int) ([]string, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT $2", agents.NameKey(name), limit)
-	if err != nil {
-		return nil, unavailable(err)
+// AgentsNamed implements agents.Store in one statement: a row of ids
+// for each name, in the names' order.
+func (s *DB) AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = agents.NameKey(n)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return ids, unavailable(err)
+	var out [][]string
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		rows, err := q.Query(ctx, `SELECT ARRAY(SELECT id FROM agents WHERE name_key = k.key ORDER BY id LIMIT $2)
+			FROM unnest($1::text[]) WITH ORDINALITY k(key, i) ORDER BY k.i`, keys, limit)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
+		return err
+	})
+	if err == nil && len(out) != len(names) {
+		err = fmt.Errorf("postgres: agents of %d names, %d answers", len(names), len(out))
+	}
+	return out, err
 }
 
 // loadCredentials queues the loads of a credential command: the agent
@@ -121,29 +122,25 @@ func loadCredentials(b *pgx.Batch, id string, st *agents.CredentialState) {
 	})
 }
 
-// GetAgent implements agents.Store.
+// GetAgent implements agents.Store in one statement.
 func (s *DB) GetAgent(ctx context.Context, id string) (agents.Agent, error) {
-	var a agents.Agent
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		a, err = getAgent(ctx, tx, id)
-		return err
-	})
-	return a, err
+	var v []byte
+	if err := s.readRow(ctx, "SELECT doc FROM agents WHERE id = $1", []any{id}, &v); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return agents.Agent{}, agents.ErrNotFound
+		}
+		return agents.Agent{}, err
+	}
+	return decodeAgent(v)
 }
 
-// ListAgents implements agents.Store: oldest first (agent ids are ULIDs).
+// ListAgents implements agents.Store: oldest first (agent ids are ULIDs),
+// the page and its total (counted: the operator's) in one statement.
 func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Page, error) {
 	page := agents.Page{Agents: []agents.Agent{}}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		if page.Total, err = countRows(ctx, tx, "SELECT 1 FROM agents"); err != nil {
-			return err
-		}
-		page.Agents, page.Next, err = pageDocs(ctx, tx, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
-			page.Agents[:0], "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
-		return err
-	})
+	var err error
+	page.Agents, page.Next, page.Total, err = totalPage(ctx, s, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
+		page.Agents, "SELECT count(*) FROM agents", "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
 	return page, err
 }
 
@@ -221,13 +218,13 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 		a                 agents.Agent
 		c                 agents.Credential
 	)
-	err := s.pool.QueryRow(ctx, `SELECT c.doc, a.doc FROM credentials c JOIN agents a ON a.id = c.agent_id
-		WHERE c.digest = $1`, d[:]).Scan(&credDoc, &agentDoc)
+	err := s.readRow(ctx, `SELECT c.doc, a.doc FROM credentials c JOIN agents a ON a.id = c.agent_id
+		WHERE c.digest = $1`, []any{d[:]}, &credDoc, &agentDoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, c, agents.ErrInvalidToken
 	}
 	if err != nil {
-		return a, c, unavailable(err)
+		return a, c, err
 	}
 	if err := json.Unmarshal(credDoc, &c); err != nil {
 		return a, c, fmt.Errorf("postgres: decode credential: %w", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kfa-project/kfa/changelog"
 )
@@ -108,39 +109,61 @@ func (s *DB) ReadTail(ctx context.Context, after changelog.Position, limit int) 
 	return t, nil
 }
 
-// LogState implements changelog.Log.
+// LogState implements changelog.Log in one statement (logBounds).
 func (s *DB) LogState(ctx context.Context) (changelog.State, error) {
-	var st changelog.State
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT value FROM kfa_meta WHERE key = 'feed_epoch'").Scan(&st.Epoch); err != nil {
-			return err
-		}
-		var err error
-		if st.First, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log ORDER BY tx, seq LIMIT 1"); err != nil {
-			return err
-		}
-		if st.Last, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readable+
-			" ORDER BY tx DESC, seq DESC LIMIT 1"); err != nil {
-			return err
-		}
-		st.Trimmed, err = logPosition(ctx, tx, "SELECT trimmed_tx, trimmed_seq FROM log_trim")
-		return err
-	})
-	if err != nil {
+	var (
+		st changelog.State
+		b  bounds
+	)
+	if err := s.readRow(ctx, logBounds, nil, b.dest()...); err != nil {
 		return changelog.State{}, fmt.Errorf("postgres: read the change log's state: %w", err)
 	}
-	return st, nil
+	err := b.read(&st.Epoch, &st.First, &st.Last, &st.Trimmed)
+	return st, err
 }
 
-// logPosition reads the (tx, seq) of one log row; zero when there is
-// none.
-func logPosition(ctx context.Context, tx pgx.Tx, q string) (changelog.Position, error) {
-	var t, seq int64
-	err := tx.QueryRow(ctx, q).Scan(&t, &seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return changelog.Position{}, nil
+// boundsOf is the query of a log's bounds: the epoch and three positions,
+// each the (tx, seq) of the one row a query of its selects (null when it
+// selects none): one row, whatever the log holds.
+func boundsOf(first, last, trimmed string) string {
+	q := "SELECT (SELECT value FROM kfa_meta WHERE key = 'feed_epoch') AS epoch," +
+		" b0.tx AS first_tx, b0.seq AS first_seq, b1.tx AS last_tx, b1.seq AS last_seq, b2.tx AS trimmed_tx, b2.seq AS trimmed_seq" +
+		" FROM (SELECT) one"
+	for i, b := range []string{first, last, trimmed} {
+		q += fmt.Sprintf(" LEFT JOIN LATERAL (%s) b%d(tx, seq) ON true", b, i)
 	}
-	return changelog.Position{Tx: uint64(t), Seq: uint64(seq)}, err
+	return q
+}
+
+// logBounds is the query of the change log's bounds (LogState).
+var logBounds = boundsOf("SELECT tx, seq FROM change_log ORDER BY tx, seq LIMIT 1",
+	"SELECT tx, seq FROM change_log WHERE "+readable+" ORDER BY tx DESC, seq DESC LIMIT 1",
+	"SELECT trimmed_tx, trimmed_seq FROM log_trim")
+
+// bounds is a row of boundsOf, as scanned.
+type bounds struct {
+	epoch *string
+	pos   [6]*int64
+}
+
+// dest is where a row of boundsOf scans into.
+func (b *bounds) dest() []any {
+	return []any{&b.epoch, &b.pos[0], &b.pos[1], &b.pos[2], &b.pos[3], &b.pos[4], &b.pos[5]}
+}
+
+// read hands out what b holds (zero positions for none).
+func (b *bounds) read(epoch *string, first, last, trimmed *changelog.Position) error {
+	if b.epoch == nil {
+		return errors.New("postgres: the database has no feed epoch")
+	}
+	*epoch = *b.epoch
+	for i, p := range []*changelog.Position{first, last, trimmed} {
+		*p = changelog.Position{}
+		if b.pos[2*i] != nil {
+			*p = changelog.Position{Tx: uint64(*b.pos[2*i]), Seq: uint64(*b.pos[2*i+1])}
+		}
+	}
+	return nil
 }
 
 // WakeLog implements changelog.Log: woken after this process's writes
@@ -216,7 +239,11 @@ func (s *DB) notifyLoop(ctx context.Context, done chan<- struct{}) {
 			return
 		case <-s.poke:
 		}
-		if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, '')", logChannel); err != nil && ctx.Err() == nil {
+		err := s.counted(ctx, TripsNotify, func(conn *pgxpool.Conn) error {
+			_, err := conn.Exec(ctx, "SELECT pg_notify($1, '')", logChannel)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			// The other processes' followers still read on their timers.
 			continue
 		}

@@ -80,7 +80,7 @@ func TestTrimTwoProcesses(t *testing.T) {
 		t.Fatalf("the two processes removed %d and %d, want the 30 superseded versions between them", removed[0], removed[1])
 	}
 	settle()
-	chs, err := a.Changes(ctx, changelog.Position{}, 100)
+	_, chs, err := a.Changes(ctx, changelog.Position{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

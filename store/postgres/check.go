@@ -76,6 +76,10 @@ func invariants() []invariant {
 		{VCounter, "counters", `SELECT coalesce(c.name, x.name), '', 'counter is ' || coalesce(c.n, 0) || ', counted ' || coalesce(x.n, 0)
 			FROM counters c FULL JOIN (` + expectedCounters + `) x ON x.name = c.name
 			WHERE coalesce(c.n, 0) <> coalesce(x.n, 0)`},
+		{VCounter, "discussion_totals", `SELECT 'discussions|' || coalesce(t.status, x.status), '', 'total is ' || coalesce(t.n, 0) || ', counted ' || coalesce(x.n, 0)
+			FROM (SELECT status, sum(n) AS n FROM discussion_totals GROUP BY status) t
+			FULL JOIN (SELECT status, count(*) AS n FROM discussions WHERE NOT hidden GROUP BY status) x ON x.status = t.status
+			WHERE coalesce(t.n, 0) <> coalesce(x.n, 0)`},
 		{VAgent, "agents", `SELECT a.id, '', 'agent has no name key, so a duplicate of its name would be allowed'
 			FROM agents a WHERE a.name_key IS NULL OR a.name_key = ''`},
 		{VAgent, "agents", `SELECT a.id, '', 'agent is linked to ' || (` + docOf("a") + `->>'subject') || ' at ' || (` + docOf("a") + `->>'issuer') || ', which agent_identities does not map to it'
@@ -162,7 +166,7 @@ func invariants() []invariant {
 // the report.
 func (s *DB) Check(ctx context.Context) (CheckReport, error) {
 	rep := CheckReport{Examined: map[string]int{}}
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readSnapshot(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM kfa_schema_migrations").Scan(&rep.SchemaVersion); err != nil {
 			return err
 		}

@@ -63,6 +63,9 @@ const (
 	// commands (records, the outbox, signing keys).
 	TripsRead  = "read"
 	TripsWrite = "write"
+	// TripsNotify counts the NOTIFYs that wake the other processes'
+	// followers after commits (coalesced: at most one at a time).
+	TripsNotify = "notify"
 )
 
 // RoundTrips is what the commands of one kind cost the database: how many

@@ -47,16 +47,6 @@ func (d deltas) apply(ctx context.Context, w execer) error {
 	return err
 }
 
-// readCounter reads one counter (0 when it never moved).
-func readCounter(ctx context.Context, q pgx.Tx, name string) (int, error) {
-	var n int64
-	err := q.QueryRow(ctx, "SELECT n FROM counters WHERE name = $1", name).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	return int(n), err
-}
-
 // scanCounter is the callback of a batched counter read into dst.
 func scanCounter(dst *int) func(pgx.Row) error {
 	return func(row pgx.Row) error {

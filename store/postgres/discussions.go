@@ -72,12 +72,12 @@ func scanDoc[T any](dst **T, decode func([]byte) (T, error)) func(pgx.Row) error
 // GetReply implements discussions.Store.
 func (s *DB) GetReply(ctx context.Context, discussionID, replyID string) (discussions.Reply, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", discussionID, replyID).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", []any{discussionID, replyID}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return discussions.Reply{}, &discussions.ReplyNotFoundError{DiscussionID: discussionID, ReplyID: replyID}
 	}
 	if err != nil {
-		return discussions.Reply{}, unavailable(err)
+		return discussions.Reply{}, err
 	}
 	return decodeReply(v)
 }
@@ -123,9 +123,10 @@ func decodeDiscussion(v []byte) (discussions.Discussion, error) {
 	return d, nil
 }
 
-func getDiscussion(ctx context.Context, tx pgx.Tx, id string) (discussions.Discussion, error) {
+// GetDiscussion implements discussions.Store in one statement.
+func (s *DB) GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error) {
 	var v []byte
-	err := tx.QueryRow(ctx, "SELECT doc FROM discussions WHERE id = $1", id).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM discussions WHERE id = $1", []any{id}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return discussions.Discussion{}, discussions.ErrNotFound
 	}
@@ -135,29 +136,48 @@ func getDiscussion(ctx context.Context, tx pgx.Tx, id string) (discussions.Discu
 	return decodeDiscussion(v)
 }
 
-// GetDiscussion implements discussions.Store.
-func (s *DB) GetDiscussion(ctx context.Context, id string) (discussions.Discussion, error) {
-	var d discussions.Discussion
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = getDiscussion(ctx, tx, id)
-		return err
-	})
-	return d, err
-}
+// replyPage is the query of a page of q's replies (oldest first: reply
+// ids are ULIDs), over $1 (the discussion), $2 (after), $3 (the limit)
+// and $4 (whether hidden replies are listed).
+const replyPage = "SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2 AND (NOT hidden OR $4) ORDER BY id LIMIT $3"
 
-// ListReplies implements discussions.Store: oldest first (reply ids are
-// ULIDs).
+// ListReplies implements discussions.Store in one statement.
 func (s *DB) ListReplies(ctx context.Context, q discussions.ReplyQuery) (discussions.ReplyPage, error) {
 	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
 	if _, err := ulid.ParseStrict(q.DiscussionID); err != nil {
 		return page, discussions.ErrNotFound
 	}
 	var err error
-	page.Replies, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decodeReply, func(r discussions.Reply) string { return r.ID },
-		page.Replies, "SELECT doc FROM replies WHERE discussion_id = $1 AND id > $2 AND (NOT hidden OR $4) ORDER BY id LIMIT $3",
-		q.DiscussionID, q.After, q.PageSize+1, q.IncludeHidden)
+	page.Replies, page.Next, err = pageDocs(ctx, s, q.PageSize, decodeReply, func(r discussions.Reply) string { return r.ID },
+		page.Replies, replyPage, q.DiscussionID, q.After, q.PageSize+1, q.IncludeHidden)
 	return page, err
+}
+
+// GetThread implements discussions.Store in one statement: the
+// discussion's row and its page of replies as one array.
+func (s *DB) GetThread(ctx context.Context, q discussions.ReplyQuery) (discussions.Discussion, discussions.ReplyPage, error) {
+	page := discussions.ReplyPage{Replies: []discussions.Reply{}}
+	if _, err := ulid.ParseStrict(q.DiscussionID); err != nil {
+		return discussions.Discussion{}, page, discussions.ErrNotFound
+	}
+	var (
+		v       []byte
+		replies [][]byte
+	)
+	err := s.readRow(ctx, "SELECT doc, ARRAY("+replyPage+") FROM discussions WHERE id = $1",
+		[]any{q.DiscussionID, q.After, q.PageSize + 1, q.IncludeHidden}, &v, &replies)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return discussions.Discussion{}, page, discussions.ErrNotFound
+	}
+	if err != nil {
+		return discussions.Discussion{}, page, err
+	}
+	d, err := decodeDiscussion(v)
+	if err != nil {
+		return d, page, err
+	}
+	page.Replies, page.Next, err = keepPage(replies, q.PageSize, decodeReply, func(r discussions.Reply) string { return r.ID }, page.Replies)
+	return d, page, err
 }
 
 // decodeReply reads a reply's document.
@@ -170,58 +190,32 @@ func decodeReply(v []byte) (discussions.Reply, error) {
 }
 
 // ListDiscussions implements discussions.Store: newest first (ids are
-// ULIDs).
+// ULIDs), or oldest first; the page and its total (totals.go) in one
+// statement.
 func (s *DB) ListDiscussions(ctx context.Context, q discussions.ListQuery) (discussions.Page, error) {
 	page := discussions.Page{Discussions: []discussions.Discussion{}}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var (
-			err  error
-			rows pgx.Rows
-		)
-		after, cmp, order := q.After, "<", "DESC"
-		if q.Oldest {
-			cmp, order = ">", "ASC"
+	after, cmp, order := q.After, "<", "DESC"
+	if q.Oldest {
+		cmp, order = ">", "ASC"
+	}
+	switch {
+	case after == "" && q.Oldest:
+		// "" is below every ULID
+	case after == "":
+		after = "\x7f" // above every ULID
+	default:
+		if _, err := ulid.ParseStrict(after); err != nil {
+			return page, discussions.ErrNotFound
 		}
-		switch {
-		case after == "" && q.Oldest:
-			// "" is below every ULID
-		case after == "":
-			after = "\x7f" // above every ULID
-		default:
-			if _, err := ulid.ParseStrict(after); err != nil {
-				return discussions.ErrNotFound
-			}
-		}
-		if page.Total, err = countDiscussions(ctx, tx, q.Status); err != nil {
-			return err
-		}
-		if q.Status != "" {
-			rows, err = tx.Query(ctx, `SELECT doc FROM discussions WHERE status = $1 AND id `+cmp+` $2 AND NOT hidden
-				ORDER BY id `+order+` LIMIT $3`, string(q.Status), after, q.PageSize+1)
-		} else {
-			rows, err = tx.Query(ctx, "SELECT doc FROM discussions WHERE id "+cmp+" $1 AND NOT hidden ORDER BY id "+order+" LIMIT $2",
-				after, q.PageSize+1)
-		}
-		if err != nil {
-			return err
-		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		for _, v := range docs {
-			if len(page.Discussions) == q.PageSize {
-				page.Next = page.Discussions[len(page.Discussions)-1].ID
-				break
-			}
-			d, err := decodeDiscussion(v)
-			if err != nil {
-				return err
-			}
-			page.Discussions = append(page.Discussions, d)
-		}
-		return nil
-	})
+	}
+	args, where := []any{after, q.PageSize + 1}, ""
+	if q.Status != "" {
+		args, where = append(args, string(q.Status)), " AND status = $3"
+	}
+	var err error
+	page.Discussions, page.Next, page.Total, err = totalPage(ctx, s, q.PageSize, decodeDiscussion,
+		func(d discussions.Discussion) string { return d.ID }, page.Discussions, discussionTotal(q.Status, "$3"),
+		"SELECT doc FROM discussions WHERE id "+cmp+" $1 AND NOT hidden"+where+" ORDER BY id "+order+" LIMIT $2", args...)
 	return page, err
 }
 

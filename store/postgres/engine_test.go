@@ -175,6 +175,11 @@ func TestNoRowEveryWriteWaitsOn(t *testing.T) {
 	defer holder.Close(ctx)
 	mine := []string{bob.ID, carol.ID}
 	theirs := []string{"t|o|" + bob.ID + "%", "t|o|" + carol.ID + "%"}
+	// A discussion total of every status and shard, to be held below.
+	if _, err := holder.Exec(ctx, `INSERT INTO discussion_totals (status, shard, n)
+		SELECT s, g, 0 FROM unnest(ARRAY['open', 'answered']) s, generate_series(0, 15) g ON CONFLICT DO NOTHING`); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := holder.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +195,10 @@ func TestNoRowEveryWriteWaitsOn(t *testing.T) {
 		{"SELECT 1 FROM discussions WHERE convert_from(doc, 'UTF8')::jsonb->>'authorId' <> ALL($1) FOR UPDATE", []any{mine}},
 		{"SELECT 1 FROM inbox WHERE agent_id <> ALL($1) FOR UPDATE", []any{mine}},
 		{"SELECT 1 FROM counters WHERE NOT (name LIKE ANY($1)) FOR UPDATE", []any{theirs}},
+		// The discussion totals of every shard but those of the store's
+		// own connections (a write moves its connection's shard only).
+		{`SELECT 1 FROM discussion_totals WHERE shard <> ALL(ARRAY(SELECT pid % 16 FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid())) FOR UPDATE`, nil},
 		{"SELECT 1 FROM kfa_meta FOR UPDATE", nil},
 	} {
 		if _, err := tx.Exec(ctx, l.q, l.args...); err != nil {

@@ -59,7 +59,7 @@ func (s *DB) ListInbox(ctx context.Context, q discussions.InboxQuery) (discussio
 	}
 	decode := func(v []byte) (discussions.InboxEntry, error) { return decodeInbox(q.AgentID, v) }
 	var err error
-	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
+	page.Entries, page.Next, err = pageDocs(ctx, s, q.PageSize, decode, func(e discussions.InboxEntry) string { return e.ID },
 		page.Entries, query, q.AgentID, q.After, q.PageSize+1)
 	return page, err
 }

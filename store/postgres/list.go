@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,12 +17,18 @@ import (
 // Since it is counted, on demand, from the matching index range.
 func (s *DB) ListTasks(ctx context.Context, q tasks.ListQuery) (tasks.ListPage, error) {
 	page := tasks.ListPage{Tasks: make([]tasks.Task, 0, min(q.PageSize, 64))}
-	next, total, err := s.listTasks(ctx, q, func(r *taskRow) error {
-		t, err := r.task()
-		if err == nil {
-			page.Tasks = append(page.Tasks, t)
+	var n int64
+	next, total, err := s.listTasks(ctx, q, taskColumns, func(rows pgx.Rows) ([]byte, time.Time, error) {
+		r, err := scanTask(totalRow{Rows: rows, total: &n})
+		if err != nil {
+			return nil, time.Time{}, err
 		}
-		return err
+		t, err := r.task()
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		page.Tasks = append(page.Tasks, t)
+		return []byte(t.ID), t.StatusTime, nil
 	})
 	if err != nil {
 		return tasks.ListPage{}, err
@@ -30,17 +37,24 @@ func (s *DB) ListTasks(ctx context.Context, q tasks.ListQuery) (tasks.ListPage, 
 	return page, nil
 }
 
-// ViewSnapshots implements tasks.Store.
+// ViewSnapshots implements tasks.Store: ListTasks' page, each task read
+// as a snapshot of the columns q.Show shows (scanSnapshot).
 func (s *DB) ViewSnapshots(ctx context.Context, q tasks.ListQuery, fn func(*tasks.Snapshot) error) (*tasks.Cursor, int, error) {
-	return s.listTasks(ctx, q, func(r *taskRow) error {
-		snap := r.snapshot()
-		return fn(&snap)
+	return s.listTasks(ctx, q, snapshotColumns(q.Show), func(rows pgx.Rows) ([]byte, time.Time, error) {
+		snap, err := scanSnapshot(rows, 1)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		return snap.ID, snap.StatusTime, fn(&snap)
 	})
 }
 
-// listTasks reads one page of q (in one snapshot with its total) and
-// hands each task to emit, in order.
-func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRow) error) (next *tasks.Cursor, total int, err error) {
+// listTasks reads one page of q with its total, in one statement: cols
+// are the task columns to read, and emit reads each row of the page, in
+// order (its first column is the total), and returns its id and status
+// time, the cursor after it.
+func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, cols string,
+	emit func(rows pgx.Rows) ([]byte, time.Time, error)) (next *tasks.Cursor, total int, err error) {
 	var (
 		where []string
 		args  []any
@@ -66,7 +80,6 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	if len(where) > 0 {
 		filter = " WHERE " + strings.Join(where, " AND ")
 	}
-	countArgs := len(args)
 	// An owner's totals are its counters; totals across owners (the
 	// operator's listings) and those with Since are counted.
 	useCounter := since == 0 && q.OwnerID != ""
@@ -82,15 +95,20 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 	limit := arg(q.PageSize + 1)
 
 	// One statement reads the page and its total in one snapshot, in one
-	// round trip: the total rides on every row. A transaction around two
-	// statements (BEGIN, the count, the page, COMMIT) cost four.
-	totalExpr := "(SELECT count(*) FROM tasks" + filter + ")"
+	// round trip, even when the page is empty (a page after a cursor
+	// whose tasks have moved): the total is the left side of a join that
+	// keeps it without any task. A transaction around two statements
+	// (BEGIN, the count, the page, COMMIT) cost four. The page comes out
+	// in its own order: a join ON true can only be a nested loop, whose
+	// one outer row (the total) is followed by the page's rows as its
+	// ORDER BY and LIMIT give them (an ORDER BY around the join would
+	// sort them again, a third of the statement's time).
+	totalExpr := "SELECT count(*) FROM tasks" + filter
 	if useCounter {
-		totalExpr = "COALESCE((SELECT n FROM counters WHERE name = " + arg(listCounter(q)) + "), 0)"
+		totalExpr = "SELECT COALESCE((SELECT n FROM counters WHERE name = " + arg(listCounter(q)) + "), 0)"
 	}
-	sql := "SELECT " + totalExpr + ", " + taskColumns + " FROM tasks" + pageFilter +
-		" ORDER BY status_ms DESC, id DESC LIMIT " + limit
-	rowsSeen := 0
+	sql := "SELECT t.n, p.* FROM (" + totalExpr + ") t(n) LEFT JOIN LATERAL (SELECT " + cols +
+		" FROM tasks" + pageFilter + " ORDER BY status_ms DESC, id DESC LIMIT " + limit + ") p ON true"
 	err = s.readStatement(ctx, func(c rowQuerier) error {
 		rows, err := c.Query(ctx, sql, args...)
 		if err != nil {
@@ -98,48 +116,34 @@ func (s *DB) listTasks(ctx context.Context, q tasks.ListQuery, emit func(*taskRo
 		}
 		defer rows.Close()
 		var (
-			last tasks.Task
-			n64  int64
+			lastID []byte // a copy: a row's bytes are its own until the next
+			lastAt time.Time
 		)
-		withTotal := totalRow{Rows: rows, total: &n64}
-		for rows.Next() {
-			rowsSeen++
-			r, err := scanTask(withTotal)
+		for rowsSeen := 0; rows.Next(); {
+			raw := rows.RawValues()
+			n, err := rawInt(rows.FieldDescriptions()[0], raw[0])
 			if err != nil {
 				return err
 			}
-			total = int(n64)
-			if rowsSeen > q.PageSize {
-				next = &tasks.Cursor{StatusTime: last.StatusTime, ID: last.ID}
+			total = int(n)
+			if raw[1] == nil {
+				break // no task: the total alone
+			}
+			if rowsSeen++; rowsSeen > q.PageSize {
+				next = &tasks.Cursor{StatusTime: lastAt, ID: string(lastID)}
 				break
 			}
-			if err := emit(&r); err != nil {
+			id, at, err := emit(rows)
+			if err != nil {
 				return err
 			}
-			last = r.t
+			lastID, lastAt = append(lastID[:0], id...), at
 		}
 		rows.Close()
 		return rows.Err()
 	})
 	if err != nil {
 		return nil, 0, err
-	}
-	if rowsSeen == 0 && q.After != nil {
-		// An empty page after a cursor carries no total: count it (the
-		// first page's emptiness means a total of 0).
-		count, countArgs := "SELECT count(*) FROM tasks"+filter, args[:countArgs:countArgs]
-		if useCounter {
-			count, countArgs = "SELECT COALESCE((SELECT n FROM counters WHERE name = $1), 0)", []any{listCounter(q)}
-		}
-		err = s.readStatement(ctx, func(c rowQuerier) error {
-			var n int64
-			err := c.QueryRow(ctx, count, countArgs...).Scan(&n)
-			total = int(n)
-			return err
-		})
-		if err != nil {
-			return nil, 0, err
-		}
 	}
 	return next, total, nil
 }

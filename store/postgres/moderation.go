@@ -19,15 +19,9 @@ const windowFlag = "f"
 
 var _ moderation.Store = (*DB)(nil)
 
-// FlagWindow implements moderation.Store.
+// FlagWindow implements moderation.Store in one statement.
 func (s *DB) FlagWindow(ctx context.Context, agentID string) (time.Time, error) {
-	var w time.Time
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		w, err = readWindow(ctx, tx, windowFlag, agentID)
-		return err
-	})
-	return w, err
+	return s.readWindow(ctx, windowFlag, agentID)
 }
 
 // loadTarget queues the loads of target t: its discussion under the row
@@ -191,93 +185,95 @@ func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Res
 	return out.Result, err
 }
 
-// Queue implements moderation.Store, from one snapshot: the waiting
-// items in queue order (moderation_queue), then their flags and content.
+// queueRead reads the queue's total and its first $1 items in queue
+// order (moderation_queue), each with its flags, its discussion and, for
+// a reply, the reply: one statement, and one row even when no item
+// waits.
+const queueRead = `SELECT c.n, q.doc, q.flags, q.discussion, q.reply
+	FROM (SELECT count(*) FROM moderation_items WHERE queued) c(n)
+	LEFT JOIN LATERAL (
+		SELECT i.doc, i.flags AS n, i.waiting_ms, i.id,
+			ARRAY(SELECT f.doc FROM moderation_flags f WHERE f.item_id = i.id ORDER BY f.agent_id) AS flags,
+			d.doc AS discussion, r.doc AS reply
+		FROM (SELECT id, doc, flags, waiting_ms, convert_from(doc, 'UTF8')::jsonb AS j FROM moderation_items
+			WHERE queued ORDER BY flags DESC, waiting_ms, id LIMIT $1) i
+		LEFT JOIN discussions d ON d.id = i.j->>'discussionId'
+		LEFT JOIN replies r ON i.j->>'kind' = 'reply' AND r.discussion_id = i.j->>'discussionId' AND r.id = i.id
+	) q ON true
+	ORDER BY q.n DESC, q.waiting_ms, q.id`
+
+// Queue implements moderation.Store in one statement (queueRead).
 func (s *DB) Queue(ctx context.Context, limit int) ([]moderation.QueueEntry, int, error) {
 	var (
 		out   []moderation.QueueEntry
 		total int
 	)
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readStatement(ctx, func(q rowQuerier) error {
 		out, total = nil, 0
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM moderation_items WHERE queued").Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT doc FROM moderation_items WHERE queued ORDER BY flags DESC, waiting_ms, id LIMIT $1", limit)
+		rows, err := q.Query(ctx, queueRead, limit)
 		if err != nil {
 			return err
 		}
-		docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		ids := make([]string, len(docs))
-		index := map[string]int{}
-		for i, v := range docs {
-			it, err := decodeItem(v)
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				n                 int64
+				item, disc, reply []byte
+				flags             [][]byte
+			)
+			if err := rows.Scan(&n, &item, &flags, &disc, &reply); err != nil {
+				return err
+			}
+			total = int(n)
+			if item == nil {
+				continue // no item waits
+			}
+			e, err := queueEntry(item, flags, disc, reply)
 			if err != nil {
 				return err
 			}
-			out = append(out, moderation.QueueEntry{Item: it})
-			ids[i], index[it.ID] = it.ID, i
+			out = append(out, e)
 		}
-		if err := queueFlags(ctx, tx, ids, index, out); err != nil {
-			return err
-		}
-		return queueContent(ctx, tx, out)
+		return rows.Err()
 	})
 	return out, total, err
 }
 
-// queueFlags adds each item's open flags, oldest first.
-func queueFlags(ctx context.Context, tx pgx.Tx, ids []string, index map[string]int, out []moderation.QueueEntry) error {
-	rows, err := tx.Query(ctx, "SELECT doc FROM moderation_flags WHERE item_id = ANY($1) ORDER BY item_id, agent_id", ids)
+// queueEntry decodes one item of the queue with its flags (those of its
+// current round, oldest first), its discussion and its reply.
+func queueEntry(item []byte, flags [][]byte, disc, reply []byte) (moderation.QueueEntry, error) {
+	it, err := decodeItem(item)
 	if err != nil {
-		return err
+		return moderation.QueueEntry{}, err
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return err
-	}
-	for _, v := range docs {
+	e := moderation.QueueEntry{Item: it}
+	for _, v := range flags {
 		var f moderation.Flag
 		if err := json.Unmarshal(v, &f); err != nil {
-			return fmt.Errorf("postgres: decode flag: %w", err)
+			return e, fmt.Errorf("postgres: decode flag: %w", err)
 		}
-		e := &out[index[f.ItemID]]
-		if f.Round == e.Item.Round {
+		if f.Round == it.Round {
 			e.Flags = append(e.Flags, f)
 		}
 	}
-	for i := range out {
-		slices.SortFunc(out[i].Flags, func(a, b moderation.Flag) int { return a.At.Compare(b.At) })
+	slices.SortFunc(e.Flags, func(a, b moderation.Flag) int { return a.At.Compare(b.At) })
+	if disc == nil {
+		return e, fmt.Errorf("postgres: discussion %s of moderation item %s: %w", it.DiscussionID, it.ID, discussions.ErrNotFound)
 	}
-	return nil
-}
-
-// queueContent adds each item's discussion and reply.
-func queueContent(ctx context.Context, tx pgx.Tx, out []moderation.QueueEntry) error {
-	for i := range out {
-		it := &out[i].Item
-		d, err := getDiscussion(ctx, tx, it.DiscussionID)
-		if err != nil {
-			return fmt.Errorf("postgres: discussion %s of moderation item %s: %w", it.DiscussionID, it.ID, err)
-		}
-		out[i].Discussion = d
-		if it.Kind != moderation.KindReply {
-			continue
-		}
-		var v []byte
-		if err := tx.QueryRow(ctx, "SELECT doc FROM replies WHERE discussion_id = $1 AND id = $2", it.DiscussionID, it.ID).Scan(&v); err != nil {
-			return fmt.Errorf("postgres: reply %s of moderation item: %w", it.ID, err)
-		}
-		r, err := decodeReply(v)
-		if err != nil {
-			return err
-		}
-		out[i].Reply = &r
+	if e.Discussion, err = decodeDiscussion(disc); err != nil {
+		return e, err
 	}
-	return nil
+	if it.Kind == moderation.KindReply {
+		if reply == nil {
+			return e, fmt.Errorf("postgres: reply %s of moderation item: %w", it.ID, pgx.ErrNoRows)
+		}
+		r, err := decodeReply(reply)
+		if err != nil {
+			return e, err
+		}
+		e.Reply = &r
+	}
+	return e, nil
 }
 
 // ListLog implements moderation.Store: newest first.
@@ -288,7 +284,7 @@ func (s *DB) ListLog(ctx context.Context, q moderation.LogQuery) (moderation.Log
 		before = "\x7f" // above every ULID
 	}
 	var err error
-	page.Entries, page.Next, err = pageDocs(ctx, s.pool, q.PageSize, func(v []byte) (moderation.Entry, error) {
+	page.Entries, page.Next, err = pageDocs(ctx, s, q.PageSize, func(v []byte) (moderation.Entry, error) {
 		var e moderation.Entry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return e, fmt.Errorf("postgres: decode moderation log entry: %w", err)
@@ -302,27 +298,31 @@ func (s *DB) ListLog(ctx context.Context, q moderation.LogQuery) (moderation.Log
 // PostsBy implements moderation.Store, from discussions_author and
 // replies_author.
 func (s *DB) PostsBy(ctx context.Context, agentID, after string, limit int) ([]moderation.Target, string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, '' FROM discussions WHERE author_id = $1 AND id > $2
-		UNION ALL SELECT id, discussion_id FROM replies WHERE author_id = $1 AND id > $2
-		ORDER BY 1 LIMIT $3`, agentID, after, limit+1)
-	if err != nil {
-		return nil, "", unavailable(err)
-	}
 	var out []moderation.Target
-	for rows.Next() {
-		var t moderation.Target
-		if err := rows.Scan(&t.ID, &t.DiscussionID); err != nil {
-			rows.Close()
-			return nil, "", err
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		out = nil
+		rows, err := q.Query(ctx, `SELECT id, '' FROM discussions WHERE author_id = $1 AND id > $2
+			UNION ALL SELECT id, discussion_id FROM replies WHERE author_id = $1 AND id > $2
+			ORDER BY 1 LIMIT $3`, agentID, after, limit+1)
+		if err != nil {
+			return err
 		}
-		t.Kind = moderation.KindDiscussion
-		if t.DiscussionID != "" {
-			t.Kind = moderation.KindReply
+		defer rows.Close()
+		for rows.Next() {
+			var t moderation.Target
+			if err := rows.Scan(&t.ID, &t.DiscussionID); err != nil {
+				return err
+			}
+			t.Kind = moderation.KindDiscussion
+			if t.DiscussionID != "" {
+				t.Kind = moderation.KindReply
+			}
+			out = append(out, t)
 		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", unavailable(err)
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	next := ""
 	if len(out) > limit {

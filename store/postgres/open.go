@@ -300,29 +300,6 @@ func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 }
 
-// read runs fn in one read-only transaction (one snapshot for its reads).
-func (s *DB) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return unavailable(s.counted(ctx, TripsRead, func(conn *pgxpool.Conn) error {
-		return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
-	}))
-}
-
-// rowQuerier is what a read of one statement needs: a transaction, or a
-// connection of the pool outside any.
-type rowQuerier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-// readStatement runs fn, which makes one statement, on a connection of
-// the pool and outside any transaction: one statement reads one snapshot
-// of its own, so read's BEGIN and COMMIT would make its one round trip
-// three (GetTask on PostgreSQL was most of that). A read of more than one
-// statement that must see one snapshot takes read.
-func (s *DB) readStatement(ctx context.Context, fn func(q rowQuerier) error) error {
-	return unavailable(s.counted(ctx, TripsRead, func(conn *pgxpool.Conn) error { return fn(conn) }))
-}
-
 // counted runs fn on a connection of the pool, counting its round trips
 // under name.
 func (s *DB) counted(ctx context.Context, name string, fn func(conn *pgxpool.Conn) error) error {

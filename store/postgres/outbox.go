@@ -115,17 +115,21 @@ func (s *DB) DueDestinations(ctx context.Context, q push.DueQuery) ([]string, st
 		skip = []string{}
 	}
 	visits := push.MaxDueScan * q.Limit
-	rows, err := s.pool.Query(ctx, dueWalk, q.After, q.Now.UnixMilli(), q.Limit, visits, skip)
-	if err != nil {
-		return nil, "", unavailable(err)
-	}
 	type step struct {
 		Destination string
 		NextMS      int64
 	}
-	steps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[step])
+	var steps []step
+	err := s.readStatement(ctx, func(rq rowQuerier) error {
+		rows, err := rq.Query(ctx, dueWalk, q.After, q.Now.UnixMilli(), q.Limit, visits, skip)
+		if err != nil {
+			return err
+		}
+		steps, err = pgx.CollectRows(rows, pgx.RowToStructByPos[step])
+		return err
+	})
 	if err != nil {
-		return nil, "", unavailable(err)
+		return nil, "", err
 	}
 	skipped := make(map[string]bool, len(skip))
 	for _, d := range skip {
@@ -144,23 +148,16 @@ func (s *DB) DueDestinations(ctx context.Context, q push.DueQuery) ([]string, st
 }
 
 // DueDeliveries implements push.OutboxStore, from
-// push_deliveries_destination.
+// push_deliveries_destination, in one statement.
 func (s *DB) DueDeliveries(ctx context.Context, dest string, now time.Time, limit int) ([]push.Delivery, error) {
-	var out []push.Delivery
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, err = queryDeliveries(ctx, tx, `SELECT doc FROM push_deliveries
-			WHERE state = 'p' AND destination = $1 AND next_ms <= $2 ORDER BY next_ms, id LIMIT $3`,
-			dest, now.UnixMilli(), limit)
-		return err
-	})
-	return out, err
+	return readDocs(ctx, s, storedoc.DecodeDelivery, `SELECT doc FROM push_deliveries
+		WHERE state = 'p' AND destination = $1 AND next_ms <= $2 ORDER BY next_ms, id LIMIT $3`, dest, now.UnixMilli(), limit)
 }
 
 // NextDue implements push.OutboxStore.
 func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var ms *int64
-	if err := s.pool.QueryRow(ctx, "SELECT min(next_ms) FROM push_deliveries WHERE state = 'p'").Scan(&ms); err != nil {
+	if err := s.readRow(ctx, "SELECT min(next_ms) FROM push_deliveries WHERE state = 'p'", nil, &ms); err != nil {
 		return time.Time{}, false, err
 	}
 	if ms == nil {
@@ -192,15 +189,16 @@ func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push
 	return out, err
 }
 
-// Delivery implements push.OutboxStore.
+// Delivery implements push.OutboxStore in one statement.
 func (s *DB) Delivery(ctx context.Context, id string) (push.Delivery, error) {
-	var d push.Delivery
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = getDelivery(ctx, tx, id, false)
-		return err
-	})
-	return d, err
+	ds, err := readDocs(ctx, s, storedoc.DecodeDelivery, "SELECT doc FROM push_deliveries WHERE id = $1", id)
+	if err != nil {
+		return push.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return push.Delivery{}, push.ErrDeliveryNotFound
+	}
+	return ds[0], nil
 }
 
 // Deliveries implements push.OutboxStore: newest first (ids are ULIDs of
@@ -224,20 +222,9 @@ func (s *DB) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.Deliver
 	}
 	query += fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args)+1)
 	args = append(args, q.PageSize+1)
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		ds, err := queryDeliveries(ctx, tx, query, args...)
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if len(page.Deliveries) == q.PageSize {
-				page.Next = page.Deliveries[len(page.Deliveries)-1].ID
-				break
-			}
-			page.Deliveries = append(page.Deliveries, d)
-		}
-		return nil
-	})
+	var err error
+	page.Deliveries, page.Next, err = pageDocs(ctx, s, q.PageSize, storedoc.DecodeDelivery, func(d push.Delivery) string { return d.ID },
+		page.Deliveries, query, args...)
 	return page, err
 }
 
@@ -315,30 +302,27 @@ func (s *DB) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (
 	return n, err
 }
 
-// OutboxStats implements push.OutboxStore.
+// OutboxStats implements push.OutboxStore in one statement.
 func (s *DB) OutboxStats(ctx context.Context) (push.OutboxStats, error) {
-	var st push.OutboxStats
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		if st.Pending, err = readCounter(ctx, tx, counterPushPending); err != nil {
-			return err
-		}
-		var oldest string
-		err = tx.QueryRow(ctx, "SELECT id FROM push_deliveries WHERE state = 'p' ORDER BY id LIMIT 1").Scan(&oldest)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
+	var (
+		st      push.OutboxStats
+		pending int64
+		oldest  *string
+	)
+	err := s.readRow(ctx, `SELECT COALESCE((SELECT n FROM counters WHERE name = $1), 0),
+		(SELECT id FROM push_deliveries WHERE state = 'p' ORDER BY id LIMIT 1)`, []any{counterPushPending}, &pending, &oldest)
+	if err != nil {
+		return st, err
+	}
+	st.Pending = int(pending)
+	if oldest != nil {
+		id, err := ulid.ParseStrict(*oldest)
 		if err != nil {
-			return err
-		}
-		id, err := ulid.ParseStrict(oldest)
-		if err != nil {
-			return err
+			return st, err
 		}
 		st.OldestPending = ulid.Time(id.Time()).UTC()
-		return nil
-	})
-	return st, err
+	}
+	return st, nil
 }
 
 var _ push.OutboxStore = (*DB)(nil)

@@ -89,12 +89,16 @@ func (s *DB) PutPushConfig(ctx context.Context, c push.Config, max int) (push.Co
 	return c, created, nil
 }
 
-func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config, error) {
-	rows, err := tx.Query(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 ORDER BY id", taskID)
-	if err != nil {
-		return nil, err
+// PushConfigs implements push.ConfigStore in one statement: the task's
+// configs are read only when the task is ownerID's, so another owner's
+// task costs what an unknown one does.
+func (s *DB) PushConfigs(ctx context.Context, ownerID, taskID string) ([]push.Config, error) {
+	var docs [][]byte
+	err := s.readRow(ctx, `SELECT ARRAY(SELECT c.doc FROM push_configs c WHERE c.task_id = t.id ORDER BY c.id)
+		FROM tasks t WHERE t.id = $1 AND ($2 = '' OR t.owner_id = $2)`, []any{taskID, ownerID}, &docs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, push.ErrTaskNotFound
 	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
 		return nil, err
 	}
@@ -109,28 +113,10 @@ func pushConfigsOf(ctx context.Context, tx pgx.Tx, taskID string) ([]push.Config
 	return out, nil
 }
 
-// PushConfigs implements push.ConfigStore.
-func (s *DB) PushConfigs(ctx context.Context, ownerID, taskID string) ([]push.Config, error) {
-	var out []push.Config
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var owner string
-		err := tx.QueryRow(ctx, "SELECT owner_id FROM tasks WHERE id = $1", taskID).Scan(&owner)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && ownerID != "" && owner != ownerID) {
-			return push.ErrTaskNotFound
-		}
-		if err != nil {
-			return err
-		}
-		out, err = pushConfigsOf(ctx, tx, taskID)
-		return err
-	})
-	return out, err
-}
-
 // PushConfig implements push.OutboxStore.
 func (s *DB) PushConfig(ctx context.Context, taskID, id string) (push.Config, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM push_configs WHERE task_id = $1 AND id = $2", []any{taskID, id}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return push.Config{}, push.ErrNotFound
 	}

@@ -129,27 +129,23 @@ func (s *DB) DeleteRecords(ctx context.Context, ids []string, at time.Time) (del
 // GetRecord implements knowledge.Store.
 func (s *DB) GetRecord(ctx context.Context, id string) (knowledge.Record, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM records WHERE id = $1", id).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM records WHERE id = $1", []any{id}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return knowledge.Record{}, knowledge.ErrNotFound
 	}
 	if err != nil {
-		return knowledge.Record{}, unavailable(err)
+		return knowledge.Record{}, err
 	}
 	return decodeRecord(v)
 }
 
-// ListRecords implements knowledge.Store: id order.
+// ListRecords implements knowledge.Store: id order, the page and its
+// total (the records' counter) in one statement.
 func (s *DB) ListRecords(ctx context.Context, after string, limit int) (knowledge.RecordPage, error) {
 	page := knowledge.RecordPage{Records: make([]knowledge.Record, 0, min(limit, 256))}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		if page.Total, err = readCounter(ctx, tx, counterRecords); err != nil {
-			return err
-		}
-		page.Records, page.Next, err = pageDocs(ctx, tx, limit, decodeRecord, func(r knowledge.Record) string { return r.ID },
-			page.Records[:0], "SELECT doc FROM records WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
-		return err
-	})
+	var err error
+	page.Records, page.Next, page.Total, err = totalPage(ctx, s, limit, decodeRecord, func(r knowledge.Record) string { return r.ID },
+		page.Records, "SELECT COALESCE((SELECT n FROM counters WHERE name = $3), 0)",
+		"SELECT doc FROM records WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1, counterRecords)
 	return page, err
 }

@@ -92,12 +92,12 @@ func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
 // GetSession implements sessions.Store.
 func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Session, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", d[:]).Scan(&v)
+	err := s.readRow(ctx, "SELECT doc FROM web_sessions WHERE digest = $1", []any{d[:]}, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sessions.Session{}, sessions.ErrNotFound
 	}
 	if err != nil {
-		return sessions.Session{}, unavailable(err)
+		return sessions.Session{}, err
 	}
 	return decodeSession(d, v)
 }

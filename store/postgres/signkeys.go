@@ -26,7 +26,7 @@ func putSignKey(ctx context.Context, tx pgx.Tx, k *signing.KeyRecord) error {
 }
 
 // signKeys reads every key, newest first.
-func signKeys(ctx context.Context, tx pgx.Tx) ([]signing.KeyRecord, error) {
+func signKeys(ctx context.Context, tx rowQuerier) ([]signing.KeyRecord, error) {
 	rows, err := tx.Query(ctx, "SELECT doc FROM signing_keys ORDER BY created_ms DESC, id DESC")
 	if err != nil {
 		return nil, err
@@ -46,12 +46,12 @@ func signKeys(ctx context.Context, tx pgx.Tx) ([]signing.KeyRecord, error) {
 	return out, nil
 }
 
-// SigningKeys implements signing.Store.
+// SigningKeys implements signing.Store in one statement.
 func (s *DB) SigningKeys(ctx context.Context) ([]signing.KeyRecord, error) {
 	var out []signing.KeyRecord
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err := s.readStatement(ctx, func(q rowQuerier) error {
 		var err error
-		out, err = signKeys(ctx, tx)
+		out, err = signKeys(ctx, q)
 		return err
 	})
 	return out, err

@@ -2,16 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/changelog"
 )
 
-// Stats are the database's counts, counted on demand in one snapshot
-// (the operator's totals have no counter rows: see totals.go).
+// Stats are the database's counts, read in one snapshot (see totals.go
+// for which are counted on demand).
 type Stats struct {
 	SchemaVersion int
 	Tasks         int
@@ -36,67 +33,48 @@ type WaitingTask struct {
 	Since       int64 // Unix ms of its status timestamp
 }
 
-// Stats reads the counts.
+// statsRead is Stats' one statement. The task and agent totals are
+// counted (the operator's: no row holds them); the discussion totals
+// are discussion_totals' (the discussions readers see, as on bbolt);
+// the records total is the records' counter.
+const statsRead = `SELECT (SELECT coalesce(max(version), 0) FROM kfa_schema_migrations),
+	(SELECT count(*) FROM tasks),
+	(SELECT json_object_agg(state, n) FROM (SELECT state, count(*) AS n FROM tasks GROUP BY state) s),
+	(SELECT COALESCE(sum(n), 0)::bigint FROM discussion_totals),
+	(SELECT COALESCE(sum(n), 0)::bigint FROM discussion_totals WHERE status = 'open'),
+	(SELECT COALESCE(sum(n), 0)::bigint FROM discussion_totals WHERE status = 'answered'),
+	(SELECT count(*) FROM agents),
+	COALESCE((SELECT n FROM counters WHERE name = $1), 0),
+	pg_database_size(current_database()),
+	l.tx, l.seq, w.id, w.owner_id, w.status_ms
+	FROM (SELECT) one
+	LEFT JOIN LATERAL (SELECT tx, seq FROM change_log WHERE ` + readable + ` ORDER BY tx DESC, seq DESC LIMIT 1) l ON true
+	LEFT JOIN LATERAL (SELECT id, owner_id, status_ms FROM tasks WHERE state = $2 ORDER BY status_ms, id LIMIT 1) w ON true`
+
+// Stats reads the counts, in one statement (one snapshot).
 func (s *DB) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{TasksByState: map[a2a.TaskState]int{}}
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM kfa_schema_migrations").Scan(&st.SchemaVersion); err != nil {
-			return err
-		}
-		// The operator's totals are counted on demand (totals.go): no row
-		// holds them. The records counter is the records' own.
-		for _, c := range []struct {
-			query string
-			dst   *int
-		}{
-			{"SELECT count(*) FROM tasks", &st.Tasks},
-			{"SELECT count(*) FROM discussions", &st.Discussions},
-			{"SELECT count(*) FROM discussions WHERE status = 'open'", &st.Open},
-			{"SELECT count(*) FROM discussions WHERE status = 'answered'", &st.Answered},
-			{"SELECT count(*) FROM agents", &st.Agents},
-		} {
-			if err := tx.QueryRow(ctx, c.query).Scan(c.dst); err != nil {
-				return err
-			}
-		}
-		var err error
-		if st.Records, err = readCounter(ctx, tx, counterRecords); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "SELECT state, count(*) FROM tasks GROUP BY state")
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				state string
-				n     int
-			)
-			if err := rows.Scan(&state, &n); err != nil {
-				rows.Close()
-				return err
-			}
-			st.TasksByState[a2a.TaskState(state)] = n
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&st.SizeBytes); err != nil {
-			return err
-		}
-		if st.LogPosition, err = logPosition(ctx, tx, "SELECT tx, seq FROM change_log WHERE "+readable+
-			" ORDER BY tx DESC, seq DESC LIMIT 1"); err != nil {
-			return err
-		}
-		var w WaitingTask
-		err = tx.QueryRow(ctx, `SELECT id, owner_id, status_ms FROM tasks WHERE state = $1
-			ORDER BY status_ms, id LIMIT 1`, string(a2a.TaskStateWorking)).Scan(&w.ID, &w.OwnerID, &w.Since)
-		if err == nil {
-			st.OldestWaiting = &w
-		} else if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		return nil
-	})
-	return st, err
+	var (
+		st                                       Stats
+		byState                                  map[string]int
+		tasks, disc, open, answered, agents, rec int64
+		logTx, logSeq, since                     *int64
+		waitID, waitOwner                        *string
+	)
+	err := s.readRow(ctx, statsRead, []any{counterRecords, string(a2a.TaskStateWorking)}, &st.SchemaVersion, &tasks, &byState,
+		&disc, &open, &answered, &agents, &rec, &st.SizeBytes, &logTx, &logSeq, &waitID, &waitOwner, &since)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Tasks, st.Discussions, st.Open, st.Answered, st.Agents, st.Records = int(tasks), int(disc), int(open), int(answered), int(agents), int(rec)
+	st.TasksByState = make(map[a2a.TaskState]int, len(byState))
+	for k, n := range byState {
+		st.TasksByState[a2a.TaskState(k)] = n
+	}
+	if logTx != nil {
+		st.LogPosition = changelog.Position{Tx: uint64(*logTx), Seq: uint64(*logSeq)}
+	}
+	if waitID != nil {
+		st.OldestWaiting = &WaitingTask{ID: *waitID, OwnerID: *waitOwner, Since: *since}
+	}
+	return st, nil
 }

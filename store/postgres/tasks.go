@@ -48,10 +48,6 @@ func (r *taskRow) task() (tasks.Task, error) {
 	return t, nil
 }
 
-func (r *taskRow) snapshot() tasks.Snapshot {
-	return tasks.Snapshot{ID: []byte(r.t.ID), OwnerID: []byte(r.t.OwnerID), State: r.t.State, StatusTime: r.t.StatusTime, Wire: r.wire}
-}
-
 // getTask reads one task row; ErrNotFound when there is none.
 func getTask(ctx context.Context, tx rowQuerier, id string) (taskRow, error) {
 	r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = $1", id))
@@ -276,26 +272,43 @@ func getOwnedTask(ctx context.Context, tx rowQuerier, ownerID, id string) (taskR
 	return r, err
 }
 
-// ViewSnapshot implements tasks.Store.
+// viewTask reads a snapshot of task $1 if $2 owns it (any owner when $2
+// is empty).
+var viewTask = "SELECT " + snapshotColumns(nil) + " FROM tasks WHERE id = $1 AND ($2 = '' OR owner_id = $2)"
+
+// ViewSnapshot implements tasks.Store in one statement; fn sees the
+// row as it came (scanSnapshot), while the read holds its connection.
+// Another owner's task is read as an unknown one is: not at all.
 func (s *DB) ViewSnapshot(ctx context.Context, ownerID, id string, fn func(*tasks.Snapshot) error) error {
-	var r taskRow
-	err := s.readStatement(ctx, func(q rowQuerier) error {
-		var err error
-		r, err = getOwnedTask(ctx, q, ownerID, id)
-		return err
+	return s.readStatement(ctx, func(q rowQuerier) error {
+		rows, err := q.Query(ctx, viewTask, id, ownerID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return tasks.ErrNotFound
+		}
+		snap, err := scanSnapshot(rows, 0)
+		if err != nil {
+			return err
+		}
+		if err := fn(&snap); err != nil {
+			return err
+		}
+		rows.Close()
+		return rows.Err()
 	})
-	if err != nil {
-		return err
-	}
-	snap := r.snapshot()
-	return fn(&snap)
 }
 
 // TaskByMessageID implements tasks.Store.
 func (s *DB) TaskByMessageID(ctx context.Context, ownerID, messageID string) (tasks.Task, error) {
 	var t tasks.Task
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		r, err := scanTask(tx.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2",
+	err := s.readStatement(ctx, func(q rowQuerier) error {
+		r, err := scanTask(q.QueryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner_id = $1 AND message_id = $2",
 			ownerID, messageID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return tasks.ErrNotFound

@@ -208,7 +208,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 // Dump reads the whole database into a transfer.Data, from one snapshot.
 func (s *DB) Dump(ctx context.Context) (*transfer.Data, error) {
 	d := &transfer.Data{Secret: s.Secret()}
-	err := s.read(ctx, func(tx pgx.Tx) error { return dump(ctx, tx, d) })
+	err := s.readSnapshot(ctx, func(tx pgx.Tx) error { return dump(ctx, tx, d) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: dump: %w", err)
 	}

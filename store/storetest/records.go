@@ -263,11 +263,22 @@ func testChangesAsNow(t *testing.T, open RecordsOpener) {
 	if ch[0].Record == nil || ch[0].Record.Title != "A2" || ch[1].Record != nil {
 		t.Fatalf("first entries' records %+v %+v, want a as A2 and none for b", ch[0].Record, ch[1].Record)
 	}
-	if later, err := s.Changes(ctx, ch[2].Pos, 10); err != nil || len(later) != 1 || later[0].Pos != ch[3].Pos {
+	if _, later, err := s.Changes(ctx, ch[2].Pos, 10); err != nil || len(later) != 1 || later[0].Pos != ch[3].Pos {
 		t.Fatalf("changes after the third: %+v %v", later, err)
 	}
-	if page, err := s.Changes(ctx, changelog.Position{}, 2); err != nil || len(page) != 2 || page[1].Pos != ch[1].Pos {
+	if _, page, err := s.Changes(ctx, changelog.Position{}, 2); err != nil || len(page) != 2 || page[1].Pos != ch[1].Pos {
 		t.Fatalf("two changes: %+v %v", page, err)
+	}
+	// The feed's state comes with every page, empty or not, as Feed says
+	// it.
+	want, err := s.Feed(ctx)
+	if err != nil || want.Last != ch[3].Pos || want.Epoch == "" {
+		t.Fatalf("feed %+v %v, want the last at %s", want, err, ch[3].Pos)
+	}
+	for _, after := range []changelog.Position{{}, ch[1].Pos, ch[3].Pos} {
+		if st, _, err := s.Changes(ctx, after, 2); err != nil || st != want {
+			t.Fatalf("the feed after %s: %+v %v, want %+v", after, st, err, want)
+		}
 	}
 }
 
@@ -280,7 +291,7 @@ func allChanges(t *testing.T, s knowledge.Store) []knowledge.Change {
 	var out []knowledge.Change
 	var after changelog.Position
 	for {
-		page, err := s.Changes(context.Background(), after, 3)
+		_, page, err := s.Changes(context.Background(), after, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,40 +67,65 @@ func testSnapshots(t *testing.T, open Opener) {
 	}
 
 	// The listings agree, page by page, for every index and for the
-	// operator's context filter (walked and filtered).
+	// operator's context filter (walked and filtered), under every view a
+	// reader may ask for (a store may read only what the view shows).
 	for _, q := range []tasks.ListQuery{
 		{OwnerID: a.ID}, {OwnerID: a.ID, State: a2a.TaskStateWorking}, {OwnerID: a.ID, ContextID: in.Message.ContextID},
 		{}, {State: a2a.TaskStateCanceled}, {ContextID: in.Message.ContextID}, {OwnerID: b.ID},
 	} {
-		q.PageSize = 1
-		for page := 0; ; page++ {
-			lt, err := e.store.ListTasks(ctx, q)
-			if err != nil {
-				t.Fatal(err)
+		for _, v := range append([]*tasks.View{nil}, ptrs(views)...) {
+			q.Show, q.After = v, nil
+			show := tasks.FullView
+			if v != nil {
+				show = *v
 			}
-			var got [][]byte
-			next, total, err := e.store.ViewSnapshots(ctx, q, func(s *tasks.Snapshot) error {
-				got = append(got, s.Wire.Append(nil, tasks.View{}))
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if lt.Total != total || len(lt.Tasks) != len(got) || (lt.Next == nil) != (next == nil) ||
-				(lt.Next != nil && (lt.Next.ID != next.ID || !lt.Next.StatusTime.Equal(next.StatusTime))) {
-				t.Fatalf("query %+v page %d: ListTasks %+v, ViewSnapshots %d tasks, next %+v, total %d", q, page, lt, len(got), next, total)
-			}
-			for i := range lt.Tasks {
-				want, _ := json.Marshal(lt.Tasks[i].Wire(tasks.View{}))
-				if !bytes.Equal(got[i], want) {
-					t.Fatalf("query %+v page %d: snapshot %s differs:\n got %s\nwant %s", q, page, lt.Tasks[i].ID, got[i], want)
-				}
-			}
-			if lt.Next == nil {
-				break
-			}
-			q.After = lt.Next
+			listAgrees(t, e.store, q, show)
 		}
+	}
+}
+
+func ptrs[T any](xs []T) []*T {
+	out := make([]*T, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
+}
+
+// listAgrees pages through q with ListTasks and ViewSnapshots, one task a
+// page, and fails unless they give the same pages, totals and tasks,
+// each snapshot shown under show as its task.
+func listAgrees(t *testing.T, st Store, q tasks.ListQuery, show tasks.View) {
+	t.Helper()
+	ctx := context.Background()
+	q.PageSize = 1
+	for page := 0; ; page++ {
+		lt, err := st.ListTasks(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		next, total, err := st.ViewSnapshots(ctx, q, func(s *tasks.Snapshot) error {
+			got = append(got, s.Wire.Append(nil, show))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lt.Total != total || len(lt.Tasks) != len(got) || (lt.Next == nil) != (next == nil) ||
+			(lt.Next != nil && (lt.Next.ID != next.ID || !lt.Next.StatusTime.Equal(next.StatusTime))) {
+			t.Fatalf("query %+v page %d: ListTasks %+v, ViewSnapshots %d tasks, next %+v, total %d", q, page, lt, len(got), next, total)
+		}
+		for i := range lt.Tasks {
+			want, _ := json.Marshal(lt.Tasks[i].Wire(show))
+			if !bytes.Equal(got[i], want) {
+				t.Fatalf("query %+v view %+v page %d: snapshot %s differs:\n got %s\nwant %s", q, show, page, lt.Tasks[i].ID, got[i], want)
+			}
+		}
+		if lt.Next == nil {
+			return
+		}
+		q.After = lt.Next
 	}
 }
 

@@ -76,6 +76,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReplyLimits", testReplyLimits},
 		{"Usage", testUsage},
 		{"RepliesPaginated", testRepliesPaginated},
+		{"Threads", testThreads},
 		{"ReplyAfterManyFinishedTasks", testReplyAfterManyFinishedTasks},
 		{"PushConfigs", testPushConfigs},
 		{"PushOutbox", testPushOutbox},
