@@ -29,6 +29,10 @@ var (
 	// ErrCardKey refuses a peer's card signed by another key than the one
 	// pinned when it was added.
 	ErrCardKey = errors.New("the peer's agent card is signed by another key than the one pinned when it was added")
+	// ErrNoDocument is a key no followed document has.
+	ErrNoDocument = errors.New("no followed document has this id")
+	// ErrTooManyPeers refuses a peer past MaxPeers.
+	ErrTooManyPeers = errors.New("this server has as many peers as it may keep")
 	// ErrLeaseLost is a follower pass whose lease another process took,
 	// or whose cursor moved: it writes nothing.
 	ErrLeaseLost = errors.New("another follower pass of this peer ran meanwhile")
@@ -83,7 +87,8 @@ type Peer struct {
 	// page).
 	Server string `json:"server,omitempty"`
 	// KeyID and Key are the signing key pinned from its signed card: the
-	// key's id and its public JWK; empty when the card was not signed.
+	// key's id and its RFC 7638 thumbprint (SHA-256, base64url); empty
+	// when the card was not signed.
 	KeyID string `json:"keyId,omitempty"`
 	Key   string `json:"key,omitempty"`
 	// Follow says its feed is followed; ForwardAsks, that the discussions
