@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/api"
 )
 
 // Timeouts of every request to a peer: a peer that is down or slow costs
@@ -161,4 +163,25 @@ func statusError(status int, b []byte) error {
 func IsReason(err error, r string) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.Reason == r
+}
+
+// feedOverhead is what a feed page may hold beyond its documents' text:
+// its envelope, and each entry's fields and JSON escaping.
+const feedOverhead = 64 << 10
+
+// Changes reads a page of the peer's change feed after cursor: at most
+// pageSize entries and maxBytes bytes.
+func (c *Client) Changes(ctx context.Context, cursor string, pageSize int, maxBytes int64) (api.ChangesPage, error) {
+	q := url.Values{"pageSize": {strconv.Itoa(pageSize)}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var out api.ChangesPage
+	if err := c.call(ctx, http.MethodGet, "/api/v1/changes", q, nil, false, maxBytes+feedOverhead, &out); err != nil {
+		return api.ChangesPage{}, fmt.Errorf("read the change feed: %w", err)
+	}
+	if len(out.Changes) > pageSize {
+		return api.ChangesPage{}, fmt.Errorf("read the change feed: %d entries, more than the %d asked for", len(out.Changes), pageSize)
+	}
+	return out, nil
 }

@@ -29,6 +29,7 @@ type hitJSON struct {
 	Accepted    string  `json:"acceptedReplyId,omitempty"`
 	Body        string  `json:"body,omitempty"`
 	Replies     []reply `json:"replies,omitempty"`
+	Origin      *Origin `json:"origin,omitempty"`
 }
 
 type reply struct {
@@ -41,6 +42,7 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 	out := hitJSON{
 		Source: h.Source, ID: h.ID, Title: h.Title, Kind: h.Kind, Product: h.Product, Environment: h.Environment,
 		Score: math.Round(h.Score*1e4) / 1e4, Snippet: h.Snippet, PageURL: h.PageURL, URL: h.URL, Body: h.Body,
+		Origin: h.Origin,
 	}
 	if h.Source == SourceDiscussion {
 		n := h.ReplyCount

@@ -80,6 +80,18 @@ type Hit struct {
 	// Replies are, for research, the discussion's replies, oldest first
 	// (the ones the index keeps: see docs/search.md).
 	Replies []HitReply
+
+	// Origin, for a document followed from a peer, names the peer and
+	// the document's page there (PageURL is that page too); nil for a
+	// local one.
+	Origin *Origin
+}
+
+// Origin is where a followed document comes from: this server's name of
+// the peer, and the document's URL there.
+type Origin struct {
+	Peer string `json:"peer"`
+	URL  string `json:"url"`
 }
 
 // HitReply is one reply of a discussion result.

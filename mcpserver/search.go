@@ -35,6 +35,9 @@ func resultOf(h knowledge.Hit) SearchResult {
 		Score: math.Round(h.Score*1e4) / 1e4,
 		Kind:  h.Kind, Product: h.Product, Environment: h.Environment,
 	}
+	if h.Origin != nil {
+		r.Origin = &Origin{Peer: h.Origin.Peer, URL: h.Origin.URL}
+	}
 	if h.Source == knowledge.SourceRecord {
 		r.SourceURL = h.URL
 		if !h.UpdatedAt.IsZero() {

@@ -59,6 +59,15 @@ type SearchResult struct {
 	// AcceptedReplyID is the reply the asker accepted: the answer the
 	// snippet shows.
 	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer; the snippet shows it."`
+
+	// Origin names the peer a followed document comes from (federation).
+	Origin *Origin `json:"origin,omitempty" jsonschema:"For a document followed from another kfa server (a peer): the peer's name here and the document's URL there. A local result has none."`
+}
+
+// Origin is where a followed document comes from.
+type Origin struct {
+	Peer string `json:"peer" jsonschema:"This server's name for the peer."`
+	URL  string `json:"url" jsonschema:"The document's page on the peer."`
 }
 
 // FetchInput is the arguments of fetch.

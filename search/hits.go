@@ -80,6 +80,10 @@ func (x *Index) hitOf(c candidate, research bool) (knowledge.Hit, error) {
 		Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv], Score: c.relevance(),
 		Snippet: s.snippet(c.dm, []string{fBody}, fBody),
 		PageURL: x.o.PublicURL + "/records/" + url.PathEscape(c.dm.ID), URL: f[fURL],
+		Origin: originOf(c.dm.ID, f),
+	}
+	if h.Origin != nil {
+		h.PageURL = h.Origin.URL
 	}
 	h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, f[fUpdated])
 	if research {
@@ -104,7 +108,10 @@ func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error)
 		Source: knowledge.SourceDiscussion, ID: id, Title: f[fTitle],
 		Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv], Score: c.relevance(),
 		PageURL: x.o.PublicURL + "/discussions/" + url.PathEscape(id),
-		Status:  knowledge.StatusOpen,
+		Status:  knowledge.StatusOpen, Origin: originOf(id, f),
+	}
+	if h.Origin != nil {
+		h.PageURL = h.Origin.URL
 	}
 	h.ReplyCount, _ = strconv.Atoi(f[fReplies])
 	h.AcceptedReplyID = f[fAccepted]

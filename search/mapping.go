@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-4"
+const schemaVersion = "kfa-search-5"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -170,6 +170,7 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
 		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
+		fPeer: keyword(), fOrigin: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}

@@ -171,7 +171,14 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 	// The hits are ranked by score times coverage: of two matches, the
 	// one that holds more of the question ranks first, even when the
 	// other holds its few words in a title.
-	slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(b.relevance(), a.relevance()) })
+	// At equal relevance, this server's own documents rank before those
+	// followed from its peers.
+	slices.SortStableFunc(out, func(a, b candidate) int {
+		if c := cmp.Compare(b.relevance(), a.relevance()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.followed(), b.followed())
+	})
 	return out[:min(len(out), limit)], st, nil
 }
 
@@ -187,6 +194,14 @@ func bestCoverage(hits []candidate) float64 {
 // acceptedBoost raises an answered discussion whose asker accepted a
 // reply: of two that match alike, the accepted answer ranks first.
 const acceptedBoost = 1.1
+
+// followed is 1 for a document followed from a peer, 0 for a local one.
+func (c candidate) followed() int {
+	if isFollowedID(strings.TrimPrefix(c.dm.ID, discPrefix)) {
+		return 1
+	}
+	return 0
+}
 
 // relevance is what hits are ranked by, and the score they show.
 func (c candidate) relevance() float64 {

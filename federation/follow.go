@@ -1,0 +1,95 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kfa-project/kfa/api"
+	"github.com/kfa-project/kfa/peers"
+)
+
+// cardCheckEvery is how often a follower reads a peer's card again to
+// check that its pinned key still signs it.
+const cardCheckEvery = 10 * time.Minute
+
+// follow runs one follower pass of the peer name, if its lease is free:
+// pages of its feed from its cursor, each applied in one transaction
+// with the cursor after it, until the feed has no more, the pass has
+// read maxPagesPerPass pages, or the peer's minute of volume is spent.
+// A failure is recorded with the peer (failing, retried with backoff).
+// more says the feed holds more already.
+func (r *Runner) follow(ctx context.Context, name string) (more bool) {
+	p, ok, err := r.svc.Lease(ctx, name, r.holder)
+	if err != nil || !ok {
+		return false
+	}
+	c := r.peerClient(p)
+	fail := func(err error) bool {
+		if ctx.Err() != nil || errors.Is(err, peers.ErrLeaseLost) {
+			return false
+		}
+		if rerr := r.svc.RecordOutcome(ctx, name, peers.JobFollow, r.holder, err); rerr != nil && ctx.Err() == nil {
+			r.o.Log.Warn("federation: record a failure", "peer", name, "err", rerr.Error())
+		}
+		return false
+	}
+	if p.Key != "" && time.Since(p.LastSync) > cardCheckEvery {
+		if err := c.CheckPinned(ctx, p); err != nil {
+			return fail(err)
+		}
+	}
+	for range maxPagesPerPass {
+		now := r.svc.Now()
+		left := p.Bounds.DocsPerMinute
+		if now.Sub(p.Window) < time.Minute {
+			left -= p.WindowDocs
+		}
+		if left <= 0 {
+			return fail(fmt.Errorf("the peer's feed brought %d documents this minute, its bound; the follower waits for the next minute",
+				p.Bounds.DocsPerMinute))
+		}
+		size := min(peers.MaxFeedPage, left)
+		page, err := c.Changes(ctx, p.Cursor, size, int64(size)*int64(p.Bounds.MaxDocBytes))
+		if err != nil {
+			return fail(err)
+		}
+		pg, err := pageOf(page)
+		if err != nil {
+			return fail(err)
+		}
+		out, err := r.svc.ApplyPage(ctx, name, r.holder, p.Cursor, pg)
+		if err != nil {
+			return fail(err)
+		}
+		p = out.Peer
+		if !page.HasMore {
+			return false
+		}
+	}
+	return true
+}
+
+// pageOf is a page of a peer's feed in the domain's form: entries that
+// do not convert are left out, counted as rejected, and the page's
+// server must be a URL.
+func pageOf(page api.ChangesPage) (peers.Page, error) {
+	server, err := peers.NormalizeURL("server", page.Server)
+	if err != nil {
+		return peers.Page{}, fmt.Errorf("the change feed names no server URL: %w", err)
+	}
+	if len(page.NextCursor) > peers.MaxCursorLen {
+		return peers.Page{}, fmt.Errorf("the change feed's cursor is %d bytes, more than %d", len(page.NextCursor), peers.MaxCursorLen)
+	}
+	pg := peers.Page{Server: server, Next: page.NextCursor, HasMore: page.HasMore}
+	for i, ch := range page.Changes {
+		c, err := api.ToChange(ch)
+		if err != nil {
+			pg.Rejected = append(pg.Rejected, fmt.Sprintf("entry %d: %v", i, err))
+			continue
+		}
+		pg.Changes = append(pg.Changes, c)
+	}
+	return pg, nil
+}
