@@ -12,18 +12,8 @@ import (
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/peers"
 )
-
-// MessageIDPrefix starts the messageId of every forwarded ask: the rest
-// is the local discussion's id, so the peer answers a second send of one
-// forward with the task of the first.
-const MessageIDPrefix = "fwd-"
-
-// OriginKey is the message metadata key that says where a forwarded ask
-// comes from: {"server": this server's public URL, "discussionId": its
-// discussion}. A kfa that receives it keeps it with the discussion it
-// opens, and never forwards it again.
-const OriginKey = "kfaOrigin"
 
 // Ask is a question to forward: the local discussion and this server's
 // public URL.
@@ -40,6 +30,8 @@ type Asked struct {
 	TaskID       string
 	DiscussionID string
 	State        a2a.TaskState
+	// StatusAt is the task's status time, as the peer wrote it.
+	StatusAt string
 }
 
 // Ask asks the peer's ask-network skill a, as this server's agent there,
@@ -51,13 +43,13 @@ func (c *Client) Ask(ctx context.Context, a Ask) (Asked, error) {
 	if err != nil {
 		return Asked{}, err
 	}
-	meta, err := json.Marshal(map[string]any{OriginKey: map[string]string{"server": a.Server, "discussionId": a.DiscussionID}})
+	meta, err := json.Marshal(map[string]any{peers.OriginMetadataKey: map[string]string{"server": a.Server, "discussionId": a.DiscussionID}})
 	if err != nil {
 		return Asked{}, err
 	}
 	yes := true
 	req := a2a.SendMessageRequest{
-		Message: &a2a.Message{MessageID: MessageIDPrefix + a.DiscussionID, Role: a2a.RoleUser,
+		Message: &a2a.Message{MessageID: peers.MessageID(a.DiscussionID), Role: a2a.RoleUser,
 			Parts: []a2a.Part{a2a.DataPart(data)}, Metadata: meta},
 		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: &yes},
 	}
@@ -68,7 +60,8 @@ func (c *Client) Ask(ctx context.Context, a Ask) (Asked, error) {
 	if resp.Task == nil || resp.Task.ID == "" {
 		return Asked{}, errors.New("ask: the peer answered no task")
 	}
-	return Asked{TaskID: resp.Task.ID, DiscussionID: metadataString(resp.Task.Metadata, "discussionId"), State: resp.Task.Status.State}, nil
+	return Asked{TaskID: resp.Task.ID, DiscussionID: metadataString(resp.Task.Metadata, "discussionId"), State: resp.Task.Status.State,
+		StatusAt: resp.Task.Status.Timestamp}, nil
 }
 
 // Answer is a forwarded ask's task completed on the peer: the reply that

@@ -59,6 +59,9 @@ func (r *Runner) follow(ctx context.Context, name string) (more bool) {
 		if err != nil {
 			return fail(err)
 		}
+		if err := r.answersBack(ctx, p, pg); err != nil {
+			return fail(err)
+		}
 		out, err := r.svc.ApplyPage(ctx, name, r.holder, p.Cursor, pg)
 		if err != nil {
 			return fail(err)
@@ -92,4 +95,27 @@ func pageOf(page api.ChangesPage) (peers.Page, error) {
 		pg.Changes = append(pg.Changes, c)
 	}
 	return pg, nil
+}
+
+// answersBack adds the replies of the peer's discussions that this
+// server forwarded there (their origin is this server) to the local
+// discussions they answer, before the page that holds them is applied:
+// a crash in between applies the page again, and the answers are each
+// stored once. Replies that came to the peer from elsewhere are not its
+// own, and are left out.
+func (r *Runner) answersBack(ctx context.Context, p peers.Peer, pg peers.Page) error {
+	for _, ch := range pg.AnswersBack(r.svc.Self()) {
+		if _, err := peers.CheckChange(ch, p.Bounds); err != nil {
+			continue // DecidePage rejects it with the page
+		}
+		for _, rep := range ch.Thread.Replies {
+			if rep.Origin != nil {
+				continue
+			}
+			if err := r.answer(ctx, p, ch.Origin.ID, ch.ID, rep.ID, rep.AuthorName, rep.Body); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

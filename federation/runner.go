@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/service"
 )
@@ -36,6 +38,12 @@ type Options struct {
 	// HTTP is the client of every peer; nil: NewHTTPClient.
 	HTTP *http.Client
 	Log  *slog.Logger
+	// Changes and Cursors are this server's change log and its durable
+	// cursors: the forwarder follows the log (a discussion opened is
+	// forwarded, one answered stops waiting). Without them asks are not
+	// forwarded.
+	Changes changelog.Log
+	Cursors changelog.Cursors
 }
 
 // Runner runs this server's side of federation: a worker per peer that
@@ -51,6 +59,17 @@ type Runner struct {
 	workers map[string]*worker
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// forwards follows the change log for the forwarder; forwarding says
+	// a peer forwards asks (the forwarder skips its reads otherwise).
+	forwards   *changelog.Runner
+	forwarding atomic.Bool
+}
+
+// workerState is what a peer's worker keeps between its passes.
+type workerState struct {
+	// since is where the next poll of the peer's completed tasks starts
+	// (the peer's clock); zero: from the oldest forward in flight.
+	since time.Time
 }
 
 // worker is one peer's goroutine and how to wake it.
@@ -89,6 +108,14 @@ func (r *Runner) Start(ctx context.Context) {
 	}
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.done = make(chan struct{})
+	if r.o.Changes != nil && r.o.Cursors != nil {
+		r.forwards = changelog.NewRunner(r.o.Changes, forwarder{r}, changelog.RunnerOptions{
+			Name: forwarderCursor, From: r.forwarderFrom, Cursors: r.o.Cursors, Log: r.o.Log})
+		if err := r.forwards.Start(ctx); err != nil {
+			r.o.Log.Error("federation: the forwarder did not start", "err", err.Error())
+			r.forwards = nil
+		}
+	}
 	go r.watch(ctx)
 }
 
@@ -104,6 +131,18 @@ func (r *Runner) Stop() {
 	}
 	cancel()
 	<-done
+	if r.forwards != nil {
+		r.forwards.Stop()
+	}
+}
+
+// Sync waits until the forwarder has applied every event committed
+// before the call (tests).
+func (r *Runner) Sync(ctx context.Context) error {
+	if r.forwards == nil {
+		return nil
+	}
+	return r.forwards.Sync(ctx)
 }
 
 // Wake makes the worker of the peer name run now (a push from the peer
@@ -135,11 +174,13 @@ func (r *Runner) watch(ctx context.Context) {
 			}
 			r.o.Log.Warn("federation: list the peers", "err", err.Error())
 		} else {
-			live := map[string]bool{}
+			live, forwarding := map[string]bool{}, false
 			for _, p := range ps {
 				live[p.Name] = true
+				forwarding = forwarding || p.ForwardAsks && !p.Purging
 				r.ensureWorker(ctx, p.Name)
 			}
+			r.forwarding.Store(forwarding)
 			r.stopWorkers(live)
 		}
 		select {
@@ -189,6 +230,7 @@ func (r *Runner) stopWorkers(live map[string]bool) {
 func (r *Runner) run(ctx context.Context, name string, wake <-chan struct{}) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var st workerState
 	for {
 		select {
 		case <-ctx.Done():
@@ -196,7 +238,7 @@ func (r *Runner) run(ctx context.Context, name string, wake <-chan struct{}) {
 		case <-t.C:
 		case <-wake:
 		}
-		if more := r.pass(ctx, name); more {
+		if more := r.pass(ctx, name, &st); more {
 			t.Reset(0)
 		} else {
 			t.Reset(r.o.Poll)
@@ -206,7 +248,7 @@ func (r *Runner) run(ctx context.Context, name string, wake <-chan struct{}) {
 
 // pass does what the peer name needs now: a purge step of a removed
 // peer, or a follower pass. more says to come back at once.
-func (r *Runner) pass(ctx context.Context, name string) (more bool) {
+func (r *Runner) pass(ctx context.Context, name string, st *workerState) (more bool) {
 	ps, err := r.svc.Peers(ctx)
 	if err != nil {
 		return false
@@ -223,7 +265,13 @@ func (r *Runner) pass(ctx context.Context, name string) (more bool) {
 			}
 			return !done
 		}
-		if p.Follow && !p.Paused {
+		if p.Paused {
+			return false
+		}
+		if p.ForwardAsks {
+			r.forward(ctx, p.Peer, st)
+		}
+		if p.Follow {
 			return r.follow(ctx, name)
 		}
 	}

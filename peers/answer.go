@@ -3,13 +3,13 @@ package peers
 import (
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/ratelimit"
 )
 
@@ -41,7 +41,7 @@ type Answer struct {
 func AnswerReplyID(peer, replyID string) (string, error) {
 	remote, err := ulid.ParseStrict(replyID)
 	if err != nil {
-		return "", fmt.Errorf("reply id %q is not a ULID", clip(replyID, 64))
+		return "", input.Errorf("replyId", "%q is not a reply id (a ULID)", clip(replyID, 64))
 	}
 	sum := sha256.Sum256([]byte("kfa-answer\n" + peer + "\n" + replyID))
 	var id ulid.ULID

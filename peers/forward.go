@@ -3,7 +3,10 @@ package peers
 import (
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/input"
 )
 
 // ForwardState is where a forwarded ask stands.
@@ -46,6 +49,25 @@ type Forward struct {
 // Open reports whether f still waits on its peer: to be sent, or sent
 // and not answered.
 func (f Forward) Open() bool { return f.State == ForwardPending || f.State == ForwardAsked }
+
+// OriginMetadataKey is the message metadata key that says where a
+// forwarded ask comes from: {"server": the asking server's public URL,
+// "discussionId": its discussion}. A kfa that receives it keeps it with
+// the discussion it opens, and never forwards that one again.
+const OriginMetadataKey = "kfaOrigin"
+
+// ParseOrigin reads the origin of a forwarded ask: its server (a URL,
+// written as NormalizeURL does) and discussion id.
+func ParseOrigin(server, discussionID string) (*discussions.Origin, error) {
+	s, err := NormalizeURL("server", server)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ulid.ParseStrict(discussionID); err != nil {
+		return nil, input.Errorf("discussionId", "must be a discussion id (a ULID)")
+	}
+	return &discussions.Origin{Server: s, ID: discussionID}, nil
+}
 
 // MessageID is the messageId a forward of the discussion id is sent
 // with: the peer answers a second send of it with its first task.

@@ -3,6 +3,8 @@ package peers
 import (
 	"context"
 	"time"
+
+	"github.com/kfa-project/kfa/discussions"
 )
 
 // MaxPeers bounds how many peers one server keeps: every peer costs a
@@ -45,9 +47,34 @@ type Store interface {
 	// GetDocument returns a followed document by key (ErrNoDocument for
 	// none).
 	GetDocument(ctx context.Context, key string) (Document, error)
-	// ListDocuments returns up to limit documents with keys after after,
-	// in key order; next is "" on the last page.
-	ListDocuments(ctx context.Context, after string, limit int) ([]Document, string, error)
+	// ListDocuments returns up to limit documents with keys before
+	// before ("" for the end), newest key first; next is "" on the last
+	// page.
+	ListDocuments(ctx context.Context, before string, limit int) ([]Document, string, error)
+
+	// PlanForwards decides DecideForwards on the discussion (locked), the
+	// peers and its forwards, and writes the new ones.
+	PlanForwards(ctx context.Context, discussionID string, now time.Time) ([]Forward, error)
+	// CloseForwards closes the open forwards of the discussion (locked)
+	// when it is answered (DecideClose).
+	CloseForwards(ctx context.Context, discussionID string, now time.Time) error
+	// ListForwards lists up to limit open forwards to peer in state
+	// (ForwardPending: in due order; ForwardAsked).
+	ListForwards(ctx context.Context, peer string, state ForwardState, limit int) ([]Forward, error)
+	// ClaimForward decides DecideClaim on the forward (locked); ok false:
+	// not to be sent now.
+	ClaimForward(ctx context.Context, peer, discussionID string, now time.Time) (Forward, bool, error)
+	// ForwardSent and ForwardFailed record a send's outcome
+	// (DecideSent, DecideSendFailed).
+	ForwardSent(ctx context.Context, peer, discussionID string, a Asked, now time.Time) error
+	ForwardFailed(ctx context.Context, peer, discussionID, err string, now time.Time) error
+	// AddAnswer decides DecideAnswer on the forward of the answer's
+	// discussion to its peer, a reply already stored under its id, and
+	// what a reply decides on (the discussion, its WORKING tasks, its
+	// members, loaded under the discussion's lock as a reply's are), and
+	// writes the reply and everything it does, and the forwards it
+	// changed, in one transaction.
+	AddAnswer(ctx context.Context, a Answer, lim discussions.Limits, now time.Time) (AnswerOutcome, error)
 }
 
 // Listed is a peer as the operator's list shows it.

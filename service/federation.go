@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/peers"
 )
 
@@ -15,6 +16,9 @@ type FederationDeps struct {
 	// PublicURL is this server's public URL: the origin of its own
 	// documents, and where forwarded asks say they come from.
 	PublicURL string
+	// Limits are the discussions' limits an answer come back is held to
+	// (its bound of replies; a peer has no reply rate here).
+	Limits discussions.Limits
 }
 
 // Federation is what the federation runtime (package federation) asks
@@ -68,4 +72,42 @@ func (f *Federation) RecordOutcome(ctx context.Context, name string, job peers.J
 // done says the peer and its documents are gone.
 func (f *Federation) Purge(ctx context.Context, name string, limit int) (int, bool, error) {
 	return f.d.Peers.Store().PurgeDocuments(ctx, name, limit)
+}
+
+// PlanForwards records the forwards of a discussion just opened, one per
+// peer that forwards asks.
+func (f *Federation) PlanForwards(ctx context.Context, discussionID string) ([]peers.Forward, error) {
+	return f.d.Peers.Store().PlanForwards(ctx, discussionID, f.Now())
+}
+
+// CloseForwards stops a discussion answered here from waiting on its
+// peers.
+func (f *Federation) CloseForwards(ctx context.Context, discussionID string) error {
+	return f.d.Peers.Store().CloseForwards(ctx, discussionID, f.Now())
+}
+
+// Forwards lists up to limit open forwards to peer in state.
+func (f *Federation) Forwards(ctx context.Context, peer string, state peers.ForwardState, limit int) ([]peers.Forward, error) {
+	return f.d.Peers.Store().ListForwards(ctx, peer, state, limit)
+}
+
+// Claim claims a forward's send; ok false: not now.
+func (f *Federation) Claim(ctx context.Context, peer, discussionID string) (peers.Forward, bool, error) {
+	return f.d.Peers.Store().ClaimForward(ctx, peer, discussionID, f.Now())
+}
+
+// Sent records that a forward was sent and the peer's task.
+func (f *Federation) Sent(ctx context.Context, peer, discussionID string, a peers.Asked) error {
+	return f.d.Peers.Store().ForwardSent(ctx, peer, discussionID, a, f.Now())
+}
+
+// SendFailed records that a forward's send failed.
+func (f *Federation) SendFailed(ctx context.Context, peer, discussionID string, err error) error {
+	return f.d.Peers.Store().ForwardFailed(ctx, peer, discussionID, err.Error(), f.Now())
+}
+
+// Answer adds a peer's answer to the discussion it answers: a reply
+// like any other, which completes the tasks waiting on it.
+func (f *Federation) Answer(ctx context.Context, a peers.Answer) (peers.AnswerOutcome, error) {
+	return f.d.Peers.Store().AddAnswer(ctx, a, f.d.Limits, f.Now())
 }
