@@ -30,6 +30,7 @@ func (r *Runner) follow(ctx context.Context, name string) (more bool) {
 		if ctx.Err() != nil || errors.Is(err, peers.ErrLeaseLost) {
 			return false
 		}
+		r.o.Observer.Failed(name, "follow")
 		if rerr := r.svc.RecordOutcome(ctx, name, peers.JobFollow, r.holder, err); rerr != nil && ctx.Err() == nil {
 			r.o.Log.Warn("federation: record a failure", "peer", name, "err", rerr.Error())
 		}

@@ -89,6 +89,9 @@ func (r *Runner) forward(ctx context.Context, p peers.Peer, st *workerState) {
 	if ctx.Err() != nil {
 		return
 	}
+	if err != nil {
+		r.o.Observer.Failed(p.Name, "forward")
+	}
 	if err != nil || p.Forwarder.Failures > 0 {
 		if rerr := r.svc.RecordOutcome(ctx, p.Name, peers.JobForward, r.holder, err); rerr != nil {
 			r.o.Log.Warn("federation: record a forward's outcome", "peer", p.Name, "err", rerr.Error())
@@ -127,6 +130,7 @@ func (r *Runner) send(ctx context.Context, c *Client, p peers.Peer) error {
 			At: at.UTC()}); err != nil {
 			return err
 		}
+		r.o.Observer.Forwarded(p.Name)
 	}
 	return nil
 }
@@ -187,9 +191,12 @@ func (r *Runner) answer(ctx context.Context, p peers.Peer, disc, remoteDisc, rep
 	if server == "" {
 		server = p.URL
 	}
-	_, err := r.svc.Answer(ctx, peers.Answer{Peer: p.Name, Server: server, DiscussionID: disc, ReplyID: replyID,
+	out, err := r.svc.Answer(ctx, peers.Answer{Peer: p.Name, Server: server, DiscussionID: disc, ReplyID: replyID,
 		AuthorName: author, Body: body, URL: server + "/discussions/" + url.PathEscape(remoteDisc) + "#reply-" + url.PathEscape(replyID)})
 	if err == nil {
+		if out.Reply != nil {
+			r.o.Observer.Answered(p.Name)
+		}
 		return nil
 	}
 	if refused(err) {

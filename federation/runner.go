@@ -44,7 +44,25 @@ type Options struct {
 	// forwarded.
 	Changes changelog.Log
 	Cursors changelog.Cursors
+	// Observer counts what the runner does (metrics); nil: nothing.
+	Observer Observer
 }
+
+// Observer is told what the runner does with each peer.
+type Observer interface {
+	// Failed: a try of job ("follow", "forward") with peer failed.
+	Failed(peer, job string)
+	// Forwarded: an ask was sent to peer.
+	Forwarded(peer string)
+	// Answered: an answer came back from peer.
+	Answered(peer string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Failed(string, string) {}
+func (noObserver) Forwarded(string)      {}
+func (noObserver) Answered(string)       {}
 
 // Runner runs this server's side of federation: a worker per peer that
 // follows its feed (and purges a removed one), in the background, with
@@ -92,6 +110,9 @@ func NewRunner(svc *service.Federation, o Options) *Runner {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Observer == nil {
+		o.Observer = noObserver{}
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
