@@ -34,6 +34,10 @@ var (
 	followers = []string{"search", "webhook", "events", "metrics"}
 	// mains wire the parts together.
 	mains = []string{"server", "cmd/kfa", "cmd/kfa-bench"}
+	// seam is the storage seam: kinds of record, load and write plans, and
+	// the Engine a store is to the commands; commands are every command
+	// written once over it. Both sit between the domain and the stores.
+	seam = []string{"storage", "commands"}
 	// drivers are the database drivers, the stores' own.
 	drivers = []string{"go.etcd.io/bbolt", "github.com/jackc/pgx/v5"}
 )
@@ -77,16 +81,16 @@ func TestImportsRunDownward(t *testing.T) {
 	}
 	var rules []rule
 	for _, d := range pkgs(domain) {
-		rules = append(rules, rule{d, pkgs([]string{"net/http"}, drivers, stores, surfaces, followers, mains,
+		rules = append(rules, rule{d, pkgs([]string{"net/http"}, drivers, stores, seam, surfaces, followers, mains,
 			[]string{"service", "internal/httpkit", "api", "client"}), "the domain knows no transport, store or surface"})
 	}
-	rules = append(rules, rule{mod + "service", pkgs([]string{"net/http"}, drivers, stores, surfaces, mains,
+	rules = append(rules, rule{mod + "service", pkgs([]string{"net/http"}, drivers, stores, seam, surfaces, mains,
 		[]string{"internal/httpkit", "search", "webhook", "metrics", "client"}),
 		"the service does not know which store, transport or index runs"})
 	for _, s := range pkgs(surfaces) {
 		// The stream broker (events) comes with the service, which hands
 		// its streams out as service.Stream.
-		rules = append(rules, rule{s, append(pkgs(drivers, stores, mains, []string{"client", "search", "webhook", "metrics"}),
+		rules = append(rules, rule{s, append(pkgs(drivers, stores, seam, mains, []string{"client", "search", "webhook", "metrics"}),
 			but(pkgs(surfaces), s)...),
 			"a surface calls the service: never another surface, a store, the index, the sender, the metrics or the server"})
 	}
@@ -101,8 +105,15 @@ func TestImportsRunDownward(t *testing.T) {
 			[]string{"service", "internal/httpkit", "api", "client", "a2a"}),
 			"the Markdown renderer is a leaf the web view and the index share: it knows nothing of kfa"},
 	)
+	rules = append(rules,
+		rule{mod + "storage", but(pkgs([]string{"net/http"}, drivers, stores, surfaces, followers, mains, domain,
+			[]string{"commands", "service", "internal/httpkit", "api", "client", "a2a"}), mod+"changelog"),
+			"the seam knows kinds, keys and plans: no rule, no store, no driver"},
+		rule{mod + "commands", pkgs([]string{"net/http"}, drivers, stores, surfaces, followers, mains,
+			[]string{"service", "internal/httpkit", "api", "client"}),
+			"the commands are written once over the seam: no store, no driver, no transport"})
 	for _, f := range pkgs(followers) {
-		forbidden := pkgs(drivers, stores, surfaces, mains)
+		forbidden := pkgs(drivers, stores, seam, surfaces, mains)
 		if f == mod+"search" {
 			// bleve keeps its own files with bbolt: search may depend on
 			// the driver, never on kfa's stores.

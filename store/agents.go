@@ -3,11 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -51,39 +48,12 @@ func putCred(tx *bolt.Tx, c agents.Credential) error {
 	return tx.Bucket(bucketCreds).Put(c.Digest[:], v)
 }
 
-// CreateAgent implements agents.Store: load the agents of the name,
-// agents.DecideCreate, persist. bbolt's single writer is the name's lock.
-func (s *DB) CreateAgent(_ context.Context, c agents.Create) error {
-	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		out, err := agents.DecideCreate(agentsNamed(tx, c.Agent.Name, 1), c)
-		if err != nil {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error {
-			a, cred := out.Agent, out.Credential
-			r := agentRecord{Agent: a, Creds: []string{hex.EncodeToString(cred.Digest[:])}}
-			if err := putAgent(tx, r); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketAgentNames).Put(agentNameKey(a.Name, a.ID), nil); err != nil {
-				return err
-			}
-			if err := counter(tx.Bucket(bucketCounts), keyAgentCount, 1); err != nil {
-				return err
-			}
-			if err := putCred(tx, cred); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, a.CreatedAt)
-		}, nil
-	})
-}
-
 // agentNameKey is an agent's entry in agent_names: its NameKey, a zero
 // byte (no name holds one) and its id.
-func agentNameKey(name, id string) []byte {
-	return cat([]byte(agents.NameKey(name)), []byte{0}, []byte(id))
-}
+func agentNameKey(name, id string) []byte { return agentNameEntry(agents.NameKey(name), id) }
+
+// agentNameEntry is the agent_names entry of name key key and agent id.
+func agentNameEntry(key, id string) []byte { return cat([]byte(key), []byte{0}, []byte(id)) }
 
 // agentsNamed returns the ids of at most limit agents whose name has
 // name's NameKey, in id order.
@@ -151,75 +121,6 @@ func (s *DB) ListAgents(_ context.Context, after string, limit int) (agents.Page
 	return page, err
 }
 
-// RotateCredential implements agents.Store: load the agent and its live
-// credentials, agents.DecideRotate, persist.
-func (s *DB) RotateCredential(_ context.Context, c agents.Credential, keepUntil time.Time) (agents.Agent, error) {
-	var out agents.RotateOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		st, err := loadCredentials(tx, c.AgentID)
-		if err != nil {
-			return nil, err
-		}
-		if out, err = agents.DecideRotate(st, c, keepUntil); err != nil {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error {
-			creds := tx.Bucket(bucketCreds)
-			for _, d := range out.Delete {
-				if err := creds.Delete(d[:]); err != nil {
-					return err
-				}
-			}
-			r := agentRecord{Agent: out.Agent, Creds: []string{hex.EncodeToString(out.Add.Digest[:])}}
-			for _, k := range out.Keep {
-				if err := putCred(tx, k); err != nil {
-					return err
-				}
-				r.Creds = append(r.Creds, hex.EncodeToString(k.Digest[:]))
-			}
-			if err := putCred(tx, out.Add); err != nil {
-				return err
-			}
-			if err := putAgent(tx, r); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, c.CreatedAt)
-		}, nil
-	})
-	return out.Agent, err
-}
-
-// loadCredentials loads an agent (nil when none has the id) and its live
-// credentials, for a credential command.
-func loadCredentials(tx *bolt.Tx, id string) (agents.CredentialState, error) {
-	var st agents.CredentialState
-	r, err := getAgent(tx, id)
-	if errors.Is(err, agents.ErrNotFound) {
-		return st, nil
-	}
-	if err != nil {
-		return st, err
-	}
-	st.Agent = &r.Agent
-	creds := tx.Bucket(bucketCreds)
-	for _, h := range r.Creds {
-		d, err := hex.DecodeString(h)
-		if err != nil || len(d) != len(agents.Digest{}) {
-			return st, fmt.Errorf("store: agent %s has a bad credential digest %q", r.ID, h)
-		}
-		c, err := decodeCred(creds.Get(d))
-		if errors.Is(err, agents.ErrInvalidToken) {
-			continue // listed but gone: nothing to keep or delete
-		}
-		if err != nil {
-			return st, err
-		}
-		copy(c.Digest[:], d)
-		st.Credentials = append(st.Credentials, c)
-	}
-	return st, nil
-}
-
 func decodeCred(v []byte) (agents.Credential, error) {
 	if v == nil {
 		return agents.Credential{}, agents.ErrInvalidToken
@@ -229,33 +130,6 @@ func decodeCred(v []byte) (agents.Credential, error) {
 		return agents.Credential{}, fmt.Errorf("store: decode credential: %w", err)
 	}
 	return c, nil
-}
-
-// RevokeAgent implements agents.Store: load the agent and its
-// credentials, agents.DecideRevoke, persist.
-func (s *DB) RevokeAgent(_ context.Context, id string, at time.Time) (agents.Agent, error) {
-	var out agents.RevokeOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		st, err := loadCredentials(tx, id)
-		if err != nil {
-			return nil, err
-		}
-		if out, err = agents.DecideRevoke(st, at); err != nil || !out.Changed {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error {
-			for _, d := range out.Delete {
-				if err := tx.Bucket(bucketCreds).Delete(d[:]); err != nil {
-					return err
-				}
-			}
-			if err := putAgent(tx, agentRecord{Agent: out.Agent}); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, at)
-		}, nil
-	})
-	return out.Agent, err
 }
 
 // Authenticate implements agents.Store: one lookup by digest, then the

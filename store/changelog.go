@@ -80,12 +80,12 @@ func putLogEntry(tx *bolt.Tx, r logRecord) error {
 	if err := recs.Put(key, nil); err != nil {
 		return err
 	}
-	if prev := ids.Get([]byte(r.ID)); len(prev) == 8 {
+	if prev := ids.Get([]byte(r.ID)); len(prev) == 8 && changelog.RecordDroppable(changelog.RecordUpserted, true) {
 		if err := drop.Put(prev, nil); err != nil {
 			return err
 		}
 	}
-	if r.Kind == changelog.RecordDeleted {
+	if changelog.RecordDroppable(r.Kind, false) {
 		if err := drop.Put(key, nil); err != nil {
 			return err
 		}

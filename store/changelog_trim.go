@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kfa-project/kfa/changelog"
 )
 
 // trimBatch is how many log entries one trimming transaction removes, so
@@ -17,30 +19,27 @@ import (
 const trimBatch = 5000
 
 // TrimLog implements changelog.Trimmable in two walks, each in write
-// transactions of at most trimBatch removals:
+// transactions of at most trimBatch removals, as the change log's policy
+// decides (changelog.TrimBound, TrimStep, KeepRecordEvent):
 //
-//   - The log from where the last trim stopped (metaLogTrimFloor): every
-//     entry that is not a record's, written before the horizon and
-//     behind every live cursor, goes. The walk stops at the first entry
-//     too new or not yet passed, and the floor moves there, so the
+//   - The log from where the last trim stopped (metaLogTrimFloor); the
+//     walk stops where the policy says, and the floor moves there, so the
 //     records' entries that stay are not walked again.
-//   - The records' droppable entries (bucketLogDroppable: those with a
-//     later entry for their record, and deletions), oldest first, under
-//     the same bounds; never the newest record event.
+//   - The records' droppable entries (bucketLogDroppable, marked as they
+//     are appended: changelog.RecordDroppable), oldest first.
 //
-// The newest entry of the log always stays. Cursors not updated since
-// before are deleted.
+// Stale cursors are deleted.
 func (s *DB) TrimLog(ctx context.Context, before time.Time) (int, error) {
 	if s.readOnly {
 		return 0, errReadOnly
 	}
-	horizon := before.UnixMilli()
-	bound, stale, err := s.trimBound(horizon)
+	before = before.Truncate(time.Millisecond) // the log keeps milliseconds
+	bound, stale, err := s.trimBound(before)
 	if err != nil {
 		return 0, fmt.Errorf("store: trim the log: %w", err)
 	}
 	removed := 0
-	for _, step := range []func(*bolt.Tx, uint64, int64) (int, bool, error){trimEvents, trimRecordEvents} {
+	for _, step := range []func(*bolt.Tx, changelog.Bound, time.Time) (int, bool, error){trimEvents, trimRecordEvents} {
 		for {
 			if err := ctx.Err(); err != nil {
 				return removed, err
@@ -51,7 +50,7 @@ func (s *DB) TrimLog(ctx context.Context, before time.Time) (int, error) {
 			var work bool
 			if err := s.db.View(func(tx *bolt.Tx) error {
 				var err error
-				work, err = trimWork(tx, step, bound, horizon)
+				work, err = trimWork(tx, step, bound, before)
 				return err
 			}); err != nil {
 				return removed, fmt.Errorf("store: trim the log: %w", err)
@@ -63,7 +62,7 @@ func (s *DB) TrimLog(ctx context.Context, before time.Time) (int, error) {
 			var more bool
 			err := s.db.Update(func(tx *bolt.Tx) error {
 				var err error
-				n, more, err = step(tx, bound, horizon)
+				n, more, err = step(tx, bound, before)
 				return err
 			})
 			if err != nil {
@@ -91,34 +90,31 @@ func (s *DB) TrimLog(ctx context.Context, before time.Time) (int, error) {
 	return removed, nil
 }
 
-// trimBound is the newest sequence trimming may remove: before every
-// cursor updated at or after horizon, and before the newest entry. stale
-// are the cursors not updated since.
-func (s *DB) trimBound(horizon int64) (bound uint64, stale []string, err error) {
+// trimBound reads the cursors and the newest sequence, and asks the
+// policy how far the trim may reach and which cursors are stale.
+func (s *DB) trimBound(horizon time.Time) (bound changelog.Bound, stale []string, err error) {
+	var cursors []changelog.Cursor
+	var newest changelog.Position
 	err = s.db.View(func(tx *bolt.Tx) error {
-		if last := tx.Bucket(bucketLog).Sequence(); last > 0 {
-			bound = last - 1
-		}
+		newest = changelog.Position{Seq: tx.Bucket(bucketLog).Sequence()}
 		return tx.Bucket(bucketLogCursors).ForEach(func(k, v []byte) error {
 			var c cursorRecord
 			if err := json.Unmarshal(v, &c); err != nil {
 				return fmt.Errorf("decode the cursor %q: %w", k, err)
 			}
-			if c.Updated < horizon {
-				stale = append(stale, string(k))
-				return nil
-			}
-			bound = min(bound, c.Seq)
+			cursors = append(cursors, changelog.Cursor{Name: string(k), Pos: changelog.Position{Seq: c.Seq},
+				Updated: time.UnixMilli(c.Updated).UTC()})
 			return nil
 		})
 	})
+	bound, stale = changelog.TrimBound(cursors, newest, horizon)
 	return bound, stale, err
 }
 
-// trimEvents removes up to trimBatch of the log's entries that are not
-// a record's, from the floor on, and reports whether it stopped at the
+// trimEvents walks up to trimBatch of the log's entries from the floor,
+// removes those the policy drops, and reports whether it stopped at the
 // batch's end.
-func trimEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, error) {
+func trimEvents(tx *bolt.Tx, bound changelog.Bound, horizon time.Time) (int, bool, error) {
 	meta := tx.Bucket(bucketMeta)
 	floor := uint64(0)
 	if v := meta.Get(metaLogTrimFloor); len(v) == 8 {
@@ -133,7 +129,9 @@ func trimEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, error) {
 		if err != nil {
 			return 0, false, err
 		}
-		if seq > bound || r.Written >= horizon {
+		stop, dropped := changelog.TrimStep(changelog.Event{Pos: changelog.Position{Seq: seq}, Kind: r.Kind},
+			time.UnixMilli(r.Written), bound, horizon)
+		if stop {
 			break
 		}
 		if len(drop) == trimBatch {
@@ -141,7 +139,7 @@ func trimEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, error) {
 			break
 		}
 		walked = seq
-		if !r.Kind.IsRecord() {
+		if dropped {
 			drop = append(drop, k)
 		}
 	}
@@ -162,13 +160,13 @@ func trimEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, error) {
 }
 
 // trimRecordEvents removes up to trimBatch of the records' droppable
-// entries, oldest first, and reports whether it stopped at the batch's
-// end.
-func trimRecordEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, error) {
+// entries, oldest first, where the policy lets them go, and reports
+// whether it stopped at the batch's end.
+func trimRecordEvents(tx *bolt.Tx, bound changelog.Bound, horizon time.Time) (int, bool, error) {
 	recs := tx.Bucket(bucketLogRecords)
-	newest := uint64(0)
+	var newest changelog.Position
 	if k, _ := recs.Cursor().Last(); len(k) == 8 {
-		newest = binary.BigEndian.Uint64(k)
+		newest = changelog.Position{Seq: binary.BigEndian.Uint64(k)}
 	}
 	b, ids, drops := tx.Bucket(bucketLog), tx.Bucket(bucketLogRecordIDs), tx.Bucket(bucketLogDroppable)
 	type entry struct {
@@ -182,12 +180,12 @@ func trimRecordEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, erro
 		if len(k) != 8 {
 			return 0, false, fmt.Errorf("log_droppable key %x is not a sequence number", k)
 		}
-		seq := binary.BigEndian.Uint64(k)
-		if seq > bound || seq >= newest {
-			break
-		}
+		pos := changelog.Position{Seq: binary.BigEndian.Uint64(k)}
 		v := b.Get(k)
 		if v == nil {
+			if !bound.Allows(pos) || !pos.Before(newest) {
+				break
+			}
 			drop = append(drop, entry{key: k}) // gone already: only its mark is left
 			continue
 		}
@@ -195,7 +193,7 @@ func trimRecordEvents(tx *bolt.Tx, bound uint64, horizon int64) (int, bool, erro
 		if err != nil {
 			return 0, false, err
 		}
-		if r.Written >= horizon {
+		if changelog.KeepRecordEvent(changelog.Event{Pos: pos, Kind: r.Kind}, time.UnixMilli(r.Written), newest, bound, horizon) {
 			break
 		}
 		if len(drop) == trimBatch {
@@ -251,7 +249,7 @@ func raiseMeta(meta *bolt.Bucket, key []byte, seq uint64) error {
 // trimWork reports whether step would change anything in tx (a read
 // transaction): it runs the step against a view that refuses writes, and
 // a refused write means there is work.
-func trimWork(tx *bolt.Tx, step func(*bolt.Tx, uint64, int64) (int, bool, error), bound uint64, horizon int64) (bool, error) {
+func trimWork(tx *bolt.Tx, step func(*bolt.Tx, changelog.Bound, time.Time) (int, bool, error), bound changelog.Bound, horizon time.Time) (bool, error) {
 	_, _, err := step(tx, bound, horizon)
 	switch {
 	case err == nil:

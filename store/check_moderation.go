@@ -20,7 +20,7 @@ func (c *checker) checkModeration() error {
 			c.rep.addf(VDecode, bucketModItems, k, hex.EncodeToString(k), "", "not an item stored under its id (%v)", err)
 			return
 		}
-		d, r, _, err := loadTarget(tx, moderation.Target{Kind: it.Kind, ID: it.ID, DiscussionID: it.DiscussionID})
+		d, r, err := itemContent(tx, &it)
 		if err != nil || d == nil || (it.Kind == moderation.KindReply && r == nil) {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item on %s %s, which does not exist", it.Kind, it.ID)
 			return

@@ -4,19 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/asknet"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
-	"github.com/kfa-project/kfa/push"
-	"github.com/kfa-project/kfa/tasks"
 )
 
+// statusBytes are the statuses' bytes in idx_disc_status and the
+// counters' keys.
+var statusBytes = map[discussions.Status]byte{discussions.StatusOpen: 1, discussions.StatusAnswered: 2}
+
 func statusByte(s discussions.Status) byte {
-	if s == discussions.StatusAnswered {
-		return 2
+	if b, ok := statusBytes[s]; ok {
+		return b
 	}
 	return 1
 }
@@ -31,12 +32,16 @@ func discCountKey(s discussions.Status) []byte {
 }
 
 // listing is where d is listed: its status byte in idx_disc_status, or
-// 0 when it is not listed (nil, or hidden).
+// 0 when the schema's DiscussionsListed leaves it out (or d is nil).
 func listing(d *discussions.Discussion) byte {
-	if d == nil || d.Hidden {
+	if d == nil {
 		return 0
 	}
-	return statusByte(d.Status)
+	parts, ok := commands.DiscussionsListed.Entry(d)
+	if !ok {
+		return 0
+	}
+	return statusByte(discussions.Status(parts[0]))
 }
 
 // putDiscussion writes d, moving its status index entry and counters
@@ -222,34 +227,6 @@ func optDiscussion(tx *bolt.Tx, id string) (*discussions.Discussion, error) {
 	return &d, nil
 }
 
-// AcceptReply implements discussions.Store: load the discussion and the
-// reply, discussions.DecideAccept, write the discussion and the event.
-func (s *DB) AcceptReply(_ context.Context, c discussions.Accept) (discussions.AcceptOutcome, error) {
-	var out discussions.AcceptOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var (
-			st  discussions.AcceptState
-			err error
-		)
-		if st.Discussion, err = optDiscussion(tx, c.DiscussionID); err != nil {
-			return nil, err
-		}
-		if st.Reply, err = getReply(tx, c.DiscussionID, c.ReplyID); err != nil {
-			return nil, err
-		}
-		if out, err = discussions.DecideAccept(st, c); err != nil || !out.Changed {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error {
-			if err := putDiscussion(tx, &out.Discussion, listing(st.Discussion)); err != nil {
-				return err
-			}
-			return s.appendEvents(tx, out.Events, c.At)
-		}, nil
-	})
-	return out, err
-}
-
 // ListDiscussions implements discussions.Store: newest first (ids are
 // ULIDs, so key order is creation order), one seek and PageSize+1 steps.
 func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discussions.Page, error) {
@@ -315,141 +292,4 @@ func (s *DB) ListDiscussions(_ context.Context, q discussions.ListQuery) (discus
 		return nil
 	})
 	return page, err
-}
-
-// AddReply implements discussions.Store: load, asknet.DecideReply,
-// persist, in one transaction. It loads the discussion's working tasks
-// and its members, never the tasks that are done with. The decision runs
-// first in a read transaction, so a refused reply never queues a write.
-func (s *DB) AddReply(_ context.Context, r discussions.Reply, lim discussions.Limits) (discussions.ReplyResult, error) {
-	rk, ok := idBytes(r.ID)
-	if !ok {
-		return discussions.ReplyResult{}, errBadID("reply", r.ID)
-	}
-	var out asknet.ReplyOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		st, recs, err := loadReply(tx, r)
-		if err != nil {
-			return nil, err
-		}
-		if out, err = asknet.DecideReply(st, r, lim); err != nil {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error { return s.persistReply(tx, rk, &out, recs) }, nil
-	})
-	if err != nil {
-		return discussions.ReplyResult{}, err
-	}
-	return out.Result, nil
-}
-
-// workingRecord is a WORKING task as a reply loaded it: its header and
-// its stored record.
-type workingRecord struct {
-	header tasks.Task
-	v      []byte
-}
-
-// loadReply loads what a reply decides on: the discussion, the author's
-// reply window, the discussion's WORKING tasks (idx_task_discw) with
-// their push configs, and its members (disc_members). recs holds the
-// working tasks' records, by id, for persistReply.
-func loadReply(tx *bolt.Tx, r discussions.Reply) (asknet.ReplyState, map[string]workingRecord, error) {
-	var st asknet.ReplyState
-	d, dk, err := getDiscussion(tx, r.DiscussionID)
-	switch {
-	case errors.Is(err, discussions.ErrNotFound):
-		return st, nil, nil
-	case err != nil:
-		return st, nil, err
-	}
-	st.Discussion = &d
-	author, ok := idBytes(r.AuthorID)
-	if !ok {
-		return st, nil, errBadID("author", r.AuthorID)
-	}
-	st.Window = readWindow(tx, windowReply, author)
-	recs := map[string]workingRecord{}
-	tb := tx.Bucket(bucketTasks)
-	c := tx.Bucket(bucketTaskDiscWorking).Cursor()
-	for k, _ := c.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, _ = c.Next() {
-		tk := k[len(dk):]
-		v := tb.Get(tk)
-		if v == nil {
-			return st, nil, fmt.Errorf("store: discussion %s lists working task %s, which does not exist", d.ID, idString(tk))
-		}
-		h, err := headerOf(v)
-		if err != nil {
-			return st, nil, err
-		}
-		configs, err := pushConfigsOf(tx, tk)
-		if err != nil {
-			return st, nil, err
-		}
-		if len(configs) > 0 {
-			if st.Configs == nil {
-				st.Configs = map[string][]push.Config{}
-			}
-			st.Configs[h.ID] = configs
-		}
-		st.Working = append(st.Working, h)
-		recs[h.ID] = workingRecord{header: h, v: v}
-	}
-	mc := tx.Bucket(bucketDiscMembers).Cursor()
-	for k, v := mc.Seek(dk); k != nil && bytes.HasPrefix(k, dk); k, v = mc.Next() {
-		st.Members = append(st.Members, discussions.Member{AgentID: idString(k[len(dk):]), TaskIDs: memberTasks(v)})
-	}
-	return st, recs, nil
-}
-
-// persistReply writes what DecideReply decided: the reply, the author's
-// window, the completions (index moves collected and applied once), their
-// deliveries, the discussion, the inbox entries and the log events.
-func (s *DB) persistReply(tx *bolt.Tx, rk []byte, o *asknet.ReplyOutcome, recs map[string]workingRecord) error {
-	r := &o.Result.Reply
-	d := &o.Post.Discussion
-	dk, _ := idBytes(d.ID)
-	v, err := encodeJSON(r)
-	if err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
-		return err
-	}
-	author, _ := idBytes(r.AuthorID)
-	if err := putReplyPlace(tx, author, dk, rk); err != nil {
-		return err
-	}
-	if o.Post.Window != nil {
-		if err := putWindow(tx, windowReply, author, *o.Post.Window); err != nil {
-			return err
-		}
-	}
-	moves := newIndexBatch()
-	var artifacts []byte // the same for every task the reply completes
-	for i := range o.Completed {
-		t := &o.Completed[i]
-		w, ok := recs[t.ID]
-		if !ok {
-			return fmt.Errorf("store: the reply completed task %s, which it did not load", t.ID)
-		}
-		if err := s.persistMove(tx, w.v, &w.header, t, moves, &artifacts); err != nil {
-			return err
-		}
-	}
-	if err := moves.apply(tx); err != nil {
-		return err
-	}
-	if err := putDeliveries(tx, o.Deliveries); err != nil {
-		return err
-	}
-	if err := putDiscussion(tx, d, statusByte(o.Post.OldStatus)); err != nil { // a hidden discussion takes no reply
-		return err
-	}
-	for _, e := range o.Inbox {
-		if err := putInbox(tx, e, true); err != nil {
-			return err
-		}
-	}
-	return s.appendEvents(tx, o.Events, r.CreatedAt)
 }

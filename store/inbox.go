@@ -3,16 +3,25 @@ package store
 import (
 	"bytes"
 	"context"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 )
 
 // putInbox writes an entry under agent | entry id, and in the unacked index
 // when it is new.
 func putInbox(tx *bolt.Tx, e discussions.InboxEntry, unacked bool) error {
+	v, err := encodeJSON(e) // the agent id is in the key
+	if err != nil {
+		return err
+	}
+	return putInboxRecord(tx, &e, v, unacked)
+}
+
+// putInboxRecord is putInbox with e encoded as v.
+func putInboxRecord(tx *bolt.Tx, e *discussions.InboxEntry, v []byte, unacked bool) error {
 	a, ok := idBytes(e.AgentID)
 	if !ok {
 		return errBadID("agent", e.AgentID)
@@ -20,10 +29,6 @@ func putInbox(tx *bolt.Tx, e discussions.InboxEntry, unacked bool) error {
 	id, ok := idBytes(e.ID)
 	if !ok {
 		return errBadID("inbox entry", e.ID)
-	}
-	v, err := encodeJSON(e) // the agent id is in the key
-	if err != nil {
-		return err
 	}
 	k := cat(a, id)
 	if err := tx.Bucket(bucketInbox).Put(k, v); err != nil {
@@ -78,55 +83,20 @@ func (s *DB) ListInbox(_ context.Context, q discussions.InboxQuery) (discussions
 	return page, err
 }
 
-// AckInbox implements discussions.Store: load the agent's entries among
-// ids, discussions.DecideAck, write the entries it acknowledges. It
-// touches inbox entries only.
-func (s *DB) AckInbox(_ context.Context, agentID string, ids []string, at time.Time) (discussions.AckResult, error) {
-	var out discussions.AckOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		found, err := loadInbox(tx, agentID, ids)
-		if err != nil {
-			return nil, err
-		}
-		out = discussions.DecideAck(agentID, ids, found, at)
-		if len(out.Acked) == 0 {
-			return nil, nil
-		}
-		return func(tx *bolt.Tx) error {
-			for _, e := range out.Acked {
-				if err := putInbox(tx, e, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
-	})
-	return out.Result, err
-}
-
-// loadInbox loads agentID's entries among ids, by id.
-func loadInbox(tx *bolt.Tx, agentID string, ids []string) (map[string]discussions.InboxEntry, error) {
-	found := map[string]discussions.InboxEntry{}
-	a, ok := idBytes(agentID)
-	if !ok {
-		return found, nil
+// The schema's Inbox: inbox, agent id (16) | entry id (16) -> the entry
+// (the agent is its key's), and idx_inbox_new, the schema's InboxUnacked.
+func init() {
+	mapped[commands.Inbox] = &docKind[discussions.InboxEntry]{
+		kind: commands.Inbox, bucket: bucketInbox, parts: []part{pULID, pULID},
+		decode: func(k, v []byte) (discussions.InboxEntry, error) {
+			e, err := decodeInbox(v)
+			e.AgentID = idString(k[:16])
+			return e, err
+		},
+		encode: encodeDoc[discussions.InboxEntry],
+		write: func(r *run, _, e *discussions.InboxEntry, v []byte) error {
+			_, unacked := commands.InboxUnacked.Entry(e)
+			return putInboxRecord(r.tx, e, v, unacked)
+		},
 	}
-	b := tx.Bucket(bucketInbox)
-	for _, id := range ids {
-		ib, ok := idBytes(id)
-		if !ok {
-			continue
-		}
-		v := b.Get(cat(a, ib))
-		if v == nil {
-			continue
-		}
-		e, err := decodeInbox(v)
-		if err != nil {
-			return nil, err
-		}
-		e.AgentID = agentID
-		found[id] = e
-	}
-	return found, nil
 }

@@ -167,7 +167,7 @@ func (b *indexBatch) add(t *tasks.Task, delta int64) error {
 			b.counts[string(counterKey(ix.bucket, p))] += delta
 		}
 	}
-	if t.State == a2a.TaskStateWorking {
+	if inWorking(t) {
 		k, err := workingKey(t, id)
 		if err != nil {
 			return err
@@ -265,7 +265,7 @@ func indexTaskAcc(tx *bolt.Tx, t *tasks.Task, delta int64, acc counterDeltas) er
 			return err
 		}
 	}
-	if t.State != a2a.TaskStateWorking {
+	if !inWorking(t) {
 		return nil
 	}
 	k, err := workingKey(t, id)

@@ -26,6 +26,19 @@ func idBytes(s string) ([]byte, bool) {
 	return id[:], true
 }
 
+// appendID appends the 16 bytes of ULID s to b; ok is false for anything
+// that is not a ULID.
+func appendID(b []byte, s string) ([]byte, bool) {
+	if len(s) != ulid.EncodedSize {
+		return b, false
+	}
+	id, err := ulid.ParseStrict(s)
+	if err != nil {
+		return b, false
+	}
+	return append(b, id[:]...), true
+}
+
 func idString(b []byte) string {
 	var id ulid.ULID
 	copy(id[:], b)

@@ -36,15 +36,6 @@ func addMember(tx *bolt.Tx, disc, owner, id []byte) error {
 	return b.Put(k, v)
 }
 
-// memberTasks splits a disc_members value into task ids.
-func memberTasks(v []byte) []string {
-	out := make([]string, 0, len(v)/16)
-	for i := 0; i+16 <= len(v); i += 16 {
-		out = append(out, idString(v[i:i+16]))
-	}
-	return out
-}
-
 // Per-agent rate windows: the time of a ratelimit.Rate, kept by the store
 // with the agent's data, read for the decision and moved on by the write
 // it allowed.

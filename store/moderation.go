@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 )
@@ -70,18 +70,6 @@ func migrateModeration(tx *bolt.Tx) error {
 	})
 }
 
-// replyDiscussion is the id of reply id's discussion ("" when none).
-func replyDiscussion(tx *bolt.Tx, id string) string {
-	k, ok := idBytes(id)
-	if !ok {
-		return ""
-	}
-	if v := tx.Bucket(bucketReplyDiscs).Get(k); len(v) == 16 {
-		return idString(v)
-	}
-	return ""
-}
-
 func getItem(tx *bolt.Tx, id string) (*moderation.Item, error) {
 	k, ok := idBytes(id)
 	if !ok {
@@ -100,18 +88,23 @@ func getItem(tx *bolt.Tx, id string) (*moderation.Item, error) {
 
 // putItem writes it and keeps its queue entry.
 func putItem(tx *bolt.Tx, it *moderation.Item) error {
-	k, ok := idBytes(it.ID)
-	if !ok {
-		return errBadID("item", it.ID)
-	}
 	v, err := encodeJSON(it)
 	if err != nil {
 		return err
 	}
+	return putItemRecord(tx, it, v)
+}
+
+// putItemRecord is putItem with it encoded as v.
+func putItemRecord(tx *bolt.Tx, it *moderation.Item, v []byte) error {
+	k, ok := idBytes(it.ID)
+	if !ok {
+		return errBadID("item", it.ID)
+	}
 	if err := tx.Bucket(bucketModItems).Put(k, v); err != nil {
 		return err
 	}
-	if it.Queued {
+	if _, queued := commands.ModerationQueue.Entry(it); queued {
 		return tx.Bucket(bucketModQueue).Put(k, nil)
 	}
 	return tx.Bucket(bucketModQueue).Delete(k)
@@ -135,52 +128,6 @@ func putEntries(tx *bolt.Tx, es []moderation.Entry) error {
 	return nil
 }
 
-// putContent writes what a moderation command changed of the content:
-// the discussion (listed before as was) and the reply.
-func putContent(tx *bolt.Tx, c moderation.Content, was byte) error {
-	if c.Discussion != nil {
-		if err := putDiscussion(tx, c.Discussion, was); err != nil {
-			return err
-		}
-	}
-	if c.Reply != nil {
-		dk, ok1 := idBytes(c.Reply.DiscussionID)
-		rk, ok2 := idBytes(c.Reply.ID)
-		if !ok1 || !ok2 {
-			return errBadID("reply", c.Reply.ID)
-		}
-		v, err := encodeJSON(c.Reply)
-		if err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketReplies).Put(cat(dk, rk), v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadTarget loads the discussion and reply target t names (for a reply
-// named by id alone, its discussion from reply_discs) and the item.
-func loadTarget(tx *bolt.Tx, t moderation.Target) (d *discussions.Discussion, r *discussions.Reply, it *moderation.Item, err error) {
-	discID := t.ID
-	if t.Kind == moderation.KindReply {
-		if discID = t.DiscussionID; discID == "" {
-			discID = replyDiscussion(tx, t.ID)
-		}
-	}
-	if d, err = optDiscussion(tx, discID); err != nil || d == nil {
-		return nil, nil, nil, err
-	}
-	if t.Kind == moderation.KindReply {
-		if r, err = getReply(tx, discID, t.ID); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	it, err = getItem(tx, t.ID)
-	return d, r, it, err
-}
-
 // FlagWindow implements moderation.Store.
 func (s *DB) FlagWindow(_ context.Context, agentID string) (time.Time, error) {
 	var w time.Time
@@ -193,100 +140,15 @@ func (s *DB) FlagWindow(_ context.Context, agentID string) (time.Time, error) {
 	return w, err
 }
 
-// FlagItem implements moderation.Store: load, moderation.DecideFlag,
-// persist, in one transaction.
-func (s *DB) FlagItem(_ context.Context, c moderation.FlagCommand, p moderation.Policy) (moderation.FlagResult, error) {
-	agent, ok := idBytes(c.AgentID)
-	if !ok {
-		return moderation.FlagResult{}, errBadID("agent", c.AgentID)
+// itemContent reads an item's discussion (nil when none) and the reply
+// of the item's id on it (nil for none: a discussion's item has none).
+func itemContent(tx *bolt.Tx, it *moderation.Item) (*discussions.Discussion, *discussions.Reply, error) {
+	d, err := optDiscussion(tx, it.DiscussionID)
+	if err != nil || d == nil {
+		return nil, nil, err
 	}
-	var out moderation.FlagOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var (
-			st  moderation.FlagState
-			err error
-		)
-		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, c.Target); err != nil {
-			return nil, err
-		}
-		if ik, ok := idBytes(c.Target.ID); ok {
-			st.Flagged = tx.Bucket(bucketModFlags).Get(cat(ik, agent)) != nil
-		}
-		st.Window = readWindow(tx, windowFlag, agent)
-		if out, err = moderation.DecideFlag(st, c, p); err != nil || out.Result.AlreadyFlagged {
-			return nil, err
-		}
-		was := listing(st.Discussion)
-		return func(tx *bolt.Tx) error {
-			ik, _ := idBytes(out.Flag.ItemID)
-			v, err := encodeJSON(&out.Flag)
-			if err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketModFlags).Put(cat(ik, agent), v); err != nil {
-				return err
-			}
-			if out.Window != nil {
-				if err := putWindow(tx, windowFlag, agent, *out.Window); err != nil {
-					return err
-				}
-			}
-			return s.persistModeration(tx, &out.Item, out.Content, was, out.Entries, out.Events, c.At)
-		}, nil
-	})
-	return out.Result, err
-}
-
-// persistModeration writes an item, the content a command changed, its
-// audit entries and its events.
-func (s *DB) persistModeration(tx *bolt.Tx, it *moderation.Item, c moderation.Content, was byte,
-	es []moderation.Entry, evs []changelog.Event, at time.Time) error {
-	if err := putItem(tx, it); err != nil {
-		return err
-	}
-	if err := putContent(tx, c, was); err != nil {
-		return err
-	}
-	if err := putEntries(tx, es); err != nil {
-		return err
-	}
-	return s.appendEvents(tx, evs, at)
-}
-
-// Moderate implements moderation.Store: find the target, load,
-// moderation.DecideModerate, persist, in one transaction.
-func (s *DB) Moderate(_ context.Context, c moderation.Command) (moderation.Result, error) {
-	var out moderation.Outcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		cmd := c
-		if cmd.Target.Kind == "" {
-			cmd.Target.Kind = moderation.KindDiscussion
-			if k, ok := idBytes(c.Target.ID); !ok || tx.Bucket(bucketDiscussions).Get(k) == nil {
-				cmd.Target.Kind = moderation.KindReply
-			}
-		}
-		var (
-			st  moderation.State
-			err error
-		)
-		if st.Discussion, st.Reply, st.Item, err = loadTarget(tx, cmd.Target); err != nil {
-			return nil, err
-		}
-		if out, err = moderation.DecideModerate(st, cmd); err != nil {
-			if c.Target.Kind == "" {
-				err = &moderation.ItemNotFoundError{ID: c.Target.ID} // it was looked for as either
-			}
-			return nil, err
-		}
-		if !out.Result.Changed {
-			return nil, nil
-		}
-		was := listing(st.Discussion)
-		return func(tx *bolt.Tx) error {
-			return s.persistModeration(tx, &out.Item, out.Content, was, out.Entries, out.Events, c.At)
-		}, nil
-	})
-	return out.Result, err
+	r, err := getReply(tx, it.DiscussionID, it.ID)
+	return d, r, err
 }
 
 // Queue implements moderation.Store: the queue index holds only the
@@ -329,7 +191,7 @@ func (s *DB) Queue(_ context.Context, limit int) ([]moderation.QueueEntry, int, 
 				}
 			}
 			slices.SortFunc(e.Flags, func(a, b moderation.Flag) int { return a.At.Compare(b.At) })
-			d, r, _, err := loadTarget(tx, moderation.Target{Kind: it.Kind, ID: it.ID, DiscussionID: it.DiscussionID})
+			d, r, err := itemContent(tx, &it)
 			if err != nil {
 				return err
 			}

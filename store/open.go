@@ -13,6 +13,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
@@ -49,8 +50,11 @@ type Options struct {
 // transaction. 1 GiB on 64-bit platforms; bbolt's default on others.
 const initialMmapSize = (1 << 30) * (strconv.IntSize / 64)
 
-// DB is the bbolt store. It is safe for concurrent use.
+// DB is the bbolt store. It is safe for concurrent use. The commands are
+// written once (package commands) and run on this store's primitives
+// (engine.go); the reads are this store's own.
 type DB struct {
+	*commands.Commands
 	db       *bolt.DB
 	path     string
 	readOnly bool
@@ -87,6 +91,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &DB{db: bdb, path: path, readOnly: opts.ReadOnly}
+	s.Commands = commands.New(s)
 	if err := s.migrate(); err != nil {
 		_ = bdb.Close()
 		return nil, err

@@ -3,11 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -46,38 +45,6 @@ func loadPushTask(tx *bolt.Tx, taskID string) (*push.TaskRef, []byte, error) {
 		return nil, nil, err
 	}
 	return &push.TaskRef{ID: h.ID, OwnerID: h.OwnerID, State: h.State}, k, nil
-}
-
-// PutPushConfig implements push.ConfigStore: load the task and its config
-// ids, push.DecidePut, persist.
-func (s *DB) PutPushConfig(_ context.Context, c push.Config, max int) (push.Config, bool, error) {
-	v, err := storedoc.EncodePushConfig(&c)
-	if err != nil {
-		return push.Config{}, false, err
-	}
-	var created bool
-	err = s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var st push.PutState
-		var tk []byte
-		var err error
-		if st.Task, tk, err = loadPushTask(tx, c.TaskID); err != nil {
-			return nil, err
-		}
-		if tk != nil {
-			cur := tx.Bucket(bucketPushConfigs).Cursor()
-			for k, _ := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, _ = cur.Next() {
-				st.ConfigIDs = append(st.ConfigIDs, string(k[len(tk):]))
-			}
-		}
-		if created, err = push.DecidePut(st, c, max); err != nil {
-			return nil, err
-		}
-		return func(tx *bolt.Tx) error { return putPushConfigRecord(tx, &c, v) }, nil
-	})
-	if err != nil {
-		return push.Config{}, false, err
-	}
-	return c, created, nil
 }
 
 // pushConfigsOf returns the configs stored under task key tk.
@@ -130,74 +97,11 @@ func (s *DB) PushConfig(_ context.Context, taskID, id string) (push.Config, erro
 	return c, err
 }
 
-// DeletePushConfig implements push.ConfigStore: load the task, whether
-// it holds the config and the task's pending deliveries,
-// push.DecideDelete, persist. Deleting a config the task does not have
-// decides on a read and writes nothing.
-func (s *DB) DeletePushConfig(_ context.Context, ownerID, taskID, id string, at time.Time) (bool, error) {
-	var out push.DeleteOutcome
-	err := s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var st push.DeleteState
-		var tk []byte
-		var err error
-		if st.Task, tk, err = loadPushTask(tx, taskID); err != nil {
-			return nil, err
-		}
-		if tk != nil {
-			st.Exists = tx.Bucket(bucketPushConfigs).Get(pushConfigKey(tk, id)) != nil
-			if st.Pending, err = pendingOf(tx, tk); err != nil {
-				return nil, err
-			}
-		}
-		if out, err = push.DecideDelete(st, ownerID, id, at); err != nil || !out.Deleted {
-			return nil, err
-		}
-		before := make(map[string]push.Delivery, len(st.Pending))
-		for _, d := range st.Pending {
-			before[d.ID] = d
-		}
-		return func(tx *bolt.Tx) error {
-			if err := tx.Bucket(bucketPushConfigs).Delete(pushConfigKey(tk, id)); err != nil {
-				return err
-			}
-			for i := range out.Failed {
-				old := before[out.Failed[i].ID]
-				if err := putDelivery(tx, &old, &out.Failed[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
-	})
-	return out.Deleted, err
-}
-
-// pendingOf returns the task's pending deliveries.
-func pendingOf(tx *bolt.Tx, tk []byte) ([]push.Delivery, error) {
-	var pending []push.Delivery
-	cur := tx.Bucket(bucketPushByTask).Cursor()
-	for k, _ := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, _ = cur.Next() {
-		d, err := getDelivery(tx, k[len(tk):])
-		if err != nil {
-			return nil, err
-		}
-		if d.State == push.Pending {
-			pending = append(pending, d)
-		}
+// The schema's PushConfigs, in push_configs: task id (16) | config id.
+func init() {
+	mapped[commands.PushConfigs] = &docKind[push.Config]{
+		kind: commands.PushConfigs, bucket: bucketPushConfigs, parts: []part{pULID, pRest},
+		decode: func(_, v []byte) (push.Config, error) { return storedoc.DecodePushConfig(v) },
+		encode: storedoc.EncodePushConfig,
 	}
-	return pending, nil
 }
-
-// putDeliveries writes the new deliveries a transition's decision left.
-func putDeliveries(tx *bolt.Tx, ds []push.Delivery) error {
-	for i := range ds {
-		if err := putDelivery(tx, nil, &ds[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deliveryDue is the log event of d becoming due at at (the operator's
-// retry appends it).
-func deliveryDue(d *push.Delivery, at time.Time) changelog.Event { return push.DueEvent(d, at) }

@@ -11,8 +11,9 @@ import (
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
@@ -36,14 +37,20 @@ import (
 
 var pushPendingKey = []byte("push_pending")
 
+// deliveryStateByte is a state's code in idx_push_state (the schema's
+// one-letter code).
 func deliveryStateByte(s push.State) byte {
-	switch s {
-	case push.Pending:
-		return 'p'
-	case push.Delivered:
-		return 'd'
+	if c := commands.DeliveryState(s); c != "" {
+		return c[0]
 	}
 	return 'f'
+}
+
+// due reports whether d is in the due indexes (the schema's
+// DeliveriesDue: the pending ones).
+func due(d *push.Delivery) bool {
+	_, ok := commands.DeliveriesDue.Entry(d)
+	return ok
 }
 
 func dueKey(at time.Time, id []byte) []byte { return cat(u64(ms(at)), id) }
@@ -98,18 +105,23 @@ func getDelivery(tx *bolt.Tx, id []byte) (push.Delivery, error) {
 // putDelivery writes d, which was old (nil for a new delivery), moving
 // its index entries and the pending counter.
 func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
-	id, ok := idBytes(d.ID)
-	if !ok {
-		return errBadID("delivery", d.ID)
-	}
 	v, err := storedoc.EncodeDelivery(d)
 	if err != nil {
 		return err
 	}
+	return putDeliveryRecord(tx, old, d, v)
+}
+
+// putDeliveryRecord is putDelivery with d encoded as v.
+func putDeliveryRecord(tx *bolt.Tx, old, d *push.Delivery, v []byte) error {
+	id, ok := idBytes(d.ID)
+	if !ok {
+		return errBadID("delivery", d.ID)
+	}
 	state := tx.Bucket(bucketPushByState)
 	pending := 0
 	if old != nil {
-		if old.State == push.Pending {
+		if due(old) {
 			pending--
 			if err := deleteDueEntries(tx, old, id); err != nil {
 				return err
@@ -127,7 +139,7 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 			return err
 		}
 	}
-	if d.State == push.Pending {
+	if due(d) {
 		pending++
 		if err := putDueEntries(tx, d, id); err != nil {
 			return err
@@ -144,10 +156,18 @@ func putDelivery(tx *bolt.Tx, old, d *push.Delivery) error {
 	return tx.Bucket(bucketPushOutbox).Put(id, v)
 }
 
-// deleteDelivery removes a finished delivery and its index entries.
+// deleteDelivery removes a delivery and its index entries.
 func deleteDelivery(tx *bolt.Tx, d *push.Delivery) error {
 	id, _ := idBytes(d.ID)
 	tk, _ := idBytes(d.TaskID)
+	if due(d) {
+		if err := deleteDueEntries(tx, d, id); err != nil {
+			return err
+		}
+		if err := counter(tx.Bucket(bucketCounts), pushPendingKey, -1); err != nil {
+			return err
+		}
+	}
 	if err := tx.Bucket(bucketPushByState).Delete(cat([]byte{deliveryStateByte(d.State)}, id)); err != nil {
 		return err
 	}
@@ -238,29 +258,6 @@ func (s *DB) NextDue(context.Context) (time.Time, bool, error) {
 	return at, ok, err
 }
 
-// RecordAttempt implements push.OutboxStore.
-func (s *DB) RecordAttempt(_ context.Context, id string, a push.Attempt) (push.Delivery, error) {
-	k, ok := idBytes(id)
-	if !ok {
-		return push.Delivery{}, push.ErrDeliveryNotFound
-	}
-	var out push.Delivery
-	err := s.update(func(tx *bolt.Tx) error {
-		d, err := getDelivery(tx, k)
-		if err != nil {
-			return refuse(err)
-		}
-		if d.State != push.Pending {
-			return refuse(push.ErrNotPending)
-		}
-		old := d
-		d.Apply(a)
-		out = d
-		return putDelivery(tx, &old, &d)
-	})
-	return out, err
-}
-
 // Delivery implements push.OutboxStore.
 func (s *DB) Delivery(_ context.Context, id string) (push.Delivery, error) {
 	k, ok := idBytes(id)
@@ -324,104 +321,6 @@ func (s *DB) Deliveries(_ context.Context, q push.DeliveryQuery) (push.DeliveryP
 	return page, err
 }
 
-// checkRetry is the reading part of RetryDelivery.
-func checkRetry(tx *bolt.Tx, k []byte) (push.Delivery, error) {
-	d, err := getDelivery(tx, k)
-	if err != nil {
-		return d, refuse(err)
-	}
-	if d.State != push.Failed {
-		return d, refuse(push.ErrNotFailed)
-	}
-	tk, _ := idBytes(d.TaskID)
-	if tx.Bucket(bucketPushConfigs).Get(pushConfigKey(tk, d.ConfigID)) == nil {
-		return d, refuse(push.ErrNotFound)
-	}
-	return d, nil
-}
-
-// RetryDelivery implements push.OutboxStore. The delivery gets a new
-// retry period from at.
-func (s *DB) RetryDelivery(_ context.Context, id string, at time.Time) (push.Delivery, error) {
-	k, ok := idBytes(id)
-	if !ok {
-		return push.Delivery{}, push.ErrDeliveryNotFound
-	}
-	if err := s.db.View(func(tx *bolt.Tx) error { _, err := checkRetry(tx, k); return err }); err != nil {
-		return push.Delivery{}, unrefuse(err)
-	}
-	var out push.Delivery
-	err := s.update(func(tx *bolt.Tx) error {
-		d, err := checkRetry(tx, k)
-		if err != nil {
-			return err
-		}
-		old := d
-		d.State, d.NextAt, d.FinishedAt, d.Reason, d.RetriedAt = push.Pending, at, time.Time{}, "", at
-		out = d
-		if err := putDelivery(tx, &old, &d); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, []changelog.Event{deliveryDue(&d, at)}, at)
-	})
-	return out, err
-}
-
-// PurgeDeliveries implements push.OutboxStore. It walks the finished
-// deliveries in transition order and stops at the first whose transition
-// is after before: none after it can have finished before before. The
-// walk runs first in a read transaction, so a purge with nothing to do
-// writes nothing.
-func (s *DB) PurgeDeliveries(_ context.Context, before time.Time, limit int) (int, error) {
-	var doomed []push.Delivery
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		doomed, err = purgeable(tx, before, limit)
-		return err
-	}); err != nil || len(doomed) == 0 {
-		return 0, err
-	}
-	n := 0
-	err := s.update(func(tx *bolt.Tx) error {
-		doomed, err := purgeable(tx, before, limit)
-		if err != nil {
-			return err
-		}
-		for i := range doomed {
-			if err := deleteDelivery(tx, &doomed[i]); err != nil {
-				return err
-			}
-		}
-		n = len(doomed)
-		return nil
-	})
-	return n, err
-}
-
-// purgeable finds at most limit deliveries that finished before before.
-func purgeable(tx *bolt.Tx, before time.Time, limit int) ([]push.Delivery, error) {
-	var doomed []push.Delivery
-	for _, st := range []push.State{push.Delivered, push.Failed} {
-		prefix := []byte{deliveryStateByte(st)}
-		cur := tx.Bucket(bucketPushByState).Cursor()
-		for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(doomed) < limit; k, _ = cur.Next() {
-			var id ulid.ULID
-			copy(id[:], k[1:])
-			if ulid.Time(id.Time()).After(before) {
-				break
-			}
-			d, err := getDelivery(tx, k[1:])
-			if err != nil {
-				return nil, err
-			}
-			if d.FinishedAt.Before(before) {
-				doomed = append(doomed, d)
-			}
-		}
-	}
-	return doomed, nil
-}
-
 // OutboxStats implements push.OutboxStore: the pending counter and the
 // first pending entry, whose id tells its transition time.
 func (s *DB) OutboxStats(context.Context) (push.OutboxStats, error) {
@@ -437,4 +336,40 @@ func (s *DB) OutboxStats(context.Context) (push.OutboxStats, error) {
 		return nil
 	})
 	return st, err
+}
+
+// The schema's Deliveries, in push_outbox and its indexes.
+func init() {
+	k := &docKind[push.Delivery]{
+		kind: commands.Deliveries, bucket: bucketPushOutbox, parts: []part{pULID},
+		decode: func(_, v []byte) (push.Delivery, error) { return storedoc.DecodeDelivery(v) },
+		encode: storedoc.EncodeDelivery,
+		write:  func(r *run, old, d *push.Delivery, v []byte) error { return putDeliveryRecord(r.tx, old, d, v) },
+		remove: func(r *run, old *push.Delivery) error { return deleteDelivery(r.tx, old) },
+	}
+	k.scans = map[storage.Ix]func(*run, *storage.Range, storage.Key, func(storage.Key, any) bool) error{
+		commands.DeliveriesByState: func(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error {
+			ps := []part{{size: 1}, pULID}
+			pb, ok := keyBytes(ps, prefix)
+			if !ok {
+				return nil
+			}
+			return k.walkRefs(r, q, bucketPushByState, pb, scanEnd(ps, q), false, func(ik, _ []byte) (storage.Key, []byte, bool) {
+				key, ok := keyOf(ps, ik)
+				return key, ik[1:], ok
+			}, fn)
+		},
+		commands.DeliveriesByTask: func(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error {
+			ps := []part{pULID, pULID}
+			pb, ok := keyBytes(ps, prefix)
+			if !ok {
+				return nil
+			}
+			return k.walkRefs(r, q, bucketPushByTask, pb, scanEnd(ps, q), false, func(ik, _ []byte) (storage.Key, []byte, bool) {
+				key, ok := keyOf(ps, ik)
+				return key, ik[16:], ok
+			}, fn)
+		},
+	}
+	mapped[commands.Deliveries] = k
 }

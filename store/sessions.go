@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/storage"
 )
 
 // The web sign-in sessions. A session is keyed by the SHA-256 of its id
@@ -31,68 +32,8 @@ type sessionRecord struct {
 	Scopes     []agents.Scope `json:"scopes,omitempty"` // a provider's sign-in's
 }
 
-// encodeSession is a session's record.
-func encodeSession(x sessions.Session) ([]byte, error) {
-	return json.Marshal(sessionRecord{AgentID: x.AgentID, Credential: hex.EncodeToString(x.Credential[:]),
-		CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt, Scopes: x.Scopes})
-}
-
 func sessionExpKey(expires time.Time, d sessions.Digest) []byte {
 	return cat(u64(ms(expires)), d[:])
-}
-
-// CreateSession implements sessions.Store: load the sessions that expire
-// first, sessions.DecideCreate, persist.
-func (s *DB) CreateSession(_ context.Context, sess sessions.Session) error {
-	v, err := encodeSession(sess)
-	if err != nil {
-		return err
-	}
-	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		oldest, err := oldestSessions(tx, sessions.PurgeBatch)
-		if err != nil {
-			return nil, err
-		}
-		out := sessions.DecideCreate(oldest, sess)
-		return func(tx *bolt.Tx) error {
-			for _, o := range out.Purge {
-				if err := deleteSession(tx, o); err != nil {
-					return err
-				}
-			}
-			if err := tx.Bucket(bucketSessions).Put(out.Session.Digest[:], v); err != nil {
-				return err
-			}
-			return tx.Bucket(bucketSessionExp).Put(sessionExpKey(out.Session.ExpiresAt, out.Session.Digest), nil)
-		}, nil
-	})
-}
-
-// oldestSessions returns at most max sessions in expiry order.
-func oldestSessions(tx *bolt.Tx, max int) ([]sessions.Session, error) {
-	var out []sessions.Session
-	all := tx.Bucket(bucketSessions)
-	c := tx.Bucket(bucketSessionExp).Cursor()
-	for k, _ := c.First(); k != nil && len(out) < max; k, _ = c.Next() {
-		if len(k) != 8+len(sessions.Digest{}) {
-			continue
-		}
-		var d sessions.Digest
-		copy(d[:], k[8:])
-		v := all.Get(d[:])
-		if v == nil {
-			// An expiry entry without its session: gone already. Purge it
-			// with the others, by its own key.
-			out = append(out, sessions.Session{Digest: d, ExpiresAt: time.UnixMilli(int64(binary.BigEndian.Uint64(k[:8]))).UTC()})
-			continue
-		}
-		sess, err := decodeSession(d, v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sess)
-	}
-	return out, nil
 }
 
 // deleteSession deletes a session and its expiry entry.
@@ -132,23 +73,70 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	return out, nil
 }
 
-// DeleteSession implements sessions.Store: load the session,
-// sessions.DecideEnd, persist.
-func (s *DB) DeleteSession(_ context.Context, d sessions.Digest) error {
-	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
-		var found *sessions.Session
-		if v := tx.Bucket(bucketSessions).Get(d[:]); v != nil {
-			sess, err := decodeSession(d, v)
-			if err != nil {
-				return nil, err
-			}
-			found = &sess
-		}
-		if !sessions.DecideEnd(found) {
-			return nil, nil
-		}
-		return func(tx *bolt.Tx) error { return deleteSession(tx, *found) }, nil
+var _ sessions.Store = (*DB)(nil)
+
+// encodeSession is a session's record in web_sessions.
+func encodeSession(sess *sessions.Session) ([]byte, error) {
+	return json.Marshal(sessionRecord{
+		AgentID: sess.AgentID, Credential: hex.EncodeToString(sess.Credential[:]),
+		CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt, Scopes: sess.Scopes,
 	})
 }
 
-var _ sessions.Store = (*DB)(nil)
+// The schema's Sessions: web_sessions, and idx_session_exp for
+// SessionsByExpiry.
+func init() {
+	ps := []part{{size: len(sessions.Digest{})}}
+	k := &docKind[sessions.Session]{
+		kind: commands.Sessions, bucket: bucketSessions, parts: ps,
+		decode: func(kb, v []byte) (sessions.Session, error) {
+			var d sessions.Digest
+			copy(d[:], kb)
+			return decodeSession(d, v)
+		},
+		encode: encodeSession,
+		onPut: func(r *run, old, sess *sessions.Session) error {
+			if old != nil {
+				if err := r.tx.Bucket(bucketSessionExp).Delete(sessionExpKey(old.ExpiresAt, old.Digest)); err != nil {
+					return err
+				}
+			}
+			return r.tx.Bucket(bucketSessionExp).Put(sessionExpKey(sess.ExpiresAt, sess.Digest), nil)
+		},
+		remove: func(r *run, old *sessions.Session) error { return deleteSession(r.tx, *old) },
+	}
+	k.scans = map[storage.Ix]func(*run, *storage.Range, storage.Key, func(storage.Key, any) bool) error{
+		commands.SessionsByExpiry: func(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error {
+			ips := []part{pU64, ps[0]}
+			pb, ok := keyBytes(ips, prefix)
+			if !ok {
+				return nil
+			}
+			all := r.tx.Bucket(bucketSessions)
+			var err error
+			walk(r.tx.Bucket(bucketSessionExp), pb, scanEnd(ips, q), q.Reverse, func(ik, _ []byte) bool {
+				key, ok := keyOf(ips, ik)
+				if !ok {
+					return true // kfa check reports it
+				}
+				if q.Keys != nil {
+					return fn(key, nil)
+				}
+				var d sessions.Digest
+				copy(d[:], ik[8:])
+				sess := sessions.Session{Digest: d, ExpiresAt: storage.ParseMillis(key[0])}
+				// An expiry entry without its session (gone already) is
+				// loaded as a session of its digest and expiry alone: a purge
+				// deletes it by its own key.
+				if v := all.Get(d[:]); v != nil {
+					if sess, err = decodeSession(d, v); err != nil {
+						return false
+					}
+				}
+				return fn(key, &sess)
+			})
+			return err
+		},
+	}
+	mapped[commands.Sessions] = k
+}

@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
@@ -29,19 +29,6 @@ func signKeys(tx *bolt.Tx) ([]signing.KeyRecord, error) {
 	return out, nil
 }
 
-func hasCurrentKey(tx *bolt.Tx) (bool, error) {
-	keys, err := signKeys(tx)
-	if err != nil {
-		return false, err
-	}
-	for _, k := range keys {
-		if k.RetiredAt.IsZero() {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // SigningKeys implements signing.Store.
 func (s *DB) SigningKeys(context.Context) ([]signing.KeyRecord, error) {
 	var out []signing.KeyRecord
@@ -53,68 +40,13 @@ func (s *DB) SigningKeys(context.Context) ([]signing.KeyRecord, error) {
 	return out, err
 }
 
-// EnsureSigningKey implements signing.Store. With a current key it
-// decides on a read and writes nothing.
-func (s *DB) EnsureSigningKey(_ context.Context, k signing.KeyRecord) (bool, error) {
-	var has bool
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		has, err = hasCurrentKey(tx)
-		return err
-	}); err != nil || has {
-		return false, err
+// The schema's SigningKeys, in sign_keys: created (ms, 8) | key id.
+func init() {
+	mapped[commands.SigningKeys] = &docKind[signing.KeyRecord]{
+		kind: commands.SigningKeys, bucket: bucketSignKeys, parts: []part{pU64, pRest},
+		decode: func(_, v []byte) (signing.KeyRecord, error) { return storedoc.DecodeSignKey(v) },
+		encode: storedoc.EncodeSignKey,
 	}
-	if s.readOnly {
-		return false, errReadOnly
-	}
-	v, err := storedoc.EncodeSignKey(&k)
-	if err != nil {
-		return false, err
-	}
-	var created bool
-	err = s.update(func(tx *bolt.Tx) error {
-		has, err := hasCurrentKey(tx)
-		if err != nil || has {
-			created = false
-			return err
-		}
-		created = true
-		return tx.Bucket(bucketSignKeys).Put(signKeyKey(&k), v)
-	})
-	return created, err
-}
-
-// RotateSigningKey implements signing.Store.
-func (s *DB) RotateSigningKey(_ context.Context, k signing.KeyRecord, purgeBefore time.Time) error {
-	v, err := storedoc.EncodeSignKey(&k)
-	if err != nil {
-		return err
-	}
-	return s.update(func(tx *bolt.Tx) error {
-		keys, err := signKeys(tx)
-		if err != nil {
-			return err
-		}
-		b := tx.Bucket(bucketSignKeys)
-		for _, old := range keys {
-			switch {
-			case old.RetiredAt.IsZero():
-				old.RetiredAt = k.CreatedAt
-				ov, err := storedoc.EncodeSignKey(&old)
-				if err != nil {
-					return err
-				}
-				if err := b.Put(signKeyKey(&old), ov); err != nil {
-					return err
-				}
-			case old.RetiredAt.Before(purgeBefore):
-				if err := b.Delete(signKeyKey(&old)); err != nil {
-					return err
-				}
-			}
-		}
-		return b.Put(signKeyKey(&k), v)
-	})
 }
 
 // The stores of the push notifications and the signing keys.

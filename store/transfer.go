@@ -372,7 +372,7 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 		}
 	}
 	for _, x := range d.Sessions {
-		v, err := encodeSession(x)
+		v, err := encodeSession(&x)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/commands"
+	"github.com/kfa-project/kfa/storage"
 )
 
 // putAgent writes a (its name never changes once created).
@@ -41,42 +43,6 @@ func decodeAgent(v []byte) (agents.Agent, error) {
 	return a, nil
 }
 
-// nameLock is the advisory lock key space of agent names: a create holds
-// the lock of its name's key (hashed) until it commits, so two creates of
-// one name, on any process, decide one after the other.
-const nameLock = "kfa agent name|"
-
-// CreateAgent implements agents.Store, in two round trips: BEGIN, the
-// name's lock and the agents of the name, then agents.DecideCreate, then
-// the writes and COMMIT.
-func (s *DB) CreateAgent(ctx context.Context, c agents.Create) error {
-	var same []string
-	key := agents.NameKey(c.Agent.Name)
-	return s.command(ctx, CmdCreateAgent, func(b *pgx.Batch) {
-		same = nil
-		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", nameLock+key)
-		b.Queue("SELECT id FROM agents WHERE name_key = $1 ORDER BY id LIMIT 1", key).Query(func(rows pgx.Rows) error {
-			var err error
-			same, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			return err
-		})
-	}, func() (func(execer) error, error) {
-		out, err := agents.DecideCreate(same, c)
-		if err != nil {
-			return nil, err
-		}
-		return func(w execer) error {
-			if err := putAgent(ctx, w, out.Agent); err != nil {
-				return err
-			}
-			if err := putCred(ctx, w, out.Credential); err != nil {
-				return err
-			}
-			return appendEvents(ctx, w, out.Events, out.Agent.CreatedAt)
-		}, nil
-	})
-}
-
 // AgentsNamed implements agents.Store in one statement: a row of ids
 // for each name, in the names' order.
 func (s *DB) AgentsNamed(ctx context.Context, names []string, limit int) ([][]string, error) {
@@ -100,28 +66,6 @@ func (s *DB) AgentsNamed(ctx context.Context, names []string, limit int) ([][]st
 	return out, err
 }
 
-// loadCredentials queues the loads of a credential command: the agent
-// under its row lock, then its credentials.
-func loadCredentials(b *pgx.Batch, id string, st *agents.CredentialState) {
-	*st = agents.CredentialState{}
-	b.Queue("SELECT doc FROM agents WHERE id = $1 FOR NO KEY UPDATE", id).QueryRow(scanDoc(&st.Agent, decodeAgent))
-	b.Queue("SELECT digest, doc FROM credentials WHERE agent_id = $1 ORDER BY digest", id).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var d, v []byte
-			if err := rows.Scan(&d, &v); err != nil {
-				return err
-			}
-			var c agents.Credential
-			if err := json.Unmarshal(v, &c); err != nil {
-				return fmt.Errorf("postgres: decode credential: %w", err)
-			}
-			copy(c.Digest[:], d)
-			st.Credentials = append(st.Credentials, c)
-		}
-		return rows.Err()
-	})
-}
-
 // GetAgent implements agents.Store in one statement.
 func (s *DB) GetAgent(ctx context.Context, id string) (agents.Agent, error) {
 	var v []byte
@@ -142,73 +86,6 @@ func (s *DB) ListAgents(ctx context.Context, after string, limit int) (agents.Pa
 	page.Agents, page.Next, page.Total, err = totalPage(ctx, s, limit, decodeAgent, func(a agents.Agent) string { return a.ID },
 		page.Agents, "SELECT count(*) FROM agents", "SELECT doc FROM agents WHERE id > $1 ORDER BY id LIMIT $2", after, limit+1)
 	return page, err
-}
-
-// RotateCredential implements agents.Store, in two round trips: BEGIN,
-// the agent under its row lock and its credentials, then
-// agents.DecideRotate, then the writes and COMMIT.
-func (s *DB) RotateCredential(ctx context.Context, c agents.Credential, keepUntil time.Time) (agents.Agent, error) {
-	var (
-		st  agents.CredentialState
-		out agents.RotateOutcome
-	)
-	err := s.command(ctx, CmdRotateAgent, func(b *pgx.Batch) { loadCredentials(b, c.AgentID, &st) }, func() (func(execer) error, error) {
-		var err error
-		if out, err = agents.DecideRotate(st, c, keepUntil); err != nil {
-			return nil, err
-		}
-		return func(w execer) error {
-			if len(out.Delete) > 0 {
-				if _, err := w.Exec(ctx, "DELETE FROM credentials WHERE digest = ANY($1)", digests(out.Delete)); err != nil {
-					return err
-				}
-			}
-			for _, k := range append(out.Keep, out.Add) {
-				if err := putCred(ctx, w, k); err != nil {
-					return err
-				}
-			}
-			return appendEvents(ctx, w, out.Events, c.CreatedAt)
-		}, nil
-	})
-	return out.Agent, err
-}
-
-// RevokeAgent implements agents.Store, in two round trips: BEGIN, the
-// agent under its row lock and its credentials, then agents.DecideRevoke,
-// then the writes and COMMIT.
-func (s *DB) RevokeAgent(ctx context.Context, id string, at time.Time) (agents.Agent, error) {
-	var (
-		st  agents.CredentialState
-		out agents.RevokeOutcome
-	)
-	err := s.command(ctx, CmdRevokeAgent, func(b *pgx.Batch) { loadCredentials(b, id, &st) }, func() (func(execer) error, error) {
-		var err error
-		if out, err = agents.DecideRevoke(st, at); err != nil || !out.Changed {
-			return nil, err
-		}
-		return func(w execer) error {
-			if len(out.Delete) > 0 {
-				if _, err := w.Exec(ctx, "DELETE FROM credentials WHERE digest = ANY($1)", digests(out.Delete)); err != nil {
-					return err
-				}
-			}
-			if err := putAgent(ctx, w, out.Agent); err != nil {
-				return err
-			}
-			return appendEvents(ctx, w, out.Events, at)
-		}, nil
-	})
-	return out.Agent, err
-}
-
-// digests are ds as the bytea values of the credentials' key.
-func digests(ds []agents.Digest) [][]byte {
-	out := make([][]byte, len(ds))
-	for i := range ds {
-		out[i] = ds[i][:]
-	}
-	return out
 }
 
 // Authenticate implements agents.Store.
@@ -235,3 +112,83 @@ func (s *DB) Authenticate(ctx context.Context, d agents.Digest) (agents.Agent, a
 }
 
 var _ agents.Store = (*DB)(nil)
+
+// The schema's agents and rate windows.
+func init() {
+	mapped[commands.Agents] = &table[agents.Agent]{
+		kind: commands.Agents, name: "agents", key: []column{{"t.id", convText}},
+		cols: "t.doc", read: docScan(decodeAgent), lock: "FOR NO KEY UPDATE",
+		indexes: map[storage.Ix]tindex{
+			commands.AgentsByName: {cols: []column{{"t.name_key", convText}}},
+			commands.AgentsByIdentity: {from: "agent_identities i JOIN agents t ON t.id = i.agent_id",
+				cols: []column{{"i.issuer", convText}, {"i.subject", convText}}},
+		},
+		write: writeAgent,
+	}
+	mapped[commands.Credentials] = &table[agents.Credential]{
+		kind: commands.Credentials, name: "credentials", key: []column{{"t.digest", convBytes}},
+		cols: "t.digest, t.doc",
+		read: func(row pgx.Row, _ bool) (agents.Credential, error) {
+			var d, v []byte
+			if err := row.Scan(&d, &v); err != nil {
+				return agents.Credential{}, err
+			}
+			var c agents.Credential
+			if err := json.Unmarshal(v, &c); err != nil {
+				return c, fmt.Errorf("postgres: decode credential: %w", err)
+			}
+			copy(c.Digest[:], d)
+			return c, nil
+		},
+		indexes: map[storage.Ix]tindex{commands.CredentialsByAgent: {cols: []column{{"t.agent_id", convText}}}},
+		write:   func(w *pgWrites, _, c *agents.Credential) error { return putCred(w.ctx, w.w, *c) },
+		remove: func(w *pgWrites, old *agents.Credential) error {
+			return w.exec("DELETE FROM credentials WHERE digest = $1", old.Digest[:])
+		},
+	}
+	mapped[commands.Windows] = &table[commands.Window]{
+		kind: commands.Windows, name: "rate_windows", key: []column{{"t.kind", convText}, {"t.agent_id", convText}},
+		cols: "t.kind, t.agent_id, t.tat_ns",
+		read: func(row pgx.Row, _ bool) (commands.Window, error) {
+			var (
+				w  commands.Window
+				ns int64
+			)
+			err := row.Scan(&w.Limit, &w.AgentID, &ns)
+			w.At = time.Unix(0, ns).UTC()
+			return w, err
+		},
+		write: func(w *pgWrites, _, win *commands.Window) error {
+			return putWindow(w.ctx, w.w, win.Limit, win.AgentID, win.At)
+		},
+	}
+}
+
+// writeAgent queues a, which was old (nil: a new agent), and moves its
+// identity's link as the schema's AgentsByIdentity holds it.
+func writeAgent(w *pgWrites, old, a *agents.Agent) error {
+	if err := putAgent(w.ctx, w.w, *a); err != nil {
+		return err
+	}
+	var was, is storage.Key
+	if old != nil {
+		if e, ok := commands.AgentsByIdentity.Entry(old); ok {
+			was = e
+		}
+	}
+	if e, ok := commands.AgentsByIdentity.Entry(a); ok {
+		is = e
+	}
+	if was.Compare(is) == 0 {
+		return nil
+	}
+	if was != nil {
+		if err := w.exec("DELETE FROM agent_identities WHERE issuer = $1 AND subject = $2 AND agent_id = $3", was[0], was[1], a.ID); err != nil {
+			return err
+		}
+	}
+	if is != nil {
+		return w.exec("INSERT INTO agent_identities (issuer, subject, agent_id) VALUES ($1, $2, $3)", is[0], is[1], a.ID)
+	}
+	return nil
+}

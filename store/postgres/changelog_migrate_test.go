@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,9 +57,17 @@ func TestMigrateFeedToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	evs, err := db.ReadLog(ctx, changelog.Position{}, 100)
-	if err != nil {
-		t.Fatal(err)
+	// The events are readable once every older transaction on the
+	// cluster has ended (other tests' included): wait for that.
+	var evs []changelog.Event
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		tail, err := db.ReadTail(ctx, changelog.Position{}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if evs = tail.Events; tail.Held.IsZero() && len(evs) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	var got []string
 	for _, e := range evs {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kfa-project/kfa/commands"
 )
 
 // A command's transaction, in two round trips:
@@ -37,30 +40,30 @@ func (w writes) Exec(_ context.Context, sql string, args ...any) (pgconn.Command
 	return pgconn.CommandTag{}, nil
 }
 
-// The commands, as RoundTrips names them.
+// The commands, as RoundTrips names them (package commands names them).
 const (
-	CmdAsk           = "ask"
-	CmdReply         = "reply"
-	CmdCancel        = "cancel"
-	CmdAck           = "ack"
-	CmdPutConfig     = "push-config-put"
-	CmdDeleteConfig  = "push-config-delete"
-	CmdCreateSession = "session-create"
-	CmdEndSession    = "session-end"
-	CmdCreateAgent   = "agent-create"
-	CmdRotateAgent   = "agent-rotate"
-	CmdRevokeAgent   = "agent-revoke"
+	CmdAsk           = commands.CmdAsk
+	CmdReply         = commands.CmdReply
+	CmdCancel        = commands.CmdCancel
+	CmdAck           = commands.CmdAck
+	CmdPutConfig     = commands.CmdPutConfig
+	CmdDeleteConfig  = commands.CmdDeleteConfig
+	CmdCreateSession = commands.CmdCreateSession
+	CmdEndSession    = commands.CmdEndSession
+	CmdCreateAgent   = commands.CmdCreateAgent
+	CmdRotateAgent   = commands.CmdRotateAgent
+	CmdRevokeAgent   = commands.CmdRevokeAgent
 	// CmdLinkAgent and CmdProvisionAgent link an agent to an OAuth
 	// identity, and create the agent of a new identity.
-	CmdLinkAgent      = "agent-link"
-	CmdProvisionAgent = "agent-provision"
-	CmdAccept         = "accept"
-	CmdFlag           = "flag"
-	CmdModerate       = "moderate"
+	CmdLinkAgent      = commands.CmdLinkAgent
+	CmdProvisionAgent = commands.CmdProvisionAgent
+	CmdAccept         = commands.CmdAccept
+	CmdFlag           = commands.CmdFlag
+	CmdModerate       = commands.CmdModerate
 
 	// TripsRead and TripsWrite count the transactions that are not
 	// commands: reads (one snapshot each), and the writes not yet made
-	// commands (records, the outbox, signing keys).
+	// commands (records, the log's trimming).
 	TripsRead  = "read"
 	TripsWrite = "write"
 	// TripsNotify counts the NOTIFYs that wake the other processes'
@@ -153,14 +156,29 @@ func connTrips(conn *pgxpool.Conn) uint64 {
 	return 0
 }
 
-// command runs one command named name: load queues the statements that
-// load its state into the first batch, after BEGIN, each with a callback
-// that keeps what it read (and resets what they fill, since a command
-// that lost a deadlock runs again);
-// decide runs on what they read and returns the writes to make, nil for
-// none, or a refusal. It commits, and wakes the log's followers, only
-// when there were writes.
-func (s *DB) command(ctx context.Context, name string, load func(b *pgx.Batch), decide func() (write func(w execer) error, err error)) error {
+// pending is the batch of a command's loads being queued. flush sends
+// it (one round trip) and starts the next; the command flushes once its
+// loads are queued, and a load plan that needs what a load read before it
+// can queue the next (record.Loader.Flush) flushes earlier.
+type pending struct {
+	ctx  context.Context
+	conn *pgxpool.Conn
+	b    *pgx.Batch
+	sent bool // a batch went (the transaction began)
+}
+
+// flush sends the queued statements, if any, and waits for their answers.
+func (p *pending) flush() error {
+	if p.b.Len() == 0 {
+		return nil
+	}
+	err := p.conn.SendBatch(p.ctx, p.b).Close()
+	p.b, p.sent = &pgx.Batch{}, true
+	return err
+}
+
+// commandFlush is command with a load that may flush.
+func (s *DB) commandFlush(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) error {
 	for attempt := 1; ; attempt++ {
 		wrote, err := s.commandOnce(ctx, name, load, decide)
 		if err == nil {
@@ -169,8 +187,9 @@ func (s *DB) command(ctx context.Context, name string, load func(b *pgx.Batch), 
 			}
 			return nil
 		}
-		if _, refused := err.(refusal); refused {
-			return err.(refusal).err
+		var r refusal
+		if errors.As(err, &r) {
+			return r.err
 		}
 		if attempt == maxAttempts || !retryable(err) {
 			return unavailable(err)
@@ -190,7 +209,7 @@ type refusal struct{ err error }
 func (r refusal) Error() string { return r.err.Error() }
 
 // commandOnce is one attempt of command.
-func (s *DB) commandOnce(ctx context.Context, name string, load func(b *pgx.Batch), decide func() (func(execer) error, error)) (wrote bool, err error) {
+func (s *DB) commandOnce(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) (wrote bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
@@ -201,10 +220,15 @@ func (s *DB) commandOnce(ctx context.Context, name string, load func(b *pgx.Batc
 	start := connTrips(conn)
 	defer func() { s.tripsOf(name).record(connTrips(conn) - start) }()
 
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	load(b)
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+	p := &pending{ctx: ctx, conn: conn, b: &pgx.Batch{}}
+	p.b.Queue("BEGIN")
+	if err := load(p); err != nil {
+		if p.sent {
+			rollback(ctx, conn)
+		}
+		return false, err
+	}
+	if err := p.flush(); err != nil {
 		rollback(ctx, conn)
 		return false, err
 	}

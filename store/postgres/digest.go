@@ -10,7 +10,8 @@ import (
 // (not log_cursors, the followers' bookkeeping, which a running follower
 // writes whenever it saves its position).
 var digestTables = []string{
-	"agents", "change_log", "counters", "credentials", "discussion_totals", "discussions", "inbox", "kfa_meta", "log_trim",
+	"agents", "change_log", "counters", "credentials", "discussion_totals", "discussions", "inbox", "kfa_meta",
+	"kind_index", "kind_records", "log_trim",
 	"moderation_flags", "moderation_items", "moderation_log", "push_configs",
 	"push_deliveries", "rate_windows", "records", "replies", "signing_keys", "tasks", "web_sessions",
 }

@@ -50,9 +50,9 @@ func (e *engine) ask(ctx context.Context, a agents.Agent, msgID, join string) (t
 	return tk, err
 }
 
-// TestAskRoundTrips: an ask takes at most 3 round trips to the database
-// (the bound; it takes 2: BEGIN and the loads, then the writes and
-// COMMIT, or a ROLLBACK for a refusal), counted on the connection itself,
+// TestAskRoundTrips: an ask takes at most 2 round trips to the database
+// (BEGIN and the loads, then the writes and COMMIT, or a ROLLBACK for a
+// refusal: the bound), counted on the connection itself,
 // and nothing else reads or writes around it. A reply is held to the
 // same. The first use of a statement on a connection,
 // when pgx prepares it, is warmed up first: it happens once per
@@ -91,21 +91,21 @@ func TestAskRoundTrips(t *testing.T) {
 		do    func(i int, disc string) error
 		want  uint64
 	}{
-		{"ask", postgres.CmdAsk, nil, func(i int, _ string) error { _, err := e.ask(ctx, alice, fmt.Sprint("a", i), ""); return err }, 3},
+		{"ask", postgres.CmdAsk, nil, func(i int, _ string) error { _, err := e.ask(ctx, alice, fmt.Sprint("a", i), ""); return err }, 2},
 		{"join", postgres.CmdAsk, newDiscussion, func(i int, disc string) error {
 			_, err := e.ask(ctx, bob, fmt.Sprint("j", i), disc)
 			return err
-		}, 3},
+		}, 2},
 		{"refused join", postgres.CmdAsk, nil, func(i int, _ string) error {
 			if _, err := e.ask(ctx, bob, fmt.Sprint("r", i), first.DiscussionID); err == nil {
 				return fmt.Errorf("a join of an answered discussion was allowed")
 			}
 			return nil
-		}, 3},
+		}, 2},
 		{"reply", postgres.CmdReply, newDiscussion, func(_ int, disc string) error {
 			_, err := e.ds.Reply(ctx, discussions.Author{ID: bob.ID, Name: bob.Name}, disc, "answer")
 			return err
-		}, 3},
+		}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var most uint64
@@ -135,6 +135,7 @@ func TestAskRoundTrips(t *testing.T) {
 			t.Logf("%s: at most %d round trips", tc.name, most)
 		})
 	}
+	t.Logf("asks average %.3f round trips, warm-ups included", db.RoundTrips(postgres.CmdAsk).PerCommand())
 	if rt := db.RoundTrips(postgres.CmdAsk); rt.PerCommand() > 3 {
 		t.Fatalf("asks average %.2f round trips, want at most 3", rt.PerCommand())
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/storage"
 )
 
 // putInboxes writes new entries, all unacknowledged, in one statement.
@@ -64,47 +65,48 @@ func (s *DB) ListInbox(ctx context.Context, q discussions.InboxQuery) (discussio
 	return page, err
 }
 
-// AckInbox implements discussions.Store, in two round trips: BEGIN and
-// the agent's entries among ids under their row locks, then
-// discussions.DecideAck, then the entries it acknowledges and COMMIT. It
-// touches inbox entries only.
-func (s *DB) AckInbox(ctx context.Context, agentID string, ids []string, at time.Time) (discussions.AckResult, error) {
-	var (
-		found map[string]discussions.InboxEntry
-		out   discussions.AckOutcome
-	)
-	err := s.command(ctx, CmdAck, func(b *pgx.Batch) {
-		found = map[string]discussions.InboxEntry{}
-		b.Queue("SELECT doc FROM inbox WHERE agent_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", agentID, ids).
-			Query(func(rows pgx.Rows) error {
-				for rows.Next() {
-					var v []byte
-					if err := rows.Scan(&v); err != nil {
-						return err
-					}
-					e, err := decodeInbox(agentID, v)
-					if err != nil {
-						return err
-					}
-					found[e.ID] = e
-				}
-				return rows.Err()
-			})
-	}, func() (func(execer) error, error) {
-		out = discussions.DecideAck(agentID, ids, found, at)
-		if len(out.Acked) == 0 {
-			return nil, nil
-		}
-		return func(w execer) error {
-			for _, e := range out.Acked {
-				if err := putInbox(ctx, w, e, false); err != nil {
+var _ discussions.Store = (*DB)(nil)
+
+// The schema's Inbox, in inbox (acked: left out of the schema's
+// InboxUnacked).
+func init() {
+	mapped[commands.Inbox] = &inboxTable{table[discussions.InboxEntry]{
+		kind: commands.Inbox, name: "inbox", key: []column{{"t.agent_id", convText}, {"t.id", convText}},
+		cols: "t.agent_id, t.doc",
+		read: func(row pgx.Row, _ bool) (discussions.InboxEntry, error) {
+			var (
+				agent string
+				v     []byte
+			)
+			if err := row.Scan(&agent, &v); err != nil {
+				return discussions.InboxEntry{}, err
+			}
+			return decodeInbox(agent, v)
+		},
+		indexes: map[storage.Ix]tindex{commands.InboxUnacked: {where: "NOT t.acked"}},
+		write: func(w *pgWrites, _, e *discussions.InboxEntry) error {
+			_, unacked := commands.InboxUnacked.Entry(e)
+			return putInbox(w.ctx, w.w, *e, unacked)
+		},
+	}}
+}
+
+// inboxTable writes a reply's new entries in one statement.
+type inboxTable struct{ table[discussions.InboxEntry] }
+
+func (t *inboxTable) putNew(w *pgWrites, recs []any) error {
+	es := make([]discussions.InboxEntry, len(recs))
+	for i, r := range recs {
+		es[i] = *r.(*discussions.InboxEntry)
+		if _, unacked := commands.InboxUnacked.Entry(&es[i]); !unacked {
+			// Not new entries as a reply writes them: one by one.
+			for _, r := range recs {
+				if err := t.table.put(w, nil, r); err != nil {
 					return err
 				}
 			}
 			return nil
-		}, nil
-	})
-	return out.Result, err
+		}
+	}
+	return putInboxes(w.ctx, w.w, es)
 }
-
-var _ discussions.Store = (*DB)(nil)

@@ -9,9 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/storage"
 )
 
 // windowFlag is the flag rate's window in rate_windows.
@@ -24,101 +25,12 @@ func (s *DB) FlagWindow(ctx context.Context, agentID string) (time.Time, error) 
 	return s.readWindow(ctx, windowFlag, agentID)
 }
 
-// loadTarget queues the loads of target t: its discussion under the row
-// lock (for a reply named by id alone, the reply's discussion), the
-// reply, and the item. A Kind left empty loads either: the discussion of
-// that id, or the reply of that id and its discussion.
-func loadTarget(b *pgx.Batch, t moderation.Target, d **discussions.Discussion, r **discussions.Reply, it **moderation.Item) {
-	switch {
-	case t.Kind == moderation.KindReply && t.DiscussionID != "":
-		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", t.DiscussionID).QueryRow(scanDiscussion(d))
-	case t.Kind == moderation.KindDiscussion:
-		b.Queue("SELECT doc FROM discussions WHERE id = $1 FOR UPDATE", t.ID).QueryRow(scanDiscussion(d))
-	default:
-		b.Queue(`SELECT doc FROM discussions WHERE id = $1 OR id = (SELECT discussion_id FROM replies WHERE id = $1)
-			FOR UPDATE`, t.ID).QueryRow(scanDiscussion(d))
-	}
-	*r = nil
-	if t.Kind != moderation.KindDiscussion {
-		b.Queue("SELECT doc FROM replies WHERE id = $1 AND ($2 = '' OR discussion_id = $2)", t.ID, t.DiscussionID).
-			QueryRow(scanReply(r))
-	}
-	b.Queue("SELECT doc FROM moderation_items WHERE id = $1", t.ID).QueryRow(scanDoc(it, decodeItem))
-}
-
 func decodeItem(v []byte) (moderation.Item, error) {
 	var it moderation.Item
 	if err := json.Unmarshal(v, &it); err != nil {
 		return it, fmt.Errorf("postgres: decode moderation item: %w", err)
 	}
 	return it, nil
-}
-
-// FlagItem implements moderation.Store, in two round trips: BEGIN and
-// the loads (the agent's row lock and flag window; the item's discussion
-// under its row lock, the reply, the item, and whether the agent flagged
-// it), then moderation.DecideFlag, then the writes and COMMIT. Every
-// flag on one discussion's items is decided under that discussion's
-// lock, so the threshold hides an item once, whichever process the flags
-// come through.
-func (s *DB) FlagItem(ctx context.Context, c moderation.FlagCommand, p moderation.Policy) (moderation.FlagResult, error) {
-	var (
-		st  moderation.FlagState
-		out moderation.FlagOutcome
-	)
-	err := s.command(ctx, CmdFlag, func(b *pgx.Batch) {
-		st = moderation.FlagState{}
-		lockAgent(b, c.AgentID)
-		loadWindow(b, windowFlag, c.AgentID, &st.Window)
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
-		b.Queue("SELECT EXISTS (SELECT 1 FROM moderation_flags WHERE item_id = $1 AND agent_id = $2)", c.Target.ID, c.AgentID).
-			QueryRow(func(row pgx.Row) error { return row.Scan(&st.Flagged) })
-	}, func() (func(execer) error, error) {
-		var err error
-		if out, err = moderation.DecideFlag(st, c, p); err != nil || out.Result.AlreadyFlagged {
-			return nil, err
-		}
-		return func(w execer) error {
-			v, err := json.Marshal(&out.Flag)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Exec(ctx, "INSERT INTO moderation_flags (item_id, agent_id, round, doc) VALUES ($1, $2, $3, $4)",
-				out.Flag.ItemID, out.Flag.AgentID, out.Flag.Round, v); err != nil {
-				return err
-			}
-			if out.Window != nil {
-				if err := putWindow(ctx, w, windowFlag, c.AgentID, *out.Window); err != nil {
-					return err
-				}
-			}
-			return persistModeration(ctx, w, &out.Item, out.Content, out.Entries, out.Events, c.At)
-		}, nil
-	})
-	return out.Result, err
-}
-
-// persistModeration queues an item, the content a command changed, its
-// audit entries and its events.
-func persistModeration(ctx context.Context, w execer, it *moderation.Item, c moderation.Content,
-	es []moderation.Entry, evs []changelog.Event, at time.Time) error {
-	if err := putItem(ctx, w, it); err != nil {
-		return err
-	}
-	if c.Discussion != nil {
-		if err := putDiscussion(ctx, w, c.Discussion, c.Discussion.Status); err != nil {
-			return err
-		}
-	}
-	if c.Reply != nil {
-		if err := putReply(ctx, w, c.Reply); err != nil {
-			return err
-		}
-	}
-	if err := putEntries(ctx, w, es); err != nil {
-		return err
-	}
-	return appendEvents(ctx, w, evs, at)
 }
 
 func putItem(ctx context.Context, w execer, it *moderation.Item) error {
@@ -130,9 +42,10 @@ func putItem(ctx context.Context, w execer, it *moderation.Item) error {
 	if t := it.Waiting(); !t.IsZero() {
 		waiting = t.UnixMilli()
 	}
+	_, queued := commands.ModerationQueue.Entry(it)
 	_, err = w.Exec(ctx, `INSERT INTO moderation_items (id, queued, flags, waiting_ms, doc) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO UPDATE SET queued = excluded.queued, flags = excluded.flags, waiting_ms = excluded.waiting_ms,
-		doc = excluded.doc`, it.ID, it.Queued, it.Flags, waiting, v)
+		doc = excluded.doc`, it.ID, queued, it.Flags, waiting, v)
 	return err
 }
 
@@ -147,42 +60,6 @@ func putEntries(ctx context.Context, w execer, es []moderation.Entry) error {
 		}
 	}
 	return nil
-}
-
-// Moderate implements moderation.Store, in two round trips: BEGIN and
-// the loads (the discussion under its row lock, the reply, the item),
-// then moderation.DecideModerate, then the writes and COMMIT.
-func (s *DB) Moderate(ctx context.Context, c moderation.Command) (moderation.Result, error) {
-	var (
-		st  moderation.State
-		out moderation.Outcome
-	)
-	err := s.command(ctx, CmdModerate, func(b *pgx.Batch) {
-		st = moderation.State{}
-		loadTarget(b, c.Target, &st.Discussion, &st.Reply, &st.Item)
-	}, func() (func(execer) error, error) {
-		cmd := c
-		if cmd.Target.Kind == "" {
-			cmd.Target.Kind = moderation.KindReply
-			if st.Discussion != nil && st.Discussion.ID == c.Target.ID {
-				cmd.Target.Kind, st.Reply = moderation.KindDiscussion, nil
-			}
-		}
-		var err error
-		if out, err = moderation.DecideModerate(st, cmd); err != nil {
-			if c.Target.Kind == "" {
-				err = &moderation.ItemNotFoundError{ID: c.Target.ID} // it was looked for as either
-			}
-			return nil, err
-		}
-		if !out.Result.Changed {
-			return nil, nil
-		}
-		return func(w execer) error {
-			return persistModeration(ctx, w, &out.Item, out.Content, out.Entries, out.Events, c.At)
-		}, nil
-	})
-	return out.Result, err
 }
 
 // queueRead reads the queue's total and its first $1 items in queue
@@ -330,4 +207,42 @@ func (s *DB) PostsBy(ctx context.Context, agentID, after string, limit int) ([]m
 		next = out[limit-1].ID
 	}
 	return out, next, nil
+}
+
+// The schema's moderation items, flags and log entries.
+func init() {
+	mapped[commands.ModerationItems] = &table[moderation.Item]{
+		kind: commands.ModerationItems, name: "moderation_items", key: []column{{"t.id", convText}},
+		cols: "t.doc", read: docScan(decodeItem),
+		indexes: map[storage.Ix]tindex{commands.ModerationQueue: {where: "t.queued"}},
+		write:   func(w *pgWrites, _, it *moderation.Item) error { return putItem(w.ctx, w.w, it) },
+	}
+	mapped[commands.ModerationFlags] = &table[moderation.Flag]{
+		kind: commands.ModerationFlags, name: "moderation_flags", key: []column{{"t.item_id", convText}, {"t.agent_id", convText}},
+		cols: "t.doc", read: docScan(decodeJSON[moderation.Flag]("flag")),
+		write: func(w *pgWrites, _, f *moderation.Flag) error {
+			v, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			return w.exec(`INSERT INTO moderation_flags (item_id, agent_id, round, doc) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (item_id, agent_id) DO UPDATE SET round = excluded.round, doc = excluded.doc`, f.ItemID, f.AgentID, f.Round, v)
+		},
+	}
+	mapped[commands.ModerationLog] = &table[moderation.Entry]{
+		kind: commands.ModerationLog, name: "moderation_log", key: []column{{"t.id", convText}},
+		cols: "t.doc", read: docScan(decodeJSON[moderation.Entry]("moderation log entry")),
+		write: func(w *pgWrites, _, e *moderation.Entry) error { return putEntries(w.ctx, w.w, []moderation.Entry{*e}) },
+	}
+}
+
+// decodeJSON decodes a JSON document.
+func decodeJSON[T any](what string) func([]byte) (T, error) {
+	return func(v []byte) (T, error) {
+		var t T
+		if err := json.Unmarshal(v, &t); err != nil {
+			return t, fmt.Errorf("postgres: decode %s: %w", what, err)
+		}
+		return t, nil
+	}
 }

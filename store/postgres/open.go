@@ -20,6 +20,7 @@ import (
 
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 )
 
 //go:embed migrations/*.sql
@@ -28,8 +29,11 @@ var migrationFiles embed.FS
 // migrationLock is the advisory lock key Open holds while it migrates.
 const migrationLock int64 = 0x6b66615f6d6967 // "kfa_mig"
 
-// DB is a kfa store in a PostgreSQL database.
+// DB is a kfa store in a PostgreSQL database. The commands are written
+// once (package commands) and run on this store's primitives
+// (engine.go); the reads are this store's own.
 type DB struct {
+	*commands.Commands
 	pool   *pgxpool.Pool
 	secret []byte
 
@@ -67,6 +71,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db := &DB{pool: pool, poke: make(chan struct{}, 1)}
+	db.Commands = commands.New(db)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -2,28 +2,28 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 )
 
 const counterPushPending = "push|pending"
 
-func stateCode(s push.State) string {
-	switch s {
-	case push.Pending:
-		return "p"
-	case push.Delivered:
-		return "d"
-	}
-	return "f"
+// stateCode is a state's code in push_deliveries.state (the schema's).
+func stateCode(s push.State) string { return commands.DeliveryState(s) }
+
+// due reports whether d is due (the schema's DeliveriesDue: the pending
+// ones): counted, and given a next attempt.
+func due(d *push.Delivery) bool {
+	_, ok := commands.DeliveriesDue.Entry(d)
+	return ok
 }
 
 // putDelivery writes d, which was old (nil for a new delivery), moving
@@ -33,14 +33,14 @@ func putDelivery(ctx context.Context, tx execer, old, d *push.Delivery, acc delt
 	if err != nil {
 		return err
 	}
-	if old != nil && old.State == push.Pending {
+	if old != nil && due(old) {
 		acc.add(counterPushPending, -1)
 	}
-	if d.State == push.Pending {
+	if due(d) {
 		acc.add(counterPushPending, 1)
 	}
 	var next *int64
-	if d.State == push.Pending {
+	if due(d) {
 		ms := d.NextAt.UnixMilli()
 		next = &ms
 	}
@@ -52,41 +52,6 @@ func putDelivery(ctx context.Context, tx execer, old, d *push.Delivery, acc delt
 	_, err = tx.Exec(ctx, "UPDATE push_deliveries SET state = $2, next_ms = $3, doc = $4 WHERE id = $1",
 		d.ID, stateCode(d.State), next, v)
 	return err
-}
-
-func queryDeliveries(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]push.Delivery, error) {
-	rows, err := tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, err
-	}
-	out := make([]push.Delivery, 0, len(docs))
-	for _, v := range docs {
-		d, err := storedoc.DecodeDelivery(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-func getDelivery(ctx context.Context, tx pgx.Tx, id string, lock bool) (push.Delivery, error) {
-	q := "SELECT doc FROM push_deliveries WHERE id = $1"
-	if lock {
-		q += " FOR UPDATE"
-	}
-	ds, err := queryDeliveries(ctx, tx, q, id)
-	if err != nil {
-		return push.Delivery{}, err
-	}
-	if len(ds) == 0 {
-		return push.Delivery{}, push.ErrDeliveryNotFound
-	}
-	return ds[0], nil
 }
 
 // dueWalk is the skip scan of DueDestinations: each step is one probe of
@@ -166,29 +131,6 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMS(*ms), true, nil
 }
 
-// RecordAttempt implements push.OutboxStore.
-func (s *DB) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push.Delivery, error) {
-	var out push.Delivery
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		d, err := getDelivery(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if d.State != push.Pending {
-			return push.ErrNotPending
-		}
-		old := d
-		d.Apply(a)
-		out = d
-		acc := deltas{}
-		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
-			return err
-		}
-		return acc.apply(ctx, tx)
-	})
-	return out, err
-}
-
 // Delivery implements push.OutboxStore in one statement.
 func (s *DB) Delivery(ctx context.Context, id string) (push.Delivery, error) {
 	ds, err := readDocs(ctx, s, storedoc.DecodeDelivery, "SELECT doc FROM push_deliveries WHERE id = $1", id)
@@ -228,80 +170,6 @@ func (s *DB) Deliveries(ctx context.Context, q push.DeliveryQuery) (push.Deliver
 	return page, err
 }
 
-// RetryDelivery implements push.OutboxStore.
-func (s *DB) RetryDelivery(ctx context.Context, id string, at time.Time) (push.Delivery, error) {
-	var out push.Delivery
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		d, err := getDelivery(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if d.State != push.Failed {
-			return push.ErrNotFailed
-		}
-		var one int
-		err = tx.QueryRow(ctx, "SELECT 1 FROM push_configs WHERE task_id = $1 AND id = $2", d.TaskID, d.ConfigID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return push.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		old := d
-		d.State, d.NextAt, d.FinishedAt, d.Reason, d.RetriedAt = push.Pending, at, time.Time{}, "", at
-		out = d
-		acc := deltas{}
-		if err := putDelivery(ctx, tx, &old, &d, acc); err != nil {
-			return err
-		}
-		if err := appendEvents(ctx, tx, []changelog.Event{deliveryDue(&d, at)}, at); err != nil {
-			return err
-		}
-		return acc.apply(ctx, tx)
-	})
-	return out, err
-}
-
-// PurgeDeliveries implements push.OutboxStore: delivered, then failed,
-// oldest first.
-func (s *DB) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
-	n := 0
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		n = 0
-		// A delivery finishes after its id's time, so ids newer than
-		// before end the walk of each state.
-		var bound ulid.ULID
-		_ = bound.SetTime(ulid.Timestamp(before))
-		for i := range bound[6:] {
-			bound[6+i] = 0xff
-		}
-		for _, st := range []string{"d", "f"} {
-			if n == limit {
-				break
-			}
-			ds, err := queryDeliveries(ctx, tx, `SELECT doc FROM push_deliveries WHERE state = $1 AND id <= $2
-				ORDER BY id FOR UPDATE`, st, bound.String())
-			if err != nil {
-				return err
-			}
-			for _, d := range ds {
-				if n == limit {
-					break
-				}
-				if !d.FinishedAt.Before(before) {
-					continue
-				}
-				if _, err := tx.Exec(ctx, "DELETE FROM push_deliveries WHERE id = $1", d.ID); err != nil {
-					return err
-				}
-				n++
-			}
-		}
-		return nil
-	})
-	return n, err
-}
-
 // OutboxStats implements push.OutboxStore in one statement.
 func (s *DB) OutboxStats(ctx context.Context) (push.OutboxStats, error) {
 	var (
@@ -326,3 +194,22 @@ func (s *DB) OutboxStats(ctx context.Context) (push.OutboxStats, error) {
 }
 
 var _ push.OutboxStore = (*DB)(nil)
+
+// The schema's Deliveries, in push_deliveries.
+func init() {
+	mapped[commands.Deliveries] = &table[push.Delivery]{
+		kind: commands.Deliveries, name: "push_deliveries", key: []column{{"t.id", convText}},
+		cols: "t.doc", read: docScan(storedoc.DecodeDelivery),
+		indexes: map[storage.Ix]tindex{
+			commands.DeliveriesByTask:  {cols: []column{{"t.task_id", convText}}},
+			commands.DeliveriesByState: {cols: []column{{"t.state", convText}}},
+		},
+		write: func(w *pgWrites, old, d *push.Delivery) error { return putDelivery(w.ctx, w.w, old, d, w.acc) },
+		remove: func(w *pgWrites, old *push.Delivery) error {
+			if due(old) {
+				w.acc.add(counterPushPending, -1)
+			}
+			return w.exec("DELETE FROM push_deliveries WHERE id = $1", old.ID)
+		},
+	}
+}

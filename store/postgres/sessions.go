@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/agents"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/storage"
 )
 
 // sessionRecord is a session's document (its digest is the key).
@@ -42,53 +44,6 @@ func decodeSession(d sessions.Digest, v []byte) (sessions.Session, error) {
 	return out, nil
 }
 
-// CreateSession implements sessions.Store, in two round trips: BEGIN and
-// the sessions that expire first, then sessions.DecideCreate, then the
-// writes and COMMIT.
-func (s *DB) CreateSession(ctx context.Context, sess sessions.Session) error {
-	v, err := encodeSession(sess)
-	if err != nil {
-		return err
-	}
-	var oldest []sessions.Session
-	return s.command(ctx, CmdCreateSession, func(b *pgx.Batch) {
-		oldest = nil
-		b.Queue("SELECT digest, expires_ms FROM web_sessions ORDER BY expires_ms, digest LIMIT $1", sessions.PurgeBatch).
-			Query(func(rows pgx.Rows) error {
-				for rows.Next() {
-					var (
-						d  []byte
-						ms int64
-					)
-					if err := rows.Scan(&d, &ms); err != nil {
-						return err
-					}
-					o := sessions.Session{ExpiresAt: fromMS(ms)}
-					copy(o.Digest[:], d)
-					oldest = append(oldest, o)
-				}
-				return rows.Err()
-			})
-	}, func() (func(execer) error, error) {
-		out := sessions.DecideCreate(oldest, sess)
-		return func(w execer) error {
-			if len(out.Purge) > 0 {
-				ds := make([][]byte, len(out.Purge))
-				for i := range out.Purge {
-					ds[i] = out.Purge[i].Digest[:]
-				}
-				if _, err := w.Exec(ctx, "DELETE FROM web_sessions WHERE digest = ANY($1)", ds); err != nil {
-					return err
-				}
-			}
-			_, err := w.Exec(ctx, `INSERT INTO web_sessions (digest, expires_ms, doc) VALUES ($1, $2, $3)
-				ON CONFLICT (digest) DO UPDATE SET expires_ms = excluded.expires_ms, doc = excluded.doc`,
-				out.Session.Digest[:], out.Session.ExpiresAt.UnixMilli(), v)
-			return err
-		}, nil
-	})
-}
-
 // GetSession implements sessions.Store.
 func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Session, error) {
 	var v []byte
@@ -102,30 +57,34 @@ func (s *DB) GetSession(ctx context.Context, d sessions.Digest) (sessions.Sessio
 	return decodeSession(d, v)
 }
 
-// DeleteSession implements sessions.Store, in two round trips: BEGIN and
-// the session, then sessions.DecideEnd, then the delete and COMMIT.
-func (s *DB) DeleteSession(ctx context.Context, d sessions.Digest) error {
-	var found *sessions.Session
-	return s.command(ctx, CmdEndSession, func(b *pgx.Batch) {
-		found = nil
-		b.Queue("SELECT expires_ms FROM web_sessions WHERE digest = $1", d[:]).QueryRow(func(row pgx.Row) error {
-			var ms int64
-			err := row.Scan(&ms)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			found = &sessions.Session{Digest: d, ExpiresAt: fromMS(ms)}
-			return err
-		})
-	}, func() (func(execer) error, error) {
-		if !sessions.DecideEnd(found) {
-			return nil, nil
-		}
-		return func(w execer) error {
-			_, err := w.Exec(ctx, "DELETE FROM web_sessions WHERE digest = $1", d[:])
-			return err
-		}, nil
-	})
-}
-
 var _ sessions.Store = (*DB)(nil)
+
+// The schema's Sessions, in web_sessions.
+func init() {
+	mapped[commands.Sessions] = &table[sessions.Session]{
+		kind: commands.Sessions, name: "web_sessions", key: []column{{"t.digest", convBytes}},
+		cols: "t.digest, t.doc",
+		read: func(row pgx.Row, _ bool) (sessions.Session, error) {
+			var dv, v []byte
+			if err := row.Scan(&dv, &v); err != nil {
+				return sessions.Session{}, err
+			}
+			var d sessions.Digest
+			copy(d[:], dv)
+			return decodeSession(d, v)
+		},
+		indexes: map[storage.Ix]tindex{commands.SessionsByExpiry: {cols: []column{{"t.expires_ms", convMillis}}}},
+		write: func(w *pgWrites, _, sess *sessions.Session) error {
+			v, err := encodeSession(*sess)
+			if err != nil {
+				return err
+			}
+			return w.exec(`INSERT INTO web_sessions (digest, expires_ms, doc) VALUES ($1, $2, $3)
+				ON CONFLICT (digest) DO UPDATE SET expires_ms = excluded.expires_ms, doc = excluded.doc`,
+				sess.Digest[:], sess.ExpiresAt.UnixMilli(), v)
+		},
+		remove: func(w *pgWrites, old *sessions.Session) error {
+			return w.exec("DELETE FROM web_sessions WHERE digest = $1", old.Digest[:])
+		},
+	}
+}

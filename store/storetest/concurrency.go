@@ -38,6 +38,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"ReplaceOneIdentity", testConcurrentReplace},
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
+		{"EngineLocks", testEngineLocks},
 		{"DiscussionTotals", testConcurrentTotals},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })

@@ -21,6 +21,7 @@ import (
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
+	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
 )
 
@@ -35,6 +36,7 @@ type Store interface {
 	push.OutboxStore
 	signing.Store
 	changelog.Log
+	storage.Engine
 }
 
 // Opener returns a fresh, empty store for one test; it registers its own
@@ -92,6 +94,8 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"Engine", testEngine},
+		{"EngineUnder", testEngineUnder},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

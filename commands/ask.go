@@ -1,0 +1,90 @@
+package commands
+
+import (
+	"context"
+
+	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/asknet"
+	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/storage"
+	"github.com/kfa-project/kfa/tasks"
+)
+
+// CreateAsk implements tasks.Store: the owner under its lock, its task of
+// the message id, its ask window and open tasks, the joined discussion
+// under a share lock; asknet.DecideAsk; the task, the new discussion, the
+// window, the push config and the events.
+func (c *Commands) CreateAsk(ctx context.Context, cr tasks.CreateAsk) (tasks.AskResult, error) {
+	x := &askRun{cr: &cr}
+	if err := c.e.Run(ctx, storage.Command{Name: CmdAsk, Load: x.load, Decide: x.decide}); err != nil {
+		return tasks.AskResult{}, err
+	}
+	res := tasks.AskResult{Task: x.out.Task, Created: !x.out.Retry, Window: x.st.Window}
+	if x.out.Window != nil {
+		res.Window = *x.out.Window
+	}
+	return res, nil
+}
+
+// askRun is one ask's plan and what its loads and decision leave.
+type askRun struct {
+	cr     *tasks.CreateAsk
+	retry  []Task
+	window *Window
+	open   int
+	join   *discussions.Discussion
+	st     asknet.AskState
+	out    asknet.AskOutcome
+	// wire is the new task's encoding, made once: DecideAsk writes the
+	// command's task as it is, and a store may decide more than once.
+	wire *tasks.WireJSON
+	task Task
+}
+
+func (x *askRun) load(l storage.Loader) error {
+	owner := x.cr.Task.OwnerID
+	lockAgent(l, owner)
+	storage.Many(l, TasksByMessage, k(owner, x.cr.Task.MessageID), 1, storage.Read, &x.retry)
+	storage.One(l, Windows, k(WindowAsk, owner), storage.Read, &x.window)
+	l.Count(TasksByOwnerState, k(owner, string(a2a.TaskStateWorking)), &x.open)
+	x.join = nil
+	if x.cr.JoinDiscussionID != "" {
+		storage.One(l, Discussions, k(x.cr.JoinDiscussionID), storage.Share, &x.join)
+	}
+	return nil
+}
+
+func (x *askRun) decide() (*storage.Writes, error) {
+	x.st = asknet.AskState{Window: windowAt(x.window), Open: x.open, Join: x.join}
+	if r := one(x.retry); r != nil {
+		full, err := r.Full()
+		if err != nil {
+			return nil, err
+		}
+		x.st.Retry = &full
+	}
+	var err error
+	if x.out, err = asknet.DecideAsk(x.st, *x.cr, x.cr.Task.CreatedAt); err != nil || x.out.Retry {
+		return nil, err
+	}
+	if x.wire == nil {
+		wr, err := tasks.EncodeWire(&x.out.Task)
+		if err != nil {
+			return nil, err
+		}
+		x.wire = &wr
+	}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 4)}
+	if x.out.Discussion != nil {
+		storage.Put(w, Discussions, nil, x.out.Discussion)
+	}
+	x.task = Task{Task: x.out.Task, Wire: *x.wire}
+	x.task.StatusMessage, x.task.History, x.task.Artifacts = nil, nil, nil
+	storage.Put(w, Tasks, nil, &x.task)
+	putWindow(w, x.window, WindowAsk, x.cr.Task.OwnerID, x.out.Window)
+	if x.out.Push != nil {
+		storage.Put(w, PushConfigs, nil, x.out.Push)
+	}
+	w.Log(x.out.Task.CreatedAt, x.out.Events...)
+	return w, nil
+}

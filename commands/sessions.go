@@ -1,0 +1,47 @@
+package commands
+
+import (
+	"context"
+
+	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/storage"
+)
+
+// CreateSession implements sessions.Store: the sessions that expire
+// first, sessions.DecideCreate, the purge and the session.
+func (c *Commands) CreateSession(ctx context.Context, s sessions.Session) error {
+	var oldest []sessions.Session
+	return c.e.Run(ctx, storage.Command{Name: CmdCreateSession,
+		Load: func(l storage.Loader) error {
+			storage.Many(l, SessionsByExpiry, nil, sessions.PurgeBatch, storage.Read, &oldest)
+			return nil
+		},
+		Decide: func() (*storage.Writes, error) {
+			out := sessions.DecideCreate(oldest, s)
+			w := &storage.Writes{}
+			for i := range out.Purge {
+				storage.Delete(w, Sessions, &out.Purge[i])
+			}
+			storage.Put(w, Sessions, nil, &out.Session)
+			return w, nil
+		}})
+}
+
+// DeleteSession implements sessions.Store: the session,
+// sessions.DecideEnd, its delete.
+func (c *Commands) DeleteSession(ctx context.Context, d sessions.Digest) error {
+	var found *sessions.Session
+	return c.e.Run(ctx, storage.Command{Name: CmdEndSession,
+		Load: func(l storage.Loader) error {
+			storage.One(l, Sessions, k(string(d[:])), storage.Lock, &found)
+			return nil
+		},
+		Decide: func() (*storage.Writes, error) {
+			if !sessions.DecideEnd(found) {
+				return nil, nil
+			}
+			w := &storage.Writes{}
+			storage.Delete(w, Sessions, found)
+			return w, nil
+		}})
+}

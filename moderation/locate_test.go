@@ -1,0 +1,54 @@
+package moderation
+
+import (
+	"testing"
+
+	"github.com/kfa-project/kfa/discussions"
+)
+
+func TestLocate(t *testing.T) {
+	d := &discussions.Discussion{ID: "D"}
+	other := &discussions.Discussion{ID: "O"}
+	r := &discussions.Reply{ID: "R", DiscussionID: "O"}
+	for _, tc := range []struct {
+		name       string
+		target     Target
+		found      Found
+		kind       Kind
+		disc, repl string
+	}{
+		{"a discussion", Target{Kind: KindDiscussion, ID: "D"}, Found{Discussion: d}, KindDiscussion, "D", ""},
+		{"no discussion", Target{Kind: KindDiscussion, ID: "D"}, Found{}, KindDiscussion, "", ""},
+		{"a reply with its discussion", Target{Kind: KindReply, ID: "R", DiscussionID: "O"}, Found{Reply: r, ReplyDiscussion: other}, KindReply, "O", "R"},
+		{"a reply by id alone", Target{Kind: KindReply, ID: "R"}, Found{Reply: r, ReplyDiscussion: other}, KindReply, "O", "R"},
+		{"a reply without its discussion", Target{Kind: KindReply, ID: "R"}, Found{Reply: r}, KindReply, "", "R"},
+		{"no such reply on a discussion", Target{Kind: KindReply, ID: "R", DiscussionID: "O"}, Found{ReplyDiscussion: other}, KindReply, "O", ""},
+		{"either: a discussion", Target{ID: "D"}, Found{Discussion: d}, KindDiscussion, "D", ""},
+		{"either: a reply", Target{ID: "R"}, Found{Reply: r, ReplyDiscussion: other}, KindReply, "O", "R"},
+		{"either: neither", Target{ID: "X"}, Found{}, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, st := Locate(tc.target, tc.found)
+			disc, repl := "", ""
+			if st.Discussion != nil {
+				disc = st.Discussion.ID
+			}
+			if st.Reply != nil {
+				repl = st.Reply.ID
+			}
+			if got.Kind != tc.kind || disc != tc.disc || repl != tc.repl {
+				t.Fatalf("Locate = %s (discussion %q, reply %q), want %s (%q, %q)", got.Kind, disc, repl, tc.kind, tc.disc, tc.repl)
+			}
+			if got.Kind == KindReply && tc.repl != "" && got.DiscussionID != "O" {
+				t.Fatalf("a located reply's discussion id = %q", got.DiscussionID)
+			}
+		})
+	}
+	// Neither, decided: the item is not found, as either.
+	target, st := Locate(Target{ID: "X"}, Found{})
+	if _, err := DecideModerate(st, Command{Action: ActionHide, Target: target}); err == nil || err.Error() == "" {
+		t.Fatal("a target found as neither was moderated")
+	} else if e, ok := err.(*ItemNotFoundError); !ok || e.Kind != "" || e.ID != "X" {
+		t.Fatalf("err = %#v, want an *ItemNotFoundError of either kind", err)
+	}
+}
