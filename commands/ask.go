@@ -6,6 +6,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -33,6 +34,9 @@ type askRun struct {
 	window *Window
 	open   int
 	join   *discussions.Discussion
+	// copy is the followed document of the new discussion's origin, for
+	// a question a peer forwarded here (its placeholder replaces it).
+	copy *peers.Document
 	st     asknet.AskState
 	out    asknet.AskOutcome
 	// wire is the new task's encoding, made once: DecideAsk writes the
@@ -50,6 +54,10 @@ func (x *askRun) load(l storage.Loader) error {
 	x.join = nil
 	if x.cr.JoinDiscussionID != "" {
 		storage.One(l, Discussions, k(x.cr.JoinDiscussionID), storage.Share, &x.join)
+	}
+	x.copy = nil
+	if key := peers.PlaceholderKey(x.cr.Discussion); key != "" && x.cr.JoinDiscussionID == "" {
+		storage.One(l, Followed, k(key), storage.Lock, &x.copy)
 	}
 	return nil
 }
@@ -77,6 +85,10 @@ func (x *askRun) decide() (*storage.Writes, error) {
 	w := &storage.Writes{Ops: make([]storage.Op, 0, 4)}
 	if x.out.Discussion != nil {
 		storage.Put(w, Discussions, nil, x.out.Discussion)
+		if p, evs, ok := peers.DecidePlaceholder(x.copy, *x.out.Discussion, x.cr.Task.CreatedAt); ok {
+			storage.Put(w, Followed, x.copy, &p)
+			x.out.Events = append(x.out.Events, evs...)
+		}
 	}
 	x.task = Task{Task: x.out.Task, Wire: *x.wire}
 	x.task.StatusMessage, x.task.History, x.task.Artifacts = nil, nil, nil

@@ -134,3 +134,15 @@ func (c *Client) verifyCard(ctx context.Context, raw []byte, sig a2a.AgentCardSi
 	}
 	return header.Kid, b64.EncodeToString(tp), nil
 }
+
+// Cards reads peers' cards for the domain (peers.CardReader): the
+// network half of adding a peer.
+type Cards struct {
+	// HTTP is the client; nil: NewHTTPClient.
+	HTTP *http.Client
+}
+
+// ReadCard implements peers.CardReader.
+func (c Cards) ReadCard(ctx context.Context, url, token string) (peers.Card, error) {
+	return NewClient(url, token, c.HTTP).ReadCard(ctx)
+}

@@ -124,6 +124,14 @@ func DecideAnswer(st AnswerState, a Answer, others []Forward, lim discussions.Li
 }
 
 // RemoteAuthorID is the author id of the replies that came back from a
-// peer: no local agent's (an agent id is a ULID), so they qualify, and
-// complete every waiting task, as another agent's reply does.
-func RemoteAuthorID(peer string) string { return "peer:" + peer }
+// peer: an id of the shape of an agent's (a ULID, which stores key
+// authors by), of time zero and randomness derived from the peer's name,
+// which no agent has (an agent's id holds its creation time). So the
+// replies qualify, and complete every waiting task, as another agent's
+// reply does.
+func RemoteAuthorID(peer string) string {
+	sum := sha256.Sum256([]byte("kfa-peer\n" + peer))
+	var id ulid.ULID
+	_ = id.SetEntropy(sum[:10]) // 10 bytes: never an error
+	return id.String()
+}

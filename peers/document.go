@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -292,4 +293,32 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// DecidePlaceholder is the placeholder of a question a peer forwarded
+// here, d (its Origin set): under its origin's key, it stands for the
+// local discussion, so that no peer's copy of that origin is followed
+// here (existing, such a copy, is replaced). ok is false for a discussion
+// of no origin.
+func DecidePlaceholder(existing *Document, d discussions.Discussion, now time.Time) (Document, []changelog.Event, bool) {
+	if d.Origin == nil || d.Origin.Server == "" {
+		return Document{}, nil, false
+	}
+	key := DocumentKey(d.Origin.Server, SourceDiscussion, d.Origin.ID)
+	p := Document{Key: key, LocalID: d.ID, Source: SourceDiscussion, ID: d.Origin.ID, Via: d.Origin.Server,
+		Origin: Origin{Server: d.Origin.Server, ID: d.Origin.ID}, At: now, FollowedAt: now}
+	var evs []changelog.Event
+	if existing != nil && existing.Peer != "" {
+		evs = append(evs, changelog.Event{Kind: EventDocument, ID: key, Ref: existing.Peer, At: now})
+	}
+	return p, evs, true
+}
+
+// PlaceholderKey is the key of d's placeholder ("" for a discussion of
+// no origin).
+func PlaceholderKey(d discussions.Discussion) string {
+	if d.Origin == nil || d.Origin.Server == "" {
+		return ""
+	}
+	return DocumentKey(d.Origin.Server, SourceDiscussion, d.Origin.ID)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kfa-project/kfa/apiv1"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discovery"
+	"github.com/kfa-project/kfa/federation"
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/grpcbinding"
 	"github.com/kfa-project/kfa/httpjson"
@@ -59,6 +60,8 @@ type Server struct {
 	creds   *agents.CredCache
 
 	worker *webhook.Worker // nil with push notifications off
+	// fed follows the peers and forwards asks (federation.go).
+	fed *federation.Runner
 
 	// oauth verifies the OAuth providers' access tokens (oauth.go); nil
 	// without --oauth-issuer. oauthServices are the services whose card
@@ -114,6 +117,7 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		return nil, err
 	}
 	s.newLive()
+	s.newFederation()
 	if s.oauth, err = s.newOAuth(); err != nil {
 		_ = core.Close()
 		return nil, fmt.Errorf("config: %w", err)
@@ -303,6 +307,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
 	s.startGRPC()
 	s.index.Start(context.Background())
+	s.fed.Start(context.Background())
 	if s.trimmer != nil {
 		s.trimmer.Start(context.Background())
 	}
@@ -392,6 +397,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.trimmer.Stop()
 	}
 	s.live.Stop()
+	// The federation runtime writes to the store too.
+	s.fed.Stop()
 	// The delivery worker writes to the store: it stops before the store
 	// closes. A delivery it was sending stays pending and is sent again.
 	if s.worker != nil {

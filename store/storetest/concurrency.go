@@ -40,6 +40,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"FlagRate", testConcurrentFlagRate},
 		{"EngineLocks", testEngineLocks},
 		{"DiscussionTotals", testConcurrentTotals},
+		{"Peers", testConcurrentPeers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
+	peerdom "github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -35,6 +36,7 @@ type Store interface {
 	push.ConfigStore
 	push.OutboxStore
 	signing.Store
+	peerdom.Store
 	changelog.Log
 	storage.Engine
 }
@@ -94,6 +96,8 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"Peers", testPeers},
+		{"Forwards", testForwards},
 		{"Engine", testEngine},
 		{"EngineUnder", testEngineUnder},
 	} {
