@@ -37,8 +37,8 @@ type askRun struct {
 	// copy is the followed document of the new discussion's origin, for
 	// a question a peer forwarded here (its placeholder replaces it).
 	copy *peers.Document
-	st     asknet.AskState
-	out    asknet.AskOutcome
+	st   asknet.AskState
+	out  asknet.AskOutcome
 	// wire is the new task's encoding, made once: DecideAsk writes the
 	// command's task as it is, and a store may decide more than once.
 	wire *tasks.WireJSON
