@@ -34,15 +34,15 @@ type askRun struct {
 	window *Window
 	open   int
 	join   *discussions.Discussion
-	// copy is the followed document of the new discussion's origin, for
-	// a question a peer forwarded here (its placeholder replaces it).
-	copy *peers.Document
-	st   asknet.AskState
-	out  asknet.AskOutcome
+	st     asknet.AskState
+	out    asknet.AskOutcome
 	// wire is the new task's encoding, made once: DecideAsk writes the
 	// command's task as it is, and a store may decide more than once.
 	wire *tasks.WireJSON
 	task Task
+	// copy is the followed document of the new discussion's origin, for
+	// a question a peer forwarded here (its placeholder replaces it).
+	copy *peers.Document
 }
 
 func (x *askRun) load(l storage.Loader) error {
