@@ -43,6 +43,21 @@ func readFeed(t *testing.T, h *harness, cursor string, pageSize int) ([]api.Chan
 	return nil, ""
 }
 
+// feedUntil reads h's feed from cursor until the entries read hold what
+// want says, within federationWithin (on PostgreSQL a change is in the
+// log once every older transaction of the cluster has ended), and
+// returns them and the cursor after them.
+func feedUntil(t *testing.T, h *harness, cursor string, what string, want func(map[string]api.Change) bool) ([]api.Change, string) {
+	t.Helper()
+	var all []api.Change
+	eventually(t, federationWithin, what, func() bool {
+		chs, next := readFeed(t, h, cursor, 10)
+		all, cursor = append(all, chs...), next
+		return want(byDocument(all))
+	})
+	return all, cursor
+}
+
 // byDocument is the last entry of each document among chs.
 func byDocument(chs []api.Change) map[string]api.Change {
 	out := map[string]api.Change{}
@@ -118,7 +133,10 @@ func TestChangeFeed(t *testing.T) {
 	if _, err := h.admin.Moderate(ctx, moderation.ActionHide, api.ModerationRequest{ID: first.Reply.ID, Reason: "test", By: "e2e"}); err != nil {
 		t.Fatal(err)
 	}
-	chs, cursor2 := readFeed(t, h, cursor, 10)
+	chs, cursor2 := feedUntil(t, h, cursor, "the deleted record and the hidden reply in the feed", func(m map[string]api.Change) bool {
+		c := m["discussion/"+answered]
+		return m["record/feed-3"].Op == "delete" && c.Discussion != nil && len(c.Discussion.Replies) == 1
+	})
 	docs = byDocument(chs)
 	if c := docs["record/feed-3"]; c.Op != "delete" || c.Record != nil {
 		t.Fatalf("a deleted record in the feed: %+v", c)
@@ -130,7 +148,9 @@ func TestChangeFeed(t *testing.T) {
 	if _, err := h.admin.Moderate(ctx, moderation.ActionHide, api.ModerationRequest{ID: answered, Reason: "test", By: "e2e"}); err != nil {
 		t.Fatal(err)
 	}
-	chs, cursor3 := readFeed(t, h, cursor2, 10)
+	chs, cursor3 := feedUntil(t, h, cursor2, "the hidden discussion in the feed", func(m map[string]api.Change) bool {
+		return m["discussion/"+answered].Op == "delete"
+	})
 	if c := byDocument(chs)["discussion/"+answered]; c.Op != "delete" || c.Discussion != nil {
 		t.Fatalf("a hidden discussion in the feed: %+v", chs)
 	}

@@ -37,9 +37,27 @@ const forwarderCursor = "federation-forwarder"
 // twice.
 type forwarder struct{ r *Runner }
 
-// Apply implements changelog.Follower.
+// Apply implements changelog.Follower. A batch with no discussion opened
+// or answered costs nothing; one with some reads the peers once, and
+// each discussion's forwards only when a peer forwards asks.
 func (f forwarder) Apply(ctx context.Context, evs []changelog.Event) error {
-	if !f.r.forwarding.Load() {
+	relevant := false
+	for _, e := range evs {
+		relevant = relevant || e.Kind == changelog.DiscussionOpened ||
+			e.Kind == changelog.DiscussionReplied && e.Note == changelog.NoteQualifying
+	}
+	if !relevant {
+		return nil
+	}
+	ps, err := f.r.svc.Peers(ctx)
+	if err != nil {
+		return err
+	}
+	forwarding := false
+	for _, p := range ps {
+		forwarding = forwarding || p.ForwardAsks && !p.Purging
+	}
+	if !forwarding {
 		return nil
 	}
 	for _, e := range evs {

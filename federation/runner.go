@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
@@ -77,10 +76,8 @@ type Runner struct {
 	workers map[string]*worker
 	cancel  context.CancelFunc
 	done    chan struct{}
-	// forwards follows the change log for the forwarder; forwarding says
-	// a peer forwards asks (the forwarder skips its reads otherwise).
-	forwards   *changelog.Runner
-	forwarding atomic.Bool
+	// forwards follows the change log for the forwarder.
+	forwards *changelog.Runner
 }
 
 // workerState is what a peer's worker keeps between its passes.
@@ -195,13 +192,11 @@ func (r *Runner) watch(ctx context.Context) {
 			}
 			r.o.Log.Warn("federation: list the peers", "err", err.Error())
 		} else {
-			live, forwarding := map[string]bool{}, false
+			live := map[string]bool{}
 			for _, p := range ps {
 				live[p.Name] = true
-				forwarding = forwarding || p.ForwardAsks && !p.Purging
 				r.ensureWorker(ctx, p.Name)
 			}
-			r.forwarding.Store(forwarding)
 			r.stopWorkers(live)
 		}
 		select {

@@ -52,19 +52,20 @@ const purgeRound = 10_000
 // discPrefix) is a followed document's.
 func isFollowedID(id string) bool { return strings.HasPrefix(id, peers.KeyPrefix) }
 
-// followedRecordDoc is what the index holds for a followed record.
-type followedRecordDoc struct {
-	recordDoc
-	Peer   string `json:"peer"`
-	Origin string `json:"origin"`
-}
-
-// followedDiscussionDoc is what the index holds for a followed
-// discussion.
-type followedDiscussionDoc struct {
-	discussionDoc
-	Peer   string `json:"peer"`
-	Origin string `json:"origin"`
+// withOrigin is doc (a recordDoc or a discussionDoc) as a followed
+// document: its fields, and the peer's name and the document's page
+// there. bleve reads a map as it reads a struct's fields.
+func withOrigin(doc any, peer, origin string) (map[string]any, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m[fPeer], m[fOrigin] = peer, origin
+	return m, nil
 }
 
 // followedDoc is d as the index holds it, and its document id; ok is
@@ -78,13 +79,15 @@ func (x *Index) followedDoc(d peers.Document) (string, any, bool, error) {
 	case d.Record != nil:
 		doc := recordDocOf(d.Record)
 		doc.Source = sourceFollowed
-		return d.Key, followedRecordDoc{recordDoc: doc, Peer: d.Peer, Origin: d.URL}, true, nil
+		m, err := withOrigin(doc, d.Peer, d.URL)
+		return d.Key, m, err == nil, err
 	case d.Thread != nil:
 		doc, err := x.threadDoc(d.Thread)
 		if err != nil {
 			return "", nil, false, err
 		}
-		return discussionDocID(d.Key), followedDiscussionDoc{discussionDoc: doc, Peer: d.Peer, Origin: d.URL}, true, nil
+		m, err := withOrigin(doc, d.Peer, d.URL)
+		return discussionDocID(d.Key), m, err == nil, err
 	}
 	return "", nil, false, nil
 }
