@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/storage"
 )
@@ -376,4 +377,31 @@ func (c *Commands) ListDocuments(ctx context.Context, before string, limit int) 
 		next = docs[limit-1].Key
 	}
 	return docs, next, nil
+}
+
+// ModerateDocument implements peers.Store: the document under its lock,
+// peers.DecideModerate, the document, the moderation log's entry and the
+// event.
+func (c *Commands) ModerateDocument(ctx context.Context, cmd moderation.Command) (moderation.Result, error) {
+	var (
+		d   *peers.Document
+		out peers.ModerateOutcome
+	)
+	err := c.e.Run(ctx, storage.Command{Name: CmdModerate,
+		Load: func(l storage.Loader) error {
+			storage.One(l, Followed, k(cmd.Target.ID), storage.Lock, &d)
+			return nil
+		},
+		Decide: func() (*storage.Writes, error) {
+			var err error
+			if out, err = peers.DecideModerate(d, cmd); err != nil || out.Document == nil {
+				return nil, err
+			}
+			w := &storage.Writes{}
+			storage.Put(w, Followed, d, out.Document)
+			storage.Put(w, ModerationLog, nil, out.Entry)
+			w.Log(cmd.At, out.Events...)
+			return w, nil
+		}})
+	return out.Result, err
 }

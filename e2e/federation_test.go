@@ -61,6 +61,23 @@ func TestFederationFollow(t *testing.T) {
 		t.Fatalf("a local hit: %+v", local)
 	}
 
+	// Hidden here by A's moderators: out of A's search whatever B sends,
+	// until it is unhidden.
+	if _, err := a.admin.Moderate(ctx, moderation.ActionHide, api.ModerationRequest{ID: h.ID, Reason: "off topic here", By: "e2e"}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, a, "a followed record hidden on A")
+	if hitOf(searchHits(t, a, "wrangle pangolin"), "Wrangle a pangolin") != nil {
+		t.Fatal("a followed record hidden on A is still found there")
+	}
+	if _, err := a.admin.Moderate(ctx, moderation.ActionUnhide, api.ModerationRequest{ID: h.ID, Reason: "fine after all", By: "e2e"}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, a, "a followed record shown again on A")
+	if hitOf(searchHits(t, a, "wrangle pangolin"), "Wrangle a pangolin") == nil {
+		t.Fatal("a followed record unhidden on A is not found")
+	}
+
 	// An answered discussion on B.
 	_, alice := b.agent("alice-b")
 	_, bob := b.agent("bob-b")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/moderation"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -156,5 +157,35 @@ func TestPeerStateMachine(t *testing.T) {
 	}
 	if p.Lag(t0.Add(3*time.Second)) != 3*time.Second {
 		t.Fatalf("lag before the first pass: %s", p.Lag(t0.Add(3*time.Second)))
+	}
+}
+
+func TestDecideModerateDocument(t *testing.T) {
+	d := &Document{Key: DocumentKey(srvB, SourceRecord, "r1"), Peer: "b"}
+	hide := moderation.Command{Action: moderation.ActionHide, Target: moderation.Target{ID: d.Key}, Reason: "off topic", At: t0}
+	out, err := DecideModerate(d, hide)
+	if err != nil || !out.Result.Changed || !out.Document.Hidden || out.Entry == nil || out.Entry.ItemKind != moderation.KindDocument ||
+		len(out.Events) != 1 || out.Events[0].Kind != EventDocument {
+		t.Fatalf("hide: %+v %v", out, err)
+	}
+	if again, _ := DecideModerate(out.Document, hide); again.Result.Changed || again.Document != nil {
+		t.Fatalf("hide a hidden document: %+v", again)
+	}
+	unhide := hide
+	unhide.Action = moderation.ActionUnhide
+	if shown, _ := DecideModerate(out.Document, unhide); !shown.Result.Changed || shown.Document.Hidden {
+		t.Fatalf("unhide: %+v", shown)
+	}
+	dismiss := hide
+	dismiss.Action = moderation.ActionDismiss
+	if none, _ := DecideModerate(d, dismiss); none.Result.Changed {
+		t.Fatal("dismissed the flags of a document that has none")
+	}
+	var nf *moderation.ItemNotFoundError
+	if _, err := DecideModerate(nil, hide); !errors.As(err, &nf) {
+		t.Fatalf("hide nothing: %v", err)
+	}
+	if _, err := DecideModerate(&Document{Key: d.Key}, hide); !errors.As(err, &nf) {
+		t.Fatalf("hide a placeholder: %v", err)
 	}
 }

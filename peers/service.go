@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/kfa-project/kfa/input"
+	"github.com/kfa-project/kfa/moderation"
 )
 
 // CardReader reads a peer's agent card (and verifies its signature) at
@@ -90,6 +93,21 @@ func (s *Service) Remove(ctx context.Context, name string, purge bool) error {
 		return &NotFoundError{Name: clip(name, MaxNameLen)}
 	}
 	return s.store.RemovePeer(ctx, name, purge, s.Now())
+}
+
+// Moderate runs a moderator's action on the followed document of key:
+// hide, unhide (reason required) or dismiss.
+func (s *Service) Moderate(ctx context.Context, a moderation.Action, actor moderation.Actor, key, reason string) (moderation.Result, error) {
+	if a != moderation.ActionDismiss || reason != "" {
+		if err := input.Text("reason", reason, 1, moderation.MaxReasonLen, false); err != nil {
+			return moderation.Result{}, err
+		}
+	}
+	if !IsDocumentKey(key) {
+		return moderation.Result{}, &moderation.ItemNotFoundError{Kind: moderation.KindDocument, ID: clip(key, 64)}
+	}
+	return s.store.ModerateDocument(ctx, moderation.Command{Action: a, Target: moderation.Target{Kind: moderation.KindDocument, ID: key},
+		Actor: actor, Reason: reason, At: s.Now()})
 }
 
 // List lists the peers.

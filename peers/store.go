@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/moderation"
 )
 
 // MaxPeers bounds how many peers one server keeps: every peer costs a
@@ -75,6 +76,9 @@ type Store interface {
 	// writes the reply and everything it does, and the forwards it
 	// changed, in one transaction.
 	AddAnswer(ctx context.Context, a Answer, lim discussions.Limits, now time.Time) (AnswerOutcome, error)
+	// ModerateDocument decides DecideModerate on the followed document
+	// (locked) and writes it, the log's entry and its event.
+	ModerateDocument(ctx context.Context, c moderation.Command) (moderation.Result, error)
 }
 
 // Listed is a peer as the operator's list shows it.

@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/moderation"
 	peerdom "github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -128,6 +129,24 @@ func testPeers(t *testing.T, open Opener) {
 	if docEvents != 3 {
 		t.Fatalf("%d document events for 3 documents: %+v", docEvents, evs)
 	}
+	// Hidden by this server's moderators: logged, and hidden still when
+	// the peer sends it again.
+	hide := moderation.Command{Action: moderation.ActionHide, Target: moderation.Target{Kind: moderation.KindDocument, ID: key},
+		Actor: moderation.Actor{Kind: moderation.ActorOperator, Name: "op"}, Reason: "off topic", At: now}
+	if res, err := s.ModerateDocument(ctx, hide); err != nil || !res.Changed || !res.Hidden {
+		t.Fatalf("hide a followed document: %+v %v", res, err)
+	}
+	again := peerdom.Page{Server: srvB, Next: "c1", Changes: []peerdom.Change{feedRecord("r2", "two, edited", now)}}
+	if _, err := s.ApplyPage(ctx, "b", "h1", "c1", self, again, now); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := s.GetDocument(ctx, key); !d.Hidden || d.Record.Title != "two, edited" {
+		t.Fatalf("a hidden document sent again: %+v", d)
+	}
+	if p, _ := s.ListLog(ctx, moderation.LogQuery{PageSize: 10}); len(p.Entries) != 1 || p.Entries[0].ItemKind != moderation.KindDocument {
+		t.Fatalf("the moderation log after hiding a document: %+v", p)
+	}
+
 	// Every document, two a page, newest key first.
 	var all []string
 	next := ""
