@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/client"
+	"github.com/kfa-project/kfa/mcpserver"
 	"github.com/kfa-project/kfa/moderation"
 )
 
@@ -59,6 +61,29 @@ func TestFederationFollow(t *testing.T) {
 	}
 	if local == nil || local.Origin != nil {
 		t.Fatalf("a local hit: %+v", local)
+	}
+
+	// MCP: search and fetch carry the origin; the fetch is the peer's text.
+	cs := mcpSession(t, a, "")
+	var mh *mcpserver.SearchResult
+	for _, r := range mcpSearch(t, cs, map[string]any{"query": "wrangle pangolin"}) {
+		if r.ID == h.ID {
+			mh = &r
+		}
+	}
+	if mh == nil || mh.Origin == nil || mh.Origin.Peer != "b" || mh.URL != h.Origin.URL {
+		t.Fatalf("an MCP search hit from B: %+v", mh)
+	}
+	var doc mcpserver.FetchOutput
+	mcpOut(t, mcpCall(t, cs, "fetch", map[string]any{"id": h.ID}), &doc)
+	if doc.Text != "Gently, with gloves." || doc.Metadata.Origin == nil || doc.Metadata.Origin.Peer != "b" || doc.URL != h.Origin.URL {
+		t.Fatalf("MCP fetch of a document from B: %+v", doc)
+	}
+
+	// The web: "from b", with the link.
+	_, page := a.raw(http.MethodGet, "/search?q=wrangle+pangolin", map[string]string{"Accept": "text/html"}, "")
+	if !strings.Contains(string(page), `from <a href="`+h.Origin.URL+`" rel="nofollow noopener">b</a>`) {
+		t.Fatalf("the web's search page does not say where the hit is from:\n%s", page)
 	}
 
 	// Hidden here by A's moderators: out of A's search whatever B sends,

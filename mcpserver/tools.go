@@ -105,6 +105,9 @@ type FetchMetadata struct {
 	AnsweredAt   string `json:"answeredAt,omitempty"`
 	// AcceptedReplyID is the reply the asker accepted as the answer.
 	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer."`
+
+	// Origin names the peer a followed document comes from (federation).
+	Origin *Origin `json:"origin,omitempty" jsonschema:"For a document followed from another kfa server (a peer): the peer's name here and the document's URL there."`
 }
 
 // ChangesInput is the arguments of get_changes.

@@ -110,5 +110,10 @@ func (s *Service) Moderate(ctx context.Context, a moderation.Action, actor moder
 		Actor: actor, Reason: reason, At: s.Now()})
 }
 
+// Document returns a followed document by key.
+func (s *Service) Document(ctx context.Context, key string) (Document, error) {
+	return s.store.GetDocument(ctx, key)
+}
+
 // List lists the peers.
 func (s *Service) List(ctx context.Context) ([]Listed, error) { return s.store.ListPeers(ctx) }

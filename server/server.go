@@ -184,6 +184,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Agents:      s.core.Agents,
 		Records:     s.core.Records,
 		Feed:        peers.NewFeed(s.core.Store, s.cfg.PublicURL),
+		Peers:       s.core.Peers,
 		Sessions:    webSessions,
 		// Failed sign-ins of the web view share this budget.
 		AuthFailures: perMinute(s.cfg.AuthFailRate),

@@ -73,6 +73,9 @@ type Deps struct {
 	// Feed is the public change feed peers follow (changes.go); nil
 	// answers Unavailable.
 	Feed *peers.Feed
+	// Peers are this server's peers: MCP's fetch reads what was followed
+	// from them (records.go); nil: nothing was.
+	Peers *peers.Service
 	// Sessions are the web view's sign-in sessions (sessions.go); nil
 	// without the web view.
 	Sessions *sessions.Service
