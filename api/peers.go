@@ -39,6 +39,9 @@ type Peer struct {
 	LastError   string `json:"lastError,omitempty"`
 	LastErrorAt string `json:"lastErrorAt,omitempty"`
 	Documents   int    `json:"documents"`
+	// FollowedBy names the kfa process whose follower holds the peer's
+	// lease (host, process id and a random part), while it runs.
+	FollowedBy string `json:"followedBy,omitempty"`
 	// Purging says the peer was removed with --purge and its documents
 	// are being deleted.
 	Purging          bool   `json:"purging,omitempty"`
@@ -59,6 +62,7 @@ func FromPeer(p peers.Listed, now time.Time) Peer {
 		Follow: p.Follow, ForwardAsks: p.ForwardAsks, KeyPinned: p.Key != "", LastSync: ts(p.LastSync),
 		LagSeconds: int64(p.Lag(now) / time.Second), LastError: p.LastError, LastErrorAt: ts(p.LastErrorAt),
 		Documents: p.Documents, Purging: p.Purging, MaxDocsPerMinute: p.Bounds.DocsPerMinute,
+		FollowedBy:  leaseHolder(p.Peer, now),
 		MaxDocBytes: p.Bounds.MaxDocBytes, AddedAt: ts(p.AddedAt),
 	}
 }
@@ -70,4 +74,12 @@ func FromPeers(ps []peers.Listed, now time.Time) PeerList {
 		out.Peers[i] = FromPeer(p, now)
 	}
 	return out
+}
+
+// leaseHolder is the holder of p's follower lease at now ("" for none).
+func leaseHolder(p peers.Peer, now time.Time) string {
+	if p.Lease == "" || !now.Before(p.LeaseUntil) {
+		return ""
+	}
+	return p.Lease
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -111,9 +113,11 @@ func NewRunner(svc *service.Federation, o Options) *Runner {
 	if o.Observer == nil {
 		o.Observer = noObserver{}
 	}
-	var b [8]byte
+	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &Runner{svc: svc, o: o, holder: hex.EncodeToString(b[:]), workers: map[string]*worker{}}
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("%s:%d:%s", clipHost(host), os.Getpid(), hex.EncodeToString(b[:]))
+	return &Runner{svc: svc, o: o, holder: holder, workers: map[string]*worker{}}
 }
 
 // Start runs the runner until ctx ends or Stop. A second Start does
@@ -292,6 +296,14 @@ func (r *Runner) pass(ctx context.Context, name string, st *workerState) (more b
 		}
 	}
 	return false
+}
+
+// clipHost bounds a host name kept in a peer's lease.
+func clipHost(h string) string {
+	if len(h) > 64 {
+		return h[:64]
+	}
+	return h
 }
 
 // peerClient is the client of p.
