@@ -51,8 +51,7 @@ func (r *Runner) follow(ctx context.Context, name string) (more bool) {
 			return fail(fmt.Errorf("the peer's feed brought %d documents this minute, its bound; the follower waits for the next minute",
 				p.Bounds.DocsPerMinute))
 		}
-		size := min(peers.MaxFeedPage, left)
-		page, err := c.Changes(ctx, p.Cursor, size, int64(size)*int64(p.Bounds.MaxDocBytes))
+		page, err := r.readPage(ctx, c, p, min(peers.MaxFeedPage, left))
 		if err != nil {
 			return fail(err)
 		}
@@ -73,6 +72,21 @@ func (r *Runner) follow(ctx context.Context, name string) (more bool) {
 		}
 	}
 	return true
+}
+
+// readPage reads the page of p's feed after its cursor, of at most size
+// entries, under peers.PageLimit: a page over it is asked for again with
+// half the entries, down to one (a document over its bound fails the
+// pass), so the memory a page takes stays bounded however a peer's
+// documents are sized, and a feed of big documents still moves.
+func (r *Runner) readPage(ctx context.Context, c *Client, p peers.Peer, size int) (api.ChangesPage, error) {
+	for {
+		page, err := c.Changes(ctx, p.Cursor, size, peers.PageLimit(size, p.Bounds))
+		if !errors.Is(err, ErrTooBig) || size == 1 {
+			return page, err
+		}
+		size /= 2
+	}
 }
 
 // pageOf is a page of a peer's feed in the domain's form: entries that

@@ -267,3 +267,24 @@ func ValidateAdd(in AddInput) (AddInput, error) {
 	}
 	return in, nil
 }
+
+// Bounds of one page of a peer's feed as the follower reads it.
+const (
+	// MaxPageBytes bounds the memory one page of a peer's feed takes:
+	// whatever its bounds, a peer never makes the follower read more in
+	// one answer (but one document of its bound, when that is bigger).
+	MaxPageBytes = 32 << 20
+	// entryBytes is what an entry takes besides its text (ids, URLs,
+	// times, names); jsonEscape, how much JSON's escaping (\u003c) may
+	// grow a text.
+	entryBytes = 8 << 10
+	jsonEscape = 6
+)
+
+// PageLimit is the body limit of a page of size entries of a peer with
+// bounds b: room for size documents of its bound as JSON, at most
+// MaxPageBytes, at least one document's room.
+func PageLimit(size int, b Bounds) int64 {
+	per := jsonEscape*int64(b.MaxDocBytes) + entryBytes
+	return max(min(int64(max(size, 1))*per, MaxPageBytes), per)
+}
