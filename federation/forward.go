@@ -77,7 +77,9 @@ func (f forwarder) Apply(ctx context.Context, evs []changelog.Event) error {
 
 // forwarderFrom is where the forwarder starts: its saved cursor, or the
 // log's head (a server that never forwarded forwards what is opened from
-// now on).
+// now on), saved at once: a follower saves its cursor only once it has
+// run a while, and a kill before that would restart at a later head,
+// and never forward what was opened in between.
 func (r *Runner) forwarderFrom(ctx context.Context) (changelog.Position, error) {
 	cs, err := r.o.Cursors.ListCursors(ctx)
 	if err != nil {
@@ -89,7 +91,13 @@ func (r *Runner) forwarderFrom(ctx context.Context) (changelog.Position, error) 
 		}
 	}
 	st, err := r.o.Changes.LogState(ctx)
-	return st.Last, err
+	if err != nil {
+		return changelog.Position{}, err
+	}
+	if err := r.o.Cursors.SaveCursor(ctx, forwarderCursor, st.Last, r.svc.Now()); err != nil {
+		return changelog.Position{}, err
+	}
+	return st.Last, nil
 }
 
 // forward sends the due forwards to p and polls the peer for the
