@@ -37,6 +37,26 @@ var (
 	ErrInvalidToken = errors.New("invalid or revoked token")
 )
 
+// ErrRevoked refuses a command of an agent that was revoked after its
+// request was authenticated: every command an agent makes loads the
+// agent under the lock it takes (MayAct), so a revoke that committed
+// first is seen, and nothing of the agent commits after it. It is an
+// ErrInvalidToken: the caller gets what a request sent a moment later
+// gets, 401 with error="invalid_token" (RFC 6750 §3.1 names a revoked
+// token so), since its credential no longer exists.
+var ErrRevoked = fmt.Errorf("%w: the agent was revoked while the request was in flight", ErrInvalidToken)
+
+// MayAct is the first check of every command an agent makes (an ask, a
+// reply, a cancel, a flag...): nil when a, the agent as the command
+// loaded it under its lock (nil when no agent has the id), is active;
+// ErrRevoked otherwise.
+func MayAct(a *Agent) error {
+	if a == nil || !a.Active() {
+		return ErrRevoked
+	}
+	return nil
+}
+
 // Agent is an identity. Tasks and inbox entries belong to an agent id, never
 // to a token, so rotating a token keeps everything the agent owns.
 type Agent struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseScopes(t *testing.T) {
@@ -102,6 +103,28 @@ func TestPermit(t *testing.T) {
 			if err != nil && (!errors.As(err, &se) || se.Need != tc.need || se.Agent.ID != tc.a.ID ||
 				err.Error() != "replying needs the post scope; agent 01JD0000000000000000000001 (rita) has the scopes read") {
 				t.Fatalf("the refusal does not say who lacks what: %v", err)
+			}
+		})
+	}
+}
+
+func TestMayAct(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    *Agent
+		want error
+	}{
+		{name: "an active agent", a: &Agent{ID: "a"}},
+		{name: "a revoked agent", a: &Agent{ID: "a", DisabledAt: time.Unix(1, 0)}, want: ErrRevoked},
+		{name: "no agent", a: nil, want: ErrRevoked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := MayAct(tc.a)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("MayAct: %v, want %v", err, tc.want)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("a revoked agent's refusal is not an invalid token: %v", err)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -15,6 +16,9 @@ import (
 // owner's lock (the message id, the ask window and the open tasks are
 // the owner's), and the joined discussion under its own.
 type AskState struct {
+	// Asker is the asking agent as loaded under its lock, nil when no
+	// agent has the id: a revoked asker asks nothing (agents.MayAct).
+	Asker *agents.Agent
 	// Retry is the owner's task for the ask's message id, nil when none:
 	// an idempotent retry is answered with it, unchanged.
 	Retry *tasks.Task
@@ -47,7 +51,8 @@ type AskOutcome struct {
 	Events []changelog.Event
 }
 
-// DecideAsk decides ask c at now. In order: a retry of a message id the
+// DecideAsk decides ask c at now. In order: an asker revoked since its
+// request was authenticated is agents.ErrRevoked; a retry of a message id the
 // owner used is answered with its task; an ask over c.AskRate is a
 // *ratelimit.Exceeded (reason tasks.ErrAskRate); a join of no discussion
 // (or a hidden one) is a *discussions.NotFoundError, of an answered one
@@ -57,6 +62,9 @@ type AskOutcome struct {
 // the command's, unchanged, so a store may encode them once for every run
 // of its transaction.
 func DecideAsk(st AskState, c tasks.CreateAsk, now time.Time) (AskOutcome, error) {
+	if err := agents.MayAct(st.Asker); err != nil {
+		return AskOutcome{}, err
+	}
 	if st.Retry != nil {
 		return AskOutcome{Retry: true, Task: *st.Retry}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -23,6 +24,17 @@ func newAsk(join string) tasks.CreateAsk {
 		Question:         text,
 		JoinDiscussionID: join,
 	}, t0, 0)
+}
+
+// asker is the agent of a case: active (""), "revoked", or "none".
+func asker(kind string) *agents.Agent {
+	switch kind {
+	case "revoked":
+		return &agents.Agent{ID: "01JD00000000000000000000AA", DisabledAt: t0.Add(-time.Second)}
+	case "none":
+		return nil
+	}
+	return &agents.Agent{ID: "01JD00000000000000000000AA"}
 }
 
 func kinds(evs []changelog.Event) []changelog.Kind {
@@ -60,6 +72,7 @@ func TestDecideAsk(t *testing.T) {
 		retry  bool
 		events []changelog.Kind
 		window bool
+		asker  string // "" an active asker, "revoked" or "none"
 	}{
 		{name: "opens a discussion", c: newAsk(""), events: []changelog.Kind{changelog.TaskCreated, changelog.DiscussionOpened}},
 		{name: "joins an open one", st: AskState{Join: open}, c: newAsk(open.ID), events: []changelog.Kind{changelog.TaskCreated}},
@@ -76,9 +89,15 @@ func TestDecideAsk(t *testing.T) {
 			events: []changelog.Kind{changelog.TaskCreated, changelog.DiscussionOpened}},
 		{name: "at the open-task bound", st: AskState{Open: 3}, c: withMax(newAsk(""), 3), want: tasks.ErrTooManyOpen},
 		{name: "with a push config", c: withPush(newAsk("")), events: []changelog.Kind{changelog.TaskCreated, changelog.DiscussionOpened}},
+		{name: "a revoked asker", c: newAsk(""), asker: "revoked", want: agents.ErrRevoked},
+		{name: "a revoked asker's retry", st: AskState{Retry: &first}, c: newAsk(""), asker: "revoked", want: agents.ErrRevoked},
+		{name: "a revoked asker's join", st: AskState{Join: open}, c: newAsk(open.ID), asker: "revoked", want: agents.ErrRevoked},
+		{name: "no asker", c: newAsk(""), asker: "none", want: agents.ErrRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideAsk(tc.st, tc.c, t0)
+			st := tc.st
+			st.Asker = asker(tc.asker)
+			out, err := DecideAsk(st, tc.c, t0)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err %v, want %v", err, tc.want)

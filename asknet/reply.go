@@ -3,6 +3,7 @@ package asknet
 import (
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -14,6 +15,9 @@ import (
 // discussion's, then the WORKING tasks' (in that order, so that two
 // commands never wait on each other in opposite orders).
 type ReplyState struct {
+	// Author is the replying agent as loaded under its lock, nil when no
+	// agent has the id: a revoked author posts nothing (agents.MayAct).
+	Author *agents.Agent
 	// Discussion is the discussion replied to, nil when none has the id.
 	Discussion *discussions.Discussion
 	// Window is the author's reply window: the kept time of the reply
@@ -50,14 +54,18 @@ type ReplyOutcome struct {
 	Events []changelog.Event
 }
 
-// DecideReply decides reply r (its time is r.CreatedAt) under lim. The
-// discussion's rules refuse it (discussions.DecidePost); allowed, it is
+// DecideReply decides reply r (its time is r.CreatedAt) under lim. An
+// author revoked since its request was authenticated is
+// agents.ErrRevoked; the discussion's rules refuse it (discussions.DecidePost); allowed, it is
 // stored, and when it qualifies (its author is not the discussion's) it
 // completes every WORKING task of the discussion but the replier's own
 // (tasks.Task.CompleteByReply), each transition leaving one delivery per
 // push config of its task; everyone on the discussion but the replier
 // gets an inbox entry (discussions.Notices).
 func DecideReply(st ReplyState, r discussions.Reply, lim discussions.Limits) (ReplyOutcome, error) {
+	if err := agents.MayAct(st.Author); err != nil {
+		return ReplyOutcome{}, err
+	}
 	post, err := discussions.DecidePost(st.Discussion, st.Window, r, lim)
 	if err != nil {
 		return ReplyOutcome{}, err
@@ -92,4 +100,11 @@ func DecideReply(st ReplyState, r discussions.Reply, lim discussions.Limits) (Re
 	out.Inbox = discussions.Notices(post.Discussion, r, st.Members)
 	out.Result.Notified = len(out.Inbox)
 	return out, nil
+}
+
+// Completes reports whether reply r on d completes task t of d when t
+// waits: a qualifying reply by someone other than t's owner (what
+// DecideReply does, and what kfa check verifies of the stored tasks).
+func Completes(d discussions.Discussion, t tasks.Task, r discussions.Reply) bool {
+	return discussions.Qualifies(d, r) && t.AnswerFor(r.AuthorID, r.DiscussionID)
 }

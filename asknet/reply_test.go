@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -35,6 +36,7 @@ func TestDecideReply(t *testing.T) {
 		completed []string
 		notified  []string
 		events    []changelog.Kind
+		author    string // "" an active author, "revoked" or "none"
 	}{
 		{name: "no discussion", st: ReplyState{}, r: reply("bob"), want: discussions.ErrNotFound},
 		{name: "at the reply bound", st: func() ReplyState { s := st; dd := *d; dd.ReplyCount = 2; s.Discussion = &dd; return s }(),
@@ -50,9 +52,13 @@ func TestDecideReply(t *testing.T) {
 				changelog.TaskMoved}},
 		{name: "the author's reply completes nothing", st: st, r: reply("alice"), notified: []string{"bob", "carol"},
 			events: []changelog.Kind{changelog.DiscussionReplied}},
+		{name: "a revoked author completes nothing", st: st, r: reply("bob"), author: "revoked", want: agents.ErrRevoked},
+		{name: "no author", st: st, r: reply("bob"), author: "none", want: agents.ErrRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideReply(tc.st, tc.r, tc.lim)
+			st := tc.st
+			st.Author = asker(tc.author)
+			out, err := DecideReply(st, tc.r, tc.lim)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err %v, want %v", err, tc.want)
@@ -101,5 +107,24 @@ func TestDecideReply(t *testing.T) {
 				t.Fatalf("qualifying %v, discussion %s", out.Result.Qualifying, out.Post.Discussion.Status)
 			}
 		})
+	}
+}
+
+func TestCompletes(t *testing.T) {
+	d := discussions.Discussion{ID: "d", AuthorID: "asker"}
+	task := tasks.Task{ID: "t", OwnerID: "joiner", DiscussionID: "d"}
+	for _, tc := range []struct {
+		name string
+		r    discussions.Reply
+		want bool
+	}{
+		{"someone else's reply", discussions.Reply{DiscussionID: "d", AuthorID: "bob"}, true},
+		{"the asker's own", discussions.Reply{DiscussionID: "d", AuthorID: "asker"}, false},
+		{"the task's owner's", discussions.Reply{DiscussionID: "d", AuthorID: "joiner"}, false},
+		{"on another discussion", discussions.Reply{DiscussionID: "e", AuthorID: "bob"}, false},
+	} {
+		if got := Completes(d, task, tc.r); got != tc.want {
+			t.Errorf("%s: Completes = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -81,6 +81,12 @@ const (
 // reply; its Note is the reply's id ("" when the mark was taken off).
 const RefAccepted = "accepted"
 
+// RefStatus is the Ref of a DiscussionChanged event of a status or an
+// answer time moved by hiding or unhiding a reply (the discussion's last
+// visible answer hidden, or an earlier one shown); its Note is the new
+// status.
+const RefStatus = "status"
+
 // IsRecord reports whether k is a knowledge record's kind: the events the
 // records' change feed (get_changes) is made of.
 func (k Kind) IsRecord() bool { return k == RecordUpserted || k == RecordDeleted }

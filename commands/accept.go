@@ -7,8 +7,8 @@ import (
 	"github.com/kfa-project/kfa/storage"
 )
 
-// AcceptReply implements discussions.Store: the discussion under its
-// lock and the reply, discussions.DecideAccept, the discussion and its
+// AcceptReply implements discussions.Store: the caller under a share
+// lock, the discussion under its lock and the reply, discussions.DecideAccept, the discussion and its
 // event.
 func (c *Commands) AcceptReply(ctx context.Context, a discussions.Accept) (discussions.AcceptOutcome, error) {
 	var (
@@ -17,6 +17,7 @@ func (c *Commands) AcceptReply(ctx context.Context, a discussions.Accept) (discu
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdAccept,
 		Load: func(l storage.Loader) error {
+			actingAgent(l, a.CallerID, &st.Caller)
 			storage.One(l, Discussions, k(a.DiscussionID), storage.Lock, &st.Discussion)
 			storage.One(l, Replies, k(a.DiscussionID, a.ReplyID), storage.Read, &st.Reply)
 			return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/peers"
@@ -11,7 +12,7 @@ import (
 	"github.com/kfa-project/kfa/tasks"
 )
 
-// CreateAsk implements tasks.Store: the owner under its lock, its task of
+// CreateAsk implements tasks.Store: the owner (the asker) under its lock, its task of
 // the message id, its ask window and open tasks, the joined discussion
 // under a share lock; asknet.DecideAsk; the task, the new discussion, the
 // window, the push config and the events.
@@ -30,6 +31,7 @@ func (c *Commands) CreateAsk(ctx context.Context, cr tasks.CreateAsk) (tasks.Ask
 // askRun is one ask's plan and what its loads and decision leave.
 type askRun struct {
 	cr     *tasks.CreateAsk
+	asker  *agents.Agent
 	retry  []Task
 	window *Window
 	open   int
@@ -47,7 +49,7 @@ type askRun struct {
 
 func (x *askRun) load(l storage.Loader) error {
 	owner := x.cr.Task.OwnerID
-	lockAgent(l, owner)
+	lockAgent(l, owner, &x.asker)
 	storage.Many(l, TasksByMessage, k(owner, x.cr.Task.MessageID), 1, storage.Read, &x.retry)
 	storage.One(l, Windows, k(WindowAsk, owner), storage.Read, &x.window)
 	l.Count(TasksByOwnerState, k(owner, string(a2a.TaskStateWorking)), &x.open)
@@ -63,7 +65,7 @@ func (x *askRun) load(l storage.Loader) error {
 }
 
 func (x *askRun) decide() (*storage.Writes, error) {
-	x.st = asknet.AskState{Window: windowAt(x.window), Open: x.open, Join: x.join}
+	x.st = asknet.AskState{Asker: x.asker, Window: windowAt(x.window), Open: x.open, Join: x.join}
 	if r := one(x.retry); r != nil {
 		full, err := r.Full()
 		if err != nil {

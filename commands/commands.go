@@ -38,6 +38,8 @@ const (
 	CmdPurge          = "push-purge"
 	CmdEnsureKey      = "signing-ensure"
 	CmdRotateKey      = "signing-rotate"
+	CmdUpsertRecords  = "records-upsert"
+	CmdDeleteRecords  = "records-delete"
 	// CmdRead names the reads (Engine.View).
 	CmdRead = "read"
 )

@@ -4,11 +4,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/storage"
 )
+
+// maxDiscussionReplies bounds what a moderation command loads of a
+// reply's discussion's replies: far beyond any --max-replies.
+const maxDiscussionReplies = 1 << 20
 
 // target is what a moderation command loads of its target
 // (moderation.Found), with the ranges that find a reply by id alone.
@@ -21,22 +26,32 @@ type target struct {
 // load queues the loads of what t names, under its discussion's lock: a
 // discussion by id; a reply with its discussion; a reply by id alone with
 // the discussion its key begins with (one round trip: a range under the
-// reply's key); for a target of either kind, both.
+// reply's key); for a target of either kind, both. For a reply, the
+// replies of its discussion too, briefly (no bodies, where the store can
+// leave them out), from which moderation.Locate picks what answers the
+// discussion besides the reply: a range under the reply's key again.
 func (x *target) load(l storage.Loader, t moderation.Target) {
 	x.found = moderation.Found{}
 	x.replies, x.discs = x.replies[:0], x.discs[:0]
+	var reply storage.Ref
 	switch {
 	case t.Kind == moderation.KindDiscussion:
 		storage.One(l, Discussions, k(t.ID), storage.Lock, &x.found.Discussion)
+		reply = storage.NoRef
 	case t.Kind == moderation.KindReply && t.DiscussionID != "":
 		storage.One(l, Discussions, k(t.DiscussionID), storage.Lock, &x.found.ReplyDiscussion)
-		storage.One(l, Replies, k(t.DiscussionID, t.ID), storage.Read, &x.found.Reply)
+		reply = storage.One(l, Replies, k(t.DiscussionID, t.ID), storage.Read, &x.found.Reply)
 	default:
 		if t.Kind == "" {
 			storage.One(l, Discussions, k(t.ID), storage.Lock, &x.found.Discussion)
 		}
-		ref := storage.Many(l, RepliesByID, k(t.ID), 1, storage.Read, &x.replies)
-		l.Range(storage.Range{Index: Discussions.Keys(), Of: ref, Parts: 1, Limit: 1, Mode: storage.Lock, Dst: &x.discs})
+		reply = storage.Many(l, RepliesByID, k(t.ID), 1, storage.Read, &x.replies)
+		l.Range(storage.Range{Index: Discussions.Keys(), Of: reply, Parts: 1, Limit: 1, Mode: storage.Lock, Dst: &x.discs})
+	}
+	x.found.Replies = x.found.Replies[:0]
+	if reply != storage.NoRef {
+		l.Range(storage.Range{Index: Replies.Keys(), Of: reply, Parts: 1, Limit: maxDiscussionReplies, Brief: true,
+			Dst: &x.found.Replies})
 	}
 	storage.One(l, ModerationItems, k(t.ID), storage.Read, &x.found.Item)
 }
@@ -66,14 +81,15 @@ func writeModeration(w *storage.Writes, st moderation.State, it *moderation.Item
 	w.Log(at, events...)
 }
 
-// FlagItem implements moderation.Store: the flagger's row lock and flag
-// window, the target under its discussion's lock, whether the agent
+// FlagItem implements moderation.Store: the flagger under its lock and
+// its flag window, the target under its discussion's lock, whether the agent
 // flagged it, moderation.DecideFlag, the flag and the moderation writes.
 // Every flag on one discussion's items is decided under that discussion's
 // lock, so the threshold hides an item once, whichever process the flags
 // come through.
 func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p moderation.Policy) (moderation.FlagResult, error) {
 	var (
+		agent   *agents.Agent
 		window  *Window
 		x       target
 		flagged *moderation.Flag
@@ -81,7 +97,7 @@ func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p m
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdFlag,
 		Load: func(l storage.Loader) error {
-			lockAgent(l, cmd.AgentID)
+			lockAgent(l, cmd.AgentID, &agent)
 			storage.One(l, Windows, k(WindowFlag, cmd.AgentID), storage.Read, &window)
 			x.load(l, cmd.Target)
 			storage.One(l, ModerationFlags, k(cmd.Target.ID, cmd.AgentID), storage.Read, &flagged)
@@ -92,8 +108,8 @@ func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p m
 			located := cmd
 			located.Target = t
 			var err error
-			out, err = moderation.DecideFlag(moderation.FlagState{Discussion: st.Discussion, Reply: st.Reply, Item: st.Item,
-				Flagged: flagged != nil, Window: windowAt(window)}, located, p)
+			out, err = moderation.DecideFlag(moderation.FlagState{Agent: agent, Discussion: st.Discussion, Reply: st.Reply,
+				Answer: st.Answer, Item: st.Item, Flagged: flagged != nil, Window: windowAt(window)}, located, p)
 			if err != nil || out.Result.AlreadyFlagged {
 				return nil, err
 			}
@@ -106,18 +122,28 @@ func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p m
 	return out.Result, err
 }
 
-// Moderate implements moderation.Store: the target (of either kind when
+// Moderate implements moderation.Store: an agent moderator under a share
+// lock, the target (of either kind when
 // its kind is empty) under its discussion's lock, moderation.Locate,
 // moderation.DecideModerate, the moderation writes.
 func (c *Commands) Moderate(ctx context.Context, cmd moderation.Command) (moderation.Result, error) {
 	var (
-		x   target
-		out moderation.Outcome
+		actor *agents.Agent
+		x     target
+		out   moderation.Outcome
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdModerate,
-		Load: func(l storage.Loader) error { x.load(l, cmd.Target); return nil },
+		Load: func(l storage.Loader) error {
+			actor = nil
+			if cmd.Actor.Kind == moderation.ActorAgent {
+				actingAgent(l, cmd.Actor.ID, &actor)
+			}
+			x.load(l, cmd.Target)
+			return nil
+		},
 		Decide: func() (*storage.Writes, error) {
 			t, st := x.located(cmd.Target)
+			st.Actor = actor
 			located := cmd
 			located.Target = t
 			var err error

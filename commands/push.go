@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/storage"
 )
@@ -30,22 +31,34 @@ func loadOwnedTask(l storage.Loader, id, ownerID string, dst **Task) storage.Ref
 	return l.Get(storage.Get{Type: Tasks, Key: k(id), Mode: storage.Lock, Owner: ownerID, Brief: true, Dst: dst})
 }
 
-// PutPushConfig implements push.ConfigStore: the task of the config's
-// owner under its lock and its config ids, push.DecidePut, the config.
+// ownerAgent queues the load of the agent of an owner's command under a
+// share lock (actingAgent), into dst; the operator's (ownerID "") has
+// none.
+func ownerAgent(l storage.Loader, ownerID string, dst **agents.Agent) {
+	*dst = nil
+	if ownerID != "" {
+		actingAgent(l, ownerID, dst)
+	}
+}
+
+// PutPushConfig implements push.ConfigStore: the owner under a share
+// lock, the task of the config's owner under its lock and its config ids, push.DecidePut, the config.
 func (c *Commands) PutPushConfig(ctx context.Context, cfg push.Config, max int) (push.Config, bool, error) {
 	var (
+		owner   *agents.Agent
 		task    *Task
 		keys    []storage.Key
 		created bool
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdPutConfig,
 		Load: func(l storage.Loader) error {
+			ownerAgent(l, cfg.OwnerID, &owner)
 			ref := loadOwnedTask(l, cfg.TaskID, cfg.OwnerID, &task)
 			l.Range(storage.Range{Index: PushConfigs.Keys(), Of: ref, Limit: maxTaskRows, Keys: &keys})
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
-			st := push.PutState{Task: taskRef(task)}
+			st := push.PutState{Owner: owner, Task: taskRef(task)}
 			for _, key := range keys {
 				st.ConfigIDs = append(st.ConfigIDs, key[1])
 			}
@@ -63,11 +76,12 @@ func (c *Commands) PutPushConfig(ctx context.Context, cfg push.Config, max int) 
 	return cfg, created, nil
 }
 
-// DeletePushConfig implements push.ConfigStore: the task of ownerID under
-// its lock, its configs, and its deliveries under their locks,
+// DeletePushConfig implements push.ConfigStore: the owner under a share
+// lock, the task of ownerID under its lock, its configs, and its deliveries under their locks,
 // push.DecideDelete, the config's delete and the deliveries it fails.
 func (c *Commands) DeletePushConfig(ctx context.Context, ownerID, taskID, id string, at time.Time) (bool, error) {
 	var (
+		owner      *agents.Agent
 		task       *Task
 		configs    []push.Config
 		deliveries []push.Delivery
@@ -75,13 +89,14 @@ func (c *Commands) DeletePushConfig(ctx context.Context, ownerID, taskID, id str
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdDeleteConfig,
 		Load: func(l storage.Loader) error {
+			ownerAgent(l, ownerID, &owner)
 			ref := loadOwnedTask(l, taskID, ownerID, &task)
 			storage.Under(l, PushConfigs.Keys(), ref, maxTaskRows, storage.Read, &configs)
 			storage.Under(l, DeliveriesByTask, ref, maxTaskRows, storage.Lock, &deliveries)
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
-			st := push.DeleteState{Task: taskRef(task), Pending: deliveries}
+			st := push.DeleteState{Owner: owner, Task: taskRef(task), Pending: deliveries}
 			var cfg *push.Config
 			for i := range configs {
 				if configs[i].ID == id {

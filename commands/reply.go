@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/push"
@@ -38,6 +39,7 @@ func (c *Commands) AddReply(ctx context.Context, r discussions.Reply, lim discus
 type replyRun struct {
 	r       *discussions.Reply
 	lim     discussions.Limits
+	author  *agents.Agent
 	window  *Window
 	disc    *discussions.Discussion
 	working []Task
@@ -48,7 +50,7 @@ type replyRun struct {
 
 func (x *replyRun) load(l storage.Loader) error {
 	r := x.r
-	lockAgent(l, r.AuthorID)
+	lockAgent(l, r.AuthorID, &x.author)
 	storage.One(l, Windows, k(WindowReply, r.AuthorID), storage.Read, &x.window)
 	storage.One(l, Discussions, k(r.DiscussionID), storage.Lock, &x.disc)
 	ref := l.Range(storage.Range{Index: TasksWorking, Prefix: k(r.DiscussionID), Of: storage.NoRef,
@@ -59,7 +61,7 @@ func (x *replyRun) load(l storage.Loader) error {
 }
 
 func (x *replyRun) decide() (*storage.Writes, error) {
-	st := asknet.ReplyState{Discussion: x.disc, Window: windowAt(x.window), Members: membersOf(x.members)}
+	st := asknet.ReplyState{Author: x.author, Discussion: x.disc, Window: windowAt(x.window), Members: membersOf(x.members)}
 	if len(x.working) > 0 {
 		st.Working = make([]tasks.Task, len(x.working))
 		for i := range x.working {

@@ -7,6 +7,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
@@ -204,3 +205,7 @@ var Credentials = storage.NewKind("credential", func(c *agents.Credential) stora
 var CredentialsByAgent = Credentials.Index("credential.agent", func(c *agents.Credential) (storage.Key, bool) {
 	return k(c.AgentID), true
 })
+
+// Records are the knowledge records, by id. The store keeps their count
+// (a page's total) with them.
+var Records = storage.NewKind("record", func(r *knowledge.Record) storage.Key { return k(r.ID) }, storage.Codec[knowledge.Record]{})

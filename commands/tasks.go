@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
@@ -54,7 +55,8 @@ func putDeliveries(w *storage.Writes, ds []push.Delivery) {
 	}
 }
 
-// CancelTask implements tasks.Store: the task of ownerID under its lock
+// CancelTask implements tasks.Store: the owner under a share lock (none
+// for the operator's cancel), the task of ownerID under its lock
 // (a reply completing it waits for the cancel, or the cancel for it, and
 // the second sees the first one's state) and its push configs,
 // tasks.DecideCancel, the transition, its deliveries and events. A
@@ -62,6 +64,7 @@ func putDeliveries(w *storage.Writes, ds []push.Delivery) {
 // are decoded for the answer only, once the cancel is allowed.
 func (c *Commands) CancelTask(ctx context.Context, ownerID, id string, at time.Time) (tasks.Task, bool, error) {
 	var (
+		owner   *agents.Agent
 		task    *Task
 		configs []push.Config
 		out     tasks.CancelOutcome
@@ -69,12 +72,13 @@ func (c *Commands) CancelTask(ctx context.Context, ownerID, id string, at time.T
 	)
 	err := c.e.Run(ctx, storage.Command{Name: CmdCancel,
 		Load: func(l storage.Loader) error {
+			ownerAgent(l, ownerID, &owner)
 			ref := storage.Owned(l, Tasks, k(id), ownerID, storage.Lock, &task)
 			storage.Under(l, PushConfigs.Keys(), ref, maxTaskRows, storage.Read, &configs)
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
-			st := tasks.CancelState{Configs: configs}
+			st := tasks.CancelState{Owner: owner, Configs: configs}
 			if task != nil {
 				st.Task = &task.Task
 			}

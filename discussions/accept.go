@@ -3,6 +3,7 @@ package discussions
 import (
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 )
 
@@ -20,6 +21,9 @@ type Accept struct {
 // discussion's lock: the discussion (nil when none has the id) and the
 // reply (nil when the discussion has no reply of that id).
 type AcceptState struct {
+	// Caller is the accepting agent as loaded under its lock, nil when no
+	// agent has the id.
+	Caller     *agents.Agent
 	Discussion *Discussion
 	Reply      *Reply
 }
@@ -34,13 +38,17 @@ type AcceptOutcome struct {
 	Events  []changelog.Event
 }
 
-// DecideAccept decides c. In order: no discussion, or a hidden one, is a
+// DecideAccept decides c. In order: a caller revoked since its request
+// was authenticated is agents.ErrRevoked; no discussion, or a hidden one, is a
 // *NotFoundError; a caller other than the asker ErrNotAsker; a reply the
 // discussion does not have (another discussion's, say), or a hidden one,
 // a *ReplyNotFoundError; the asker's own reply ErrAcceptOwn. Accepting
 // another reply moves the mark; accepting the accepted one changes
 // nothing.
 func DecideAccept(st AcceptState, c Accept) (AcceptOutcome, error) {
+	if err := agents.MayAct(st.Caller); err != nil {
+		return AcceptOutcome{}, err
+	}
 	d := st.Discussion
 	if d == nil || d.Hidden {
 		return AcceptOutcome{}, &NotFoundError{ID: c.DiscussionID}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 )
 
@@ -39,11 +40,16 @@ func TestDecideAccept(t *testing.T) {
 			Reply: answer("r1", "bob")}, caller: "alice"},
 		{name: "the mark moves", st: AcceptState{Discussion: with(func(d *Discussion) { d.AcceptedReplyID = "r0" }),
 			Reply: answer("r1", "bob")}, caller: "alice", changed: true},
+		{name: "a revoked asker", st: AcceptState{Caller: &agents.Agent{ID: "alice", DisabledAt: t0}, Discussion: openDiscussion(),
+			Reply: answer("r1", "bob")}, caller: "alice", want: agents.ErrRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var before Discussion
 			if tc.st.Discussion != nil {
 				before = *tc.st.Discussion
+			}
+			if tc.st.Caller == nil {
+				tc.st.Caller = &agents.Agent{ID: tc.caller}
 			}
 			out, err := DecideAccept(tc.st, Accept{DiscussionID: "d1", ReplyID: "r1", CallerID: tc.caller, At: at})
 			if tc.want != nil {
@@ -76,30 +82,31 @@ func TestDecideAccept(t *testing.T) {
 }
 
 func TestHideAndShowReply(t *testing.T) {
-	d := *openDiscussion()
+	r := Reply{ID: "r1", DiscussionID: "d1", AuthorID: "bob", CreatedAt: t0.Add(time.Second)}
+	other := &Reply{ID: "r2", DiscussionID: "d1", AuthorID: "carol", CreatedAt: t0.Add(2 * time.Second)}
+	d := Answered(*openDiscussion(), &r)
 	d.ReplyCount, d.AcceptedReplyID = 2, "r1"
-	r := Reply{ID: "r1", DiscussionID: "d1", AuthorID: "bob"}
 	at := t0.Add(time.Minute)
 
-	d1, r1 := HideReply(d, r, at)
+	d1, r1 := HideReply(d, r, at, other)
 	if !r1.Hidden || !r1.HiddenAt.Equal(at) || d1.HiddenReplies != 1 || d1.VisibleReplies() != 1 || d1.AcceptedReplyID != "" || !r1.Unaccepted {
 		t.Fatalf("hidden: %+v %+v", d1, r1)
 	}
-	if d2, r2 := HideReply(d1, r1, at.Add(time.Minute)); d2 != d1 || r2 != r1 {
+	if d2, r2 := HideReply(d1, r1, at.Add(time.Minute), other); d2 != d1 || r2 != r1 {
 		t.Fatal("hiding a hidden reply changed something")
 	}
 	// Unhidden, it gets its mark back.
-	d3, r3 := ShowReply(d1, r1)
+	d3, r3 := ShowReply(d1, r1, other)
 	if r3.Hidden || d3.HiddenReplies != 0 || d3.AcceptedReplyID != "r1" || r3.Unaccepted {
 		t.Fatalf("shown: %+v %+v", d3, r3)
 	}
 	// Not when the asker accepted another meanwhile.
 	d1.AcceptedReplyID = "r2"
-	d4, r4 := ShowReply(d1, r1)
+	d4, r4 := ShowReply(d1, r1, other)
 	if d4.AcceptedReplyID != "r2" || r4.Unaccepted {
 		t.Fatalf("shown after another was accepted: %+v %+v", d4, r4)
 	}
-	if d5, r5 := ShowReply(d3, r3); d5 != d3 || r5 != r3 {
+	if d5, r5 := ShowReply(d3, r3, other); d5 != d3 || r5 != r3 {
 		t.Fatal("showing a public reply changed something")
 	}
 	hd := HideDiscussion(d, at)
@@ -108,5 +115,58 @@ func TestHideAndShowReply(t *testing.T) {
 	}
 	if sd := ShowDiscussion(hd); sd.Hidden || !sd.HiddenAt.IsZero() {
 		t.Fatalf("shown discussion: %+v", sd)
+	}
+}
+
+// TestAnsweredByVisibleReplies: a discussion is answered at the time of
+// its earliest visible qualifying reply, whatever order replies came,
+// were hidden or shown in, and open when it has none.
+func TestAnsweredByVisibleReplies(t *testing.T) {
+	reply := func(id, author string, s int) Reply {
+		return Reply{ID: id, DiscussionID: "d1", AuthorID: author, CreatedAt: t0.Add(time.Duration(s) * time.Second)}
+	}
+	bob, carol, own := reply("r1", "bob", 1), reply("r2", "carol", 2), reply("r0", "alice", 0)
+	answered := func(r Reply) Discussion { return Answered(*openDiscussion(), &r) }
+	open := *openDiscussion()
+	hidden := func(r Reply) Reply { r.Hidden = true; return r }
+	for _, tc := range []struct {
+		name  string
+		d     Discussion
+		apply func(d Discussion) Discussion
+		want  Status
+		at    time.Time
+	}{
+		{"hiding the only answer opens it", answered(bob),
+			func(d Discussion) Discussion { d, _ = HideReply(d, bob, t0, nil); return d }, StatusOpen, time.Time{}},
+		{"hiding the first answer answers it by the next", answered(bob),
+			func(d Discussion) Discussion { d, _ = HideReply(d, bob, t0, &carol); return d }, StatusAnswered, carol.CreatedAt},
+		{"hiding a later answer changes nothing", answered(bob),
+			func(d Discussion) Discussion { d, _ = HideReply(d, carol, t0, &bob); return d }, StatusAnswered, bob.CreatedAt},
+		{"hiding the asker's own reply changes nothing", open,
+			func(d Discussion) Discussion { d, _ = HideReply(d, own, t0, nil); return d }, StatusOpen, time.Time{}},
+		{"showing the only answer answers it at its time", open,
+			func(d Discussion) Discussion { d, _ = ShowReply(d, hidden(bob), nil); return d }, StatusAnswered, bob.CreatedAt},
+		{"showing an earlier answer moves the time back", answered(carol),
+			func(d Discussion) Discussion { d, _ = ShowReply(d, hidden(bob), &carol); return d }, StatusAnswered, bob.CreatedAt},
+		{"showing a later answer keeps the time", answered(bob),
+			func(d Discussion) Discussion { d, _ = ShowReply(d, hidden(carol), &bob); return d }, StatusAnswered, bob.CreatedAt},
+		{"showing the asker's own reply answers nothing", open,
+			func(d Discussion) Discussion { d, _ = ShowReply(d, hidden(own), nil); return d }, StatusOpen, time.Time{}},
+		{"a later answer posted after an earlier one keeps the time", answered(bob),
+			func(d Discussion) Discussion {
+				p, _ := DecidePost(&d, time.Time{}, carol, Limits{})
+				return p.Discussion
+			}, StatusAnswered,
+			bob.CreatedAt},
+		{"an earlier answer committed after a later one moves the time back", answered(carol),
+			func(d Discussion) Discussion { p, _ := DecidePost(&d, time.Time{}, bob, Limits{}); return p.Discussion }, StatusAnswered,
+			bob.CreatedAt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.apply(tc.d)
+			if got.Status != tc.want || !got.AnsweredAt.Equal(tc.at) {
+				t.Fatalf("%s at %s, want %s at %s", got.Status, got.AnsweredAt, tc.want, tc.at)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/ratelimit"
 )
@@ -20,7 +21,8 @@ import (
 // Post is what posting a reply does to its discussion.
 type Post struct {
 	// Discussion is the discussion after the reply (one more reply;
-	// answered from its first qualifying reply on).
+	// answered, at the time of its earliest qualifying reply, from its
+	// first qualifying reply on).
 	Discussion Discussion
 	// OldStatus is its status before, for the store's status index.
 	OldStatus Status
@@ -58,9 +60,11 @@ func DecidePost(d *Discussion, window time.Time, r Reply, lim Limits) (Post, err
 		p.Window = &next
 	}
 	p.Discussion.ReplyCount++
-	if p.Qualifying && p.Discussion.Status == StatusOpen {
-		p.Discussion.Status = StatusAnswered
-		p.Discussion.AnsweredAt = r.CreatedAt
+	if p.Qualifying && (p.Discussion.Status == StatusOpen || r.CreatedAt.Before(p.Discussion.AnsweredAt)) {
+		// A reply's time is set before it waits for the write, so
+		// replies commit in any order: the earliest answers, whichever
+		// commits first (see Answered).
+		p.Discussion = Answered(p.Discussion, &r)
 	}
 	return p, nil
 }
@@ -121,11 +125,16 @@ type AckOutcome struct {
 	Acked  []InboxEntry
 }
 
-// DecideAck decides agentID's ack of ids at now, given the agent's
-// entries among them (found, by id; another agent's entry is not found).
-// Each id is answered once, in the order given: acknowledged now,
-// acknowledged already, or not found. It changes no task.
-func DecideAck(agentID string, ids []string, found map[string]InboxEntry, now time.Time) AckOutcome {
+// DecideAck decides agentID's ack of ids at now, given the agent as
+// loaded under its lock (nil when none has the id; a revoked one is
+// agents.ErrRevoked) and its entries among them (found, by id; another
+// agent's entry is not found). Each id is answered once, in the order
+// given: acknowledged now, acknowledged already, or not found. It changes
+// no task.
+func DecideAck(agent *agents.Agent, agentID string, ids []string, found map[string]InboxEntry, now time.Time) (AckOutcome, error) {
+	if err := agents.MayAct(agent); err != nil {
+		return AckOutcome{}, err
+	}
 	out := AckOutcome{Result: AckResult{Acked: []string{}, AlreadyAcked: []string{}, NotFound: []string{}}}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -145,12 +154,19 @@ func DecideAck(agentID string, ids []string, found map[string]InboxEntry, now ti
 			out.Result.Acked = append(out.Result.Acked, id)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // OpenedEvent is the log event of an ask opening d.
 func OpenedEvent(d *Discussion) changelog.Event {
 	return changelog.Event{Kind: changelog.DiscussionOpened, ID: d.ID, Owner: d.AuthorID, At: d.CreatedAt}
+}
+
+// StatusEvent is the log event of d's status or answer time moving at at
+// because a reply was hidden or shown (see Answered); d is the
+// discussion after.
+func StatusEvent(d *Discussion, at time.Time) changelog.Event {
+	return changelog.Event{Kind: changelog.DiscussionChanged, ID: d.ID, Ref: changelog.RefStatus, Note: string(d.Status), At: at}
 }
 
 // RepliedEvent is the log event of reply r; qualifying says whether it

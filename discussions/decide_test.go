@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/ratelimit"
 )
 
@@ -125,16 +126,22 @@ func TestDecideAck(t *testing.T) {
 		"e2": acked,
 		"e3": {ID: "e3", AgentID: "bob"}, // never handed over for alice, but refused if it were
 	}
-	out := DecideAck("alice", []string{"e1", "e2", "e1", "e3", "nope"}, found, t0.Add(time.Hour))
-	if len(out.Result.Acked) != 1 || out.Result.Acked[0] != "e1" || len(out.Result.AlreadyAcked) != 1 ||
+	alice := &agents.Agent{ID: "alice"}
+	out, err := DecideAck(alice, "alice", []string{"e1", "e2", "e1", "e3", "nope"}, found, t0.Add(time.Hour))
+	if err != nil || len(out.Result.Acked) != 1 || out.Result.Acked[0] != "e1" || len(out.Result.AlreadyAcked) != 1 ||
 		len(out.Result.NotFound) != 2 || len(out.Acked) != 1 || !out.Acked[0].AckedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("ack: %+v", out)
 	}
 	if found["e1"].AckedAt != (time.Time{}) {
 		t.Fatal("the decision changed the entry it was given")
 	}
-	none := DecideAck("alice", []string{"x"}, nil, t0)
-	if len(none.Acked) != 0 || len(none.Result.NotFound) != 1 || none.Result.Acked == nil {
+	none, err := DecideAck(alice, "alice", []string{"x"}, nil, t0)
+	if err != nil || len(none.Acked) != 0 || len(none.Result.NotFound) != 1 || none.Result.Acked == nil {
 		t.Fatalf("ack of nothing: %+v", none)
+	}
+	for _, a := range []*agents.Agent{{ID: "alice", DisabledAt: t0}, nil} {
+		if out, err := DecideAck(a, "alice", []string{"e1"}, found, t0); !errors.Is(err, agents.ErrRevoked) || len(out.Acked) != 0 {
+			t.Fatalf("a revoked agent's ack: %+v %v", out, err)
+		}
 	}
 }

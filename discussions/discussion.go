@@ -11,8 +11,8 @@ import (
 // Status is the state of a discussion.
 type Status string
 
-// Discussion statuses. A discussion is answered from its first qualifying
-// reply on; it is never deleted.
+// Discussion statuses. A discussion is answered while it has a visible
+// qualifying reply, and open otherwise (Answered); it is never deleted.
 const (
 	StatusOpen     Status = "open"
 	StatusAnswered Status = "answered"
@@ -118,8 +118,10 @@ type Discussion struct {
 	AuthorID   string `json:"authorId"`
 	AuthorName string `json:"authorName"`
 	Filters
-	Status     Status    `json:"status"`
-	CreatedAt  time.Time `json:"createdAt"`
+	Status    Status    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+	// AnsweredAt is the time of the earliest visible qualifying reply
+	// (zero while open): see Answered.
 	AnsweredAt time.Time `json:"answeredAt,omitzero"`
 	// ReplyCount counts every stored reply, the hidden ones included (the
 	// bound of Limits.MaxReplies is on what is stored); readers are shown
@@ -184,6 +186,43 @@ type Reply struct {
 // Qualifies reports whether r, on d, is a reply by someone else than the
 // discussion's author: the kind of reply that answers the question.
 func Qualifies(d Discussion, r Reply) bool { return r.AuthorID != d.AuthorID }
+
+// Answered returns d as its earliest visible qualifying reply, first (nil
+// when it has none), makes it: answered at first's time, or open with no
+// answer time.
+//
+// The status and the answer time are a function of the visible replies
+// alone, not of the order in which replies committed or were hidden:
+// a reply's time and id are set before it waits for the write, so two
+// replies commit in either order, and the one shown first (replies are
+// listed by id, that is by time) is the answer whichever committed first.
+// Every store, kfa migrate and kfa check compute the same value from the
+// same replies, and a reader finds the answer at answeredAt. A discussion
+// whose answers are all hidden is open again (anyone may join it), and
+// unhiding one answers it again, at that reply's time if it is the
+// earliest.
+func Answered(d Discussion, first *Reply) Discussion {
+	if first == nil {
+		d.Status, d.AnsweredAt = StatusOpen, time.Time{}
+		return d
+	}
+	d.Status, d.AnsweredAt = StatusAnswered, first.CreatedAt
+	return d
+}
+
+// FirstAnswer returns d's earliest visible qualifying reply among
+// replies (in any order), nil when it has none: what Answered takes, for
+// a repair that has every reply of d at hand.
+func FirstAnswer(d Discussion, replies []Reply) *Reply {
+	var first *Reply
+	for i := range replies {
+		r := &replies[i]
+		if !r.Hidden && Qualifies(d, *r) && (first == nil || r.CreatedAt.Before(first.CreatedAt)) {
+			first = r
+		}
+	}
+	return first
+}
 
 // InboxEntry tells an agent that someone else replied on a discussion it
 // asked or joined. TaskIDs are the agent's tasks on that discussion.

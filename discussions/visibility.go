@@ -21,14 +21,17 @@ func ShowDiscussion(d Discussion) Discussion {
 }
 
 // HideReply returns d and r after r is hidden at at: d counts one more
-// hidden reply, and an accepted answer loses the mark (r remembers it
-// had it, for ShowReply).
-func HideReply(d Discussion, r Reply, at time.Time) (Discussion, Reply) {
+// hidden reply, an accepted answer loses the mark (r remembers it had
+// it, for ShowReply), and d is answered by other, its earliest visible
+// qualifying reply besides r (nil when it has none: then it is open
+// again, see Answered).
+func HideReply(d Discussion, r Reply, at time.Time, other *Reply) (Discussion, Reply) {
 	if r.Hidden {
 		return d, r
 	}
 	r.Hidden, r.HiddenAt = true, at
 	d.HiddenReplies++
+	d = Answered(d, other)
 	if d.AcceptedReplyID == r.ID {
 		d.AcceptedReplyID = ""
 		r.Unaccepted = true
@@ -38,13 +41,20 @@ func HideReply(d Discussion, r Reply, at time.Time) (Discussion, Reply) {
 
 // ShowReply returns d and r after r is public again: it gets the
 // accepted mark back if it lost it to hiding and the asker has accepted
-// no other reply since.
-func ShowReply(d Discussion, r Reply) (Discussion, Reply) {
+// no other reply since, and d is answered by the earlier of r (when it
+// qualifies) and other, its earliest visible qualifying reply besides r
+// (nil for none; see Answered).
+func ShowReply(d Discussion, r Reply, other *Reply) (Discussion, Reply) {
 	if !r.Hidden {
 		return d, r
 	}
 	r.Hidden, r.HiddenAt = false, time.Time{}
 	d.HiddenReplies--
+	first := other
+	if Qualifies(d, r) && (first == nil || r.CreatedAt.Before(first.CreatedAt)) {
+		first = &r
+	}
+	d = Answered(d, first)
 	if r.Unaccepted && d.AcceptedReplyID == "" {
 		d.AcceptedReplyID = r.ID
 	}

@@ -95,7 +95,7 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		{"ask question with NUL", "POST", send, ok, askBody(`{"action":"ask","question":"a\u0000b"}`), 400, "INVALID_PARAMS"},
 		{"ask details not a string", "POST", send, ok, askBody(`{"action":"ask","question":"q","details":{}}`), 400, "INVALID_PARAMS"},
 		{"ask filter too long", "POST", send, ok, askBody(`{"action":"ask","question":"q","product":"` + strings.Repeat("p", 65) + `"}`), 400, "INVALID_PARAMS"},
-		{"ask join unknown discussion", "POST", send, ok, askBody(`{"action":"ask","discussionId":"01JD0000000000000000000000"}`), 400, "INVALID_PARAMS"},
+		{"ask join unknown discussion", "POST", send, ok, askBody(`{"action":"ask","discussionId":"01JD0000000000000000000000"}`), 404, "NOT_FOUND"},
 		{"ask join answered discussion", "POST", send, ok, askBody(`{"action":"ask","discussionId":"` + discussionOf(t, done) + `"}`), 400, "UNSUPPORTED_OPERATION"},
 		{"message id with spaces", "POST", send, ok, `{"message":{"role":"ROLE_USER","messageId":"a b","parts":[{"data":{"action":"ask","question":"q"}}]},"configuration":{"returnImmediately":true}}`, 400, "INVALID_PARAMS"},
 		{"negative historyLength in ask", "POST", send, ok, `{"message":{"role":"ROLE_USER","messageId":"x9","parts":[{"data":{"action":"ask","question":"q"}}]},"configuration":{"returnImmediately":true,"historyLength":-1}}`, 400, "INVALID_PARAMS"},

@@ -228,62 +228,6 @@ func listDeps(t *testing.T, goTool, pkg string) map[string]bool {
 	return deps
 }
 
-// storeRules are the rules of the domain packages: a store that calls one
-// decides something itself instead of calling the command's decision,
-// and the other store would have to decide it again, the same way (the
-// reply-rate race on PostgreSQL came from one such copy). Add a rule here
-// when its package gains one.
-var storeRules = []string{
-	"(*github.com/kfa-project/kfa/tasks.Task).Cancel",
-	"(*github.com/kfa-project/kfa/tasks.Task).CompleteByReply",
-	"(github.com/kfa-project/kfa/ratelimit.Rate).Take",
-	"(github.com/kfa-project/kfa/ratelimit.Rate).Quota",
-	"github.com/kfa-project/kfa/discussions.Qualifies",
-	"github.com/kfa-project/kfa/discussions.DecidePost",
-	"github.com/kfa-project/kfa/discussions.Notices",
-	"(github.com/kfa-project/kfa/agents.Agent).Active",
-	"(github.com/kfa-project/kfa/agents.Credential).ValidAt",
-	"github.com/kfa-project/kfa/agents.ValidateIdentity",
-	"github.com/kfa-project/kfa/agents.ProvisionNames",
-	"github.com/kfa-project/kfa/agents.DecideResolve",
-	"(github.com/kfa-project/kfa/agents.Agent).Permit",
-	"(github.com/kfa-project/kfa/a2a.TaskState).Terminal",
-	"github.com/kfa-project/kfa/tasks.Announce",
-	"github.com/kfa-project/kfa/push.Deliveries",
-	"github.com/kfa-project/kfa/discussions.HideDiscussion",
-	"github.com/kfa-project/kfa/discussions.ShowDiscussion",
-	"github.com/kfa-project/kfa/discussions.HideReply",
-	"github.com/kfa-project/kfa/discussions.ShowReply",
-}
-
-// storePackages are the packages that persist: they load, call a
-// decision, and write what it returned.
-var storePackages = []string{
-	"github.com/kfa-project/kfa/store",
-	"github.com/kfa-project/kfa/store/postgres",
-}
-
-// TestStoresHoldNoRules type-checks the store packages and fails on any
-// call of a rule (storeRules) from them: the stores call decisions
-// (asknet.DecideAsk, tasks.DecideCancel, ...), never the rules the
-// decisions are made of.
-func TestStoresHoldNoRules(t *testing.T) {
-	goTool := goTool(t)
-	exports := exportData(t, goTool, storePackages)
-	rules := map[string]bool{}
-	for _, r := range storeRules {
-		rules[r] = true
-	}
-	for _, pkg := range storePackages {
-		calls := ruleCalls(t, goTool, pkg, exports, rules)
-		for _, c := range calls {
-			t.Errorf("%s calls the rule %s: call the command's decision instead", c.pos, c.rule)
-		}
-	}
-}
-
-type ruleCall struct{ pos, rule string }
-
 // exportData maps every package the store packages depend on to its
 // compiled export data (go list -export builds what it must).
 func exportData(t *testing.T, goTool string, pkgs []string) map[string]string {
@@ -315,11 +259,30 @@ func typeCheck(t *testing.T, goTool, pkg string, exports map[string]string) (*to
 		t.Fatalf("go list %s: %v", pkg, err)
 	}
 	lines := strings.Fields(string(out))
-	dir, names := lines[0], lines[1:]
+	return typeCheckFiles(t, lines[0], lines[1:], pkg, exports)
+}
+
+// typeCheckDir type-checks the Go files of dir as package pkg.
+func typeCheckDir(t *testing.T, dir, pkg string, exports map[string]string) (*token.FileSet, []*ast.File, *types.Info) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no Go files in %s (%v)", dir, err)
+	}
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	return typeCheckFiles(t, dir, names, pkg, exports)
+}
+
+// typeCheckFiles type-checks the files names of dir as package pkg
+// against the export data.
+func typeCheckFiles(t *testing.T, dir string, names []string, pkg string, exports map[string]string) (*token.FileSet, []*ast.File, *types.Info) {
+	t.Helper()
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, n := range names {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, 0)
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,36 +297,4 @@ func typeCheck(t *testing.T, goTool, pkg string, exports map[string]string) (*to
 		t.Fatalf("type-check %s: %v", pkg, err)
 	}
 	return fset, files, info
-}
-
-// ruleCalls type-checks pkg's non-test files against the export data and
-// returns its calls of rules.
-func ruleCalls(t *testing.T, goTool, pkg string, exports map[string]string, rules map[string]bool) []ruleCall {
-	t.Helper()
-	fset, files, info := typeCheck(t, goTool, pkg, exports)
-	var calls []ruleCall
-	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			var obj types.Object
-			switch fn := ast.Unparen(call.Fun).(type) {
-			case *ast.Ident:
-				obj = info.Uses[fn]
-			case *ast.SelectorExpr:
-				if sel, ok := info.Selections[fn]; ok {
-					obj = sel.Obj()
-				} else {
-					obj = info.Uses[fn.Sel]
-				}
-			}
-			if f, ok := obj.(*types.Func); ok && rules[f.FullName()] {
-				calls = append(calls, ruleCall{pos: fset.Position(call.Pos()).String(), rule: f.FullName()})
-			}
-			return true
-		})
-	}
-	return calls
 }

@@ -187,4 +187,25 @@ func TestModerationAPI(t *testing.T) {
 			t.Fatal("a hidden discussion is listed")
 		}
 	}
+	// Joining it is 404 too, word for word what joining an unknown
+	// discussion answers (moderation.md), and writes nothing.
+	join := func(id string) (int, string) {
+		body := `{"message":{"role":"ROLE_USER","messageId":"join-` + id + `","parts":[{"data":{"action":"ask","discussionId":"` + id +
+			`"}}]},"configuration":{"returnImmediately":true}}`
+		resp, b := h.raw(http.MethodPost, "/a2a/v1/message:send", a2aHeaders(carol.Token), body)
+		return resp.StatusCode, string(b)
+	}
+	before = h.digest()
+	const unknown = "01JD0Z6X8Q4Y4K2V1T3S5R7P9N"
+	stHidden, bHidden := join(other)
+	stUnknown, bUnknown := join(unknown)
+	if stHidden != http.StatusNotFound || !strings.Contains(bHidden, `"NOT_FOUND"`) {
+		t.Fatalf("joining a hidden discussion: %d %s, want 404 NOT_FOUND", stHidden, bHidden)
+	}
+	if stUnknown != stHidden || strings.ReplaceAll(bUnknown, unknown, other) != bHidden {
+		t.Fatalf("joining a hidden discussion and an unknown one differ:\n%d %s\n%d %s", stHidden, bHidden, stUnknown, bUnknown)
+	}
+	if h.digest() != before {
+		t.Fatal("a refused join changed the store")
+	}
 }

@@ -14,7 +14,8 @@ import (
 // database; a discussion answered through A and found by B's search is
 // hidden through A's operator, and B's own search index no longer finds
 // it within a second (it follows the change log); unhidden, B finds it
-// again.
+// again. Hiding its only answer on A opens it again on B within a second
+// (B's search reads the discussion again on the event that says so).
 func TestPostgresHideAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	a := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0 })
@@ -25,7 +26,8 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 
 	question := "How do I resize a pangolin volume online?"
 	disc := discussionOf(t, a.ask(alice, "hide-across-1", question))
-	if _, err := bob.Reply(ctx, disc, "Grow the pangolin volume with the online resize flag."); err != nil {
+	answer, err := bob.Reply(ctx, disc, "Grow the pangolin volume with the online resize flag.")
+	if err != nil {
 		t.Fatal(err)
 	}
 	caughtUp(t, b, "an answered discussion on A")
@@ -45,6 +47,33 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 		}
 		if _, err := b.anon.Discussion(ctx, disc); (err == nil) != step.found {
 			t.Fatalf("after %s on A, B's API reads it: %v", step.action, err)
+		}
+	}
+	// Hiding its only answer on A opens the discussion again on B's API
+	// and B's search within a second; unhiding it answers it again.
+	for _, step := range []struct {
+		action     moderation.Action
+		status, at string
+	}{{moderation.ActionHide, "open", ""}, {moderation.ActionUnhide, "answered", answer.Reply.CreatedAt}} {
+		if _, err := a.admin.Moderate(ctx, step.action, api.ModerationRequest{ID: answer.Reply.ID, Reason: "test", By: "e2e"}); err != nil {
+			t.Fatal(err)
+		}
+		caughtUp(t, b, string(step.action)+" of the answer on A")
+		if d, err := b.anon.Discussion(ctx, disc); err != nil || d.Status != step.status || d.AnsweredAt != step.at {
+			t.Fatalf("after %s of the answer on A, B's API: %s at %q (%v), want %s", step.action, d.Status, d.AnsweredAt, err, step.status)
+		}
+		found := false
+		for _, r := range a2aSearchResults(t, b, question) {
+			if r.ID == disc {
+				found = true
+				if r.Status != step.status || r.AnsweredAt != step.at {
+					t.Fatalf("after %s of the answer on A, B's search: %s at %q, want %s at %q", step.action, r.Status, r.AnsweredAt,
+						step.status, step.at)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("after %s of the answer on A, B's search does not find the discussion", step.action)
 		}
 	}
 }

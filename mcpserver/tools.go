@@ -55,7 +55,7 @@ type SearchResult struct {
 	Status     string `json:"status,omitempty" jsonschema:"A discussion's status: open or answered."`
 	ReplyCount *int   `json:"replyCount,omitempty" jsonschema:"How many replies a discussion has."`
 	CreatedAt  string `json:"createdAt,omitempty" jsonschema:"When a discussion was asked (RFC 3339, UTC)."`
-	AnsweredAt string `json:"answeredAt,omitempty" jsonschema:"When a discussion got its first qualifying reply (RFC 3339, UTC)."`
+	AnsweredAt string `json:"answeredAt,omitempty" jsonschema:"When an answered discussion's earliest visible qualifying reply came (RFC 3339, UTC)."`
 	// AcceptedReplyID is the reply the asker accepted: the answer the
 	// snippet shows.
 	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer; the snippet shows it."`

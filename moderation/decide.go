@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -44,12 +45,19 @@ type FlagCommand struct {
 // FlagState is what a flag decides on, loaded under the agent's lock
 // (its flag window) and then the item's discussion's.
 type FlagState struct {
+	// Agent is the flagging agent as loaded under its lock, nil when no
+	// agent has the id.
+	Agent *agents.Agent
 	// Discussion is the item's discussion (the item itself, or the
 	// reply's), nil when none has the id.
 	Discussion *discussions.Discussion
 	// Reply is the flagged reply, nil for a discussion's flag or when
 	// the discussion has no reply of the id.
 	Reply *discussions.Reply
+	// Answer is, for a reply's flag, the discussion's earliest visible
+	// qualifying reply other than the flagged one (nil when none): what
+	// answers the discussion if the flag hides the reply.
+	Answer *discussions.Reply
 	// Item is the item's moderation state, nil when it was never flagged
 	// or hidden.
 	Item *Item
@@ -85,7 +93,8 @@ type FlagOutcome struct {
 	Events  []changelog.Event
 }
 
-// DecideFlag decides c under p. In order: an item readers cannot see (no
+// DecideFlag decides c under p. In order: an agent revoked since its
+// request was authenticated is agents.ErrRevoked; an item readers cannot see (no
 // such discussion or reply, or a hidden one, or a reply on a hidden
 // discussion) is a *discussions.NotFoundError or
 // *discussions.ReplyNotFoundError; the agent's own content ErrOwnContent;
@@ -94,6 +103,9 @@ type FlagOutcome struct {
 // Allowed, the flag is stored and, when the item's open flags reach
 // p.HideThreshold, the item is hidden pending review, once.
 func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
+	if err := agents.MayAct(st.Agent); err != nil {
+		return FlagOutcome{}, err
+	}
 	author, err := visible(st.Discussion, st.Reply, c.Target)
 	if err != nil {
 		return FlagOutcome{}, err
@@ -136,7 +148,7 @@ func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
 	out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemFlagged, ID: it.ID, Owner: c.AgentID,
 		Ref: it.DiscussionID, Note: string(c.Reason), At: c.At})
 	if p.HideThreshold > 0 && it.Flags >= p.HideThreshold && it.Hidden == NotHidden {
-		out.Content = hide(st.Discussion, st.Reply, c.Target.Kind, c.At)
+		out.Content = hide(st.Discussion, st.Reply, st.Answer, c.Target.Kind, c.At)
 		it.Hidden, it.HiddenAt = HiddenByFlags, c.At
 		out.Result.Hidden = true
 		out.Entries = append(out.Entries, Entry{
@@ -146,6 +158,7 @@ func DecideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
 			Reason: flagsReason(it),
 		})
 		out.Events = append(out.Events, hiddenEvent(it, changelog.NoteByFlags, c.At))
+		out.Events = append(out.Events, statusEvents(st.Discussion, out.Content, c.At)...)
 	}
 	it.Queued = it.waits()
 	out.Item = it
@@ -205,24 +218,37 @@ func flagsReason(it Item) string {
 	return fmt.Sprintf("%d flags: %s", it.Flags, strings.Join(parts, ", "))
 }
 
-// hide returns the content after hiding the target.
-func hide(d *discussions.Discussion, r *discussions.Reply, k Kind, at time.Time) Content {
+// hide returns the content after hiding the target; answer is the
+// discussion's earliest visible qualifying reply besides a reply target.
+func hide(d *discussions.Discussion, r, answer *discussions.Reply, k Kind, at time.Time) Content {
 	if k == KindDiscussion {
 		nd := discussions.HideDiscussion(*d, at)
 		return Content{Discussion: &nd}
 	}
-	nd, nr := discussions.HideReply(*d, *r, at)
+	nd, nr := discussions.HideReply(*d, *r, at, answer)
 	return Content{Discussion: &nd, Reply: &nr}
 }
 
-// show returns the content after the target is public again.
-func show(d *discussions.Discussion, r *discussions.Reply, k Kind) Content {
+// show returns the content after the target is public again; answer is
+// as for hide.
+func show(d *discussions.Discussion, r, answer *discussions.Reply, k Kind) Content {
 	if k == KindDiscussion {
 		nd := discussions.ShowDiscussion(*d)
 		return Content{Discussion: &nd}
 	}
-	nd, nr := discussions.ShowReply(*d, *r)
+	nd, nr := discussions.ShowReply(*d, *r, answer)
 	return Content{Discussion: &nd, Reply: &nr}
+}
+
+// statusEvents is the event of the discussion's status or answer time
+// moving with c (a reply hidden or shown), none when it did not move:
+// what a follower that keeps statuses (the search index) re-reads.
+func statusEvents(before *discussions.Discussion, c Content, at time.Time) []changelog.Event {
+	after := c.Discussion
+	if after == nil || (after.Status == before.Status && after.AnsweredAt.Equal(before.AnsweredAt)) {
+		return nil
+	}
+	return []changelog.Event{discussions.StatusEvent(after, at)}
 }
 
 func hiddenEvent(it Item, by string, at time.Time) changelog.Event {
@@ -244,10 +270,18 @@ type Command struct {
 // State is what a moderator's action decides on, loaded under the item's
 // discussion's lock.
 type State struct {
+	// Actor is the moderating agent of an agent's action (Actor.Kind
+	// ActorAgent, the web's moderators) as loaded under its lock, nil
+	// when none; an operator's or the flags' action has none.
+	Actor *agents.Agent
 	// Discussion is the item's discussion, hidden or not; nil when none.
 	Discussion *discussions.Discussion
 	// Reply is the reply of a reply item, hidden or not; nil when none.
 	Reply *discussions.Reply
+	// Answer is, for a reply item, the discussion's earliest visible
+	// qualifying reply other than the item (nil when none): what answers
+	// the discussion once the item is hidden, or with it once shown.
+	Answer *discussions.Reply
 	// Item is the item's moderation state, nil when never flagged or
 	// hidden.
 	Item *Item
@@ -285,7 +319,15 @@ type Outcome struct {
 // the open flags and, when flags had hidden the item, makes it public
 // again. Each settles the item's open flags (the item leaves the queue).
 // An action with nothing to do changes nothing.
+//
+// An agent's action is refused first, with agents.ErrRevoked, when the
+// agent was revoked since its request was authenticated.
 func DecideModerate(st State, c Command) (Outcome, error) {
+	if c.Actor.Kind == ActorAgent {
+		if err := agents.MayAct(st.Actor); err != nil {
+			return Outcome{}, err
+		}
+	}
 	d, r := st.Discussion, st.Reply
 	if d == nil || (c.Target.Kind == KindReply && (r == nil || r.ID != c.Target.ID || r.DiscussionID != d.ID)) ||
 		(c.Target.Kind == KindDiscussion && d.ID != c.Target.ID) {
@@ -304,8 +346,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		if !hidden {
-			out.Content = hide(d, r, it.Kind, c.At)
+			out.Content = hide(d, r, st.Answer, it.Kind, c.At)
 			out.Events = append(out.Events, hiddenEvent(it, changelog.NoteByModerator, c.At))
+			out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 			it.HiddenAt = c.At
 		}
 		it.Hidden = HiddenByModerator
@@ -314,8 +357,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 		if !hidden {
 			return out, nil
 		}
-		out.Content = show(d, r, it.Kind)
+		out.Content = show(d, r, st.Answer, it.Kind)
 		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+		out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 		it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 		out.Result.Hidden = false
 	case ActionDismiss:
@@ -323,8 +367,9 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		if hidden && it.Hidden == HiddenByFlags {
-			out.Content = show(d, r, it.Kind)
+			out.Content = show(d, r, st.Answer, it.Kind)
 			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+			out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 			it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 			out.Result.Hidden = false
 		}

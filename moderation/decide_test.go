@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/ratelimit"
@@ -38,6 +39,35 @@ var (
 	onReply = Target{Kind: KindReply, ID: "r1", DiscussionID: "d1"}
 )
 
+// decideFlag is DecideFlag by an active agent, the flagger, unless st
+// names one.
+func decideFlag(st FlagState, c FlagCommand, p Policy) (FlagOutcome, error) {
+	if st.Agent == nil {
+		st.Agent = &agents.Agent{ID: c.AgentID}
+	}
+	return DecideFlag(st, c, p)
+}
+
+// TestDecideRevoked: an agent revoked since its request was
+// authenticated flags nothing, and moderates nothing from the web.
+func TestDecideRevoked(t *testing.T) {
+	revoked := &agents.Agent{ID: "carol", DisabledAt: t0.Add(-time.Second)}
+	out, err := DecideFlag(FlagState{Agent: revoked, Discussion: disc(), Reply: reply()},
+		FlagCommand{Target: onReply, AgentID: "carol", Reason: ReasonSpam, At: t0}, Policy{HideThreshold: 1})
+	if !errors.Is(err, agents.ErrRevoked) || out.Result.Hidden || len(out.Events) != 0 {
+		t.Fatalf("a revoked agent's flag: %+v %v", out, err)
+	}
+	c := Command{Action: ActionHide, Target: onReply, Actor: Actor{Kind: ActorAgent, ID: "carol", Name: "carol"}, Reason: "spam", At: t0}
+	if mo, err := DecideModerate(State{Actor: revoked, Discussion: disc(), Reply: reply()}, c); !errors.Is(err, agents.ErrRevoked) ||
+		mo.Result.Changed {
+		t.Fatalf("a revoked moderator's hide: %+v %v", mo, err)
+	}
+	if mo, err := DecideModerate(State{Actor: &agents.Agent{ID: "carol"}, Discussion: disc(), Reply: reply()}, c); err != nil ||
+		!mo.Result.Changed {
+		t.Fatalf("an active moderator's hide: %+v %v", mo, err)
+	}
+}
+
 func TestDecideFlagRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -59,7 +89,7 @@ func TestDecideFlagRefusals(t *testing.T) {
 		{"over the rate", FlagState{Discussion: disc(), Window: t0.Add(time.Hour)}, onDisc, "carol", ErrFlagRate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := DecideFlag(tc.st, FlagCommand{Target: tc.t, AgentID: tc.by, Reason: ReasonSpam, At: t0},
+			_, err := decideFlag(tc.st, FlagCommand{Target: tc.t, AgentID: tc.by, Reason: ReasonSpam, At: t0},
 				Policy{HideThreshold: 3, Rate: ratelimit.PerMinute(2)})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
@@ -73,7 +103,7 @@ func TestDecideFlagRefusals(t *testing.T) {
 }
 
 func TestDecideFlagAlreadyFlagged(t *testing.T) {
-	out, err := DecideFlag(FlagState{Discussion: disc(), Flagged: true, Window: t0.Add(time.Hour)},
+	out, err := decideFlag(FlagState{Discussion: disc(), Flagged: true, Window: t0.Add(time.Hour)},
 		FlagCommand{Target: onDisc, AgentID: "carol", Reason: ReasonSpam, At: t0}, Policy{HideThreshold: 1, Rate: ratelimit.PerMinute(1)})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +125,7 @@ func TestDecideFlagThreshold(t *testing.T) {
 	reasons := []Reason{ReasonSpam, ReasonWrong, ReasonSpam}
 	for i, who := range []string{"carol", "dave", "erin"} {
 		at := t0.Add(time.Duration(i) * time.Minute)
-		out, err := DecideFlag(FlagState{Discussion: d, Reply: r, Item: item},
+		out, err := decideFlag(FlagState{Discussion: d, Reply: r, Item: item},
 			FlagCommand{Target: onReply, AgentID: who, AgentName: who, Reason: reasons[i], Note: "n", At: at}, p)
 		if err != nil {
 			t.Fatalf("flag %d: %v", i, err)
@@ -130,12 +160,18 @@ func TestDecideFlagThreshold(t *testing.T) {
 			out.Entries[1].Reason != "3 flags: spam 2, wrong 1" || out.Entries[0].ID >= out.Entries[1].ID {
 			t.Fatalf("entries: %+v", out.Entries)
 		}
-		if len(out.Events) != 2 || out.Events[1].Kind != changelog.ItemHidden || out.Events[1].Note != changelog.NoteByFlags ||
-			out.Events[1].Ref != "d1" || out.Events[1].ID != "r1" {
+		// Bob's was the discussion's only answer: hidden, it leaves the
+		// discussion open again, and an event says so.
+		if out.Content.Discussion.Status != discussions.StatusOpen || !out.Content.Discussion.AnsweredAt.IsZero() {
+			t.Fatalf("the discussion after its only answer was hidden: %+v", out.Content.Discussion)
+		}
+		if len(out.Events) != 3 || out.Events[1].Kind != changelog.ItemHidden || out.Events[1].Note != changelog.NoteByFlags ||
+			out.Events[1].Ref != "d1" || out.Events[1].ID != "r1" || out.Events[2].Kind != changelog.DiscussionChanged ||
+			out.Events[2].Ref != changelog.RefStatus || out.Events[2].Note != string(discussions.StatusOpen) || out.Events[2].ID != "d1" {
 			t.Fatalf("events: %+v", out.Events)
 		}
 		// Deterministic: deciding again gives the same entries.
-		again, err := DecideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
+		again, err := decideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
 			AuthorID: "bob", Flags: 2, Reasons: map[Reason]int{ReasonSpam: 1, ReasonWrong: 1}, FirstFlagAt: t0, LastFlagAt: t0.Add(time.Minute)}},
 			FlagCommand{Target: onReply, AgentID: who, AgentName: who, Reason: reasons[i], Note: "n", At: at}, p)
 		if err != nil {
@@ -148,7 +184,7 @@ func TestDecideFlagThreshold(t *testing.T) {
 	// Moderated items take more flags, but a hidden item is never hidden
 	// twice: flags past the threshold on an item a moderator hid and then
 	// showed count again from zero.
-	if _, err := DecideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
+	if _, err := decideFlag(FlagState{Discussion: d, Reply: r, Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1",
 		AuthorID: "bob", Flags: 5, Hidden: HiddenByModerator}}, FlagCommand{Target: onReply, AgentID: "zed", Reason: ReasonSpam, At: t0},
 		p); err != nil {
 		t.Fatal(err)
@@ -156,7 +192,7 @@ func TestDecideFlagThreshold(t *testing.T) {
 }
 
 func TestDecideFlagNoThreshold(t *testing.T) {
-	out, err := DecideFlag(FlagState{Discussion: disc(), Item: &Item{ID: "d1", Kind: KindDiscussion, DiscussionID: "d1", Flags: 10}},
+	out, err := decideFlag(FlagState{Discussion: disc(), Item: &Item{ID: "d1", Kind: KindDiscussion, DiscussionID: "d1", Flags: 10}},
 		FlagCommand{Target: onDisc, AgentID: "carol", Reason: ReasonOther, At: t0}, Policy{})
 	if err != nil || out.Result.Hidden || out.Item.Flags != 11 || out.Window != nil {
 		t.Fatalf("%+v %v", out, err)
@@ -267,5 +303,60 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := ParseKind("thread"); err == nil {
 		t.Fatal("kind thread accepted")
+	}
+}
+
+// TestModerateAnswers: hiding or unhiding a reply answers its discussion
+// by its earliest visible qualifying reply, saying so in an event when
+// the status or the answer time moves.
+func TestModerateAnswers(t *testing.T) {
+	bob := reply(func(r *discussions.Reply) { r.CreatedAt = t0.Add(time.Second) })
+	carol := &discussions.Reply{ID: "r2", DiscussionID: "d1", AuthorID: "carol", CreatedAt: t0.Add(2 * time.Second)}
+	answeredBy := func(r *discussions.Reply) *discussions.Discussion {
+		d := discussions.Answered(*disc(), r)
+		return &d
+	}
+	op := Actor{Kind: ActorOperator, Name: "root"}
+	for _, tc := range []struct {
+		name   string
+		st     State
+		action Action
+		status discussions.Status
+		at     time.Time
+		event  bool // a status event
+	}{
+		{"hiding the only answer opens the discussion", State{Discussion: answeredBy(bob), Reply: bob}, ActionHide,
+			discussions.StatusOpen, time.Time{}, true},
+		{"hiding the first answer leaves the next", State{Discussion: answeredBy(bob), Reply: bob, Answer: carol}, ActionHide,
+			discussions.StatusAnswered, carol.CreatedAt, true},
+		{"unhiding the only answer answers it again, at its time", State{Discussion: func() *discussions.Discussion {
+			d := discussions.Answered(*disc(), nil)
+			d.HiddenReplies = 1
+			return &d
+		}(), Reply: reply(hiddenR, func(r *discussions.Reply) { r.CreatedAt = t0.Add(time.Second) }),
+			Item: &Item{ID: "r1", Kind: KindReply, DiscussionID: "d1", Hidden: HiddenByModerator}}, ActionUnhide,
+			discussions.StatusAnswered, t0.Add(time.Second), true},
+		{"hiding a later answer moves nothing", State{Discussion: answeredBy(carol), Reply: reply(func(r *discussions.Reply) {
+			r.CreatedAt = t0.Add(3 * time.Second)
+		}), Answer: carol}, ActionHide, discussions.StatusAnswered, carol.CreatedAt, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := DecideModerate(tc.st, Command{Action: tc.action, Target: onReply, Actor: op, Reason: "why", At: t0.Add(time.Hour)})
+			if err != nil || out.Content.Discussion == nil {
+				t.Fatalf("%+v %v", out, err)
+			}
+			if d := out.Content.Discussion; d.Status != tc.status || !d.AnsweredAt.Equal(tc.at) {
+				t.Fatalf("%s at %s, want %s at %s", d.Status, d.AnsweredAt, tc.status, tc.at)
+			}
+			var status []changelog.Event
+			for _, e := range out.Events {
+				if e.Kind == changelog.DiscussionChanged && e.Ref == changelog.RefStatus {
+					status = append(status, e)
+				}
+			}
+			if tc.event != (len(status) == 1) || len(status) > 1 || tc.event && status[0].Note != string(tc.status) {
+				t.Fatalf("status events %+v, want one: %v", status, tc.event)
+			}
+		})
 	}
 }

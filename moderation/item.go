@@ -153,6 +153,12 @@ type Item struct {
 }
 
 // waits reports whether it waits for a moderator.
+// IsHidden reports whether the item is hidden (by flags or a moderator).
+func (it Item) IsHidden() bool { return it.Hidden != NotHidden }
+
+// OnReply reports whether the item is a reply (else a discussion).
+func (it Item) OnReply() bool { return it.Kind == KindReply }
+
 func (it Item) waits() bool { return it.Flags > 0 || it.Hidden == HiddenByFlags }
 
 // Waiting is since when the item waits for review: its round's first

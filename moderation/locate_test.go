@@ -2,6 +2,7 @@ package moderation
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kfa-project/kfa/discussions"
 )
@@ -50,5 +51,38 @@ func TestLocate(t *testing.T) {
 		t.Fatal("a target found as neither was moderated")
 	} else if e, ok := err.(*ItemNotFoundError); !ok || e.Kind != "" || e.ID != "X" {
 		t.Fatalf("err = %#v, want an *ItemNotFoundError of either kind", err)
+	}
+}
+
+// TestLocateAnswer: a located reply's Answer is its discussion's earliest
+// visible qualifying reply besides it, whatever order the replies come in.
+func TestLocateAnswer(t *testing.T) {
+	d := &discussions.Discussion{ID: "D", AuthorID: "alice"}
+	at := func(s int) time.Time { return time.Date(2026, 12, 7, 9, 0, s, 0, time.UTC) }
+	target := discussions.Reply{ID: "R1", DiscussionID: "D", AuthorID: "bob", CreatedAt: at(1)}
+	own := discussions.Reply{ID: "R0", DiscussionID: "D", AuthorID: "alice", CreatedAt: at(0)}
+	hidden := discussions.Reply{ID: "R2", DiscussionID: "D", AuthorID: "carol", CreatedAt: at(2), Hidden: true}
+	later := discussions.Reply{ID: "R4", DiscussionID: "D", AuthorID: "dave", CreatedAt: at(4)}
+	next := discussions.Reply{ID: "R3", DiscussionID: "D", AuthorID: "carol", CreatedAt: at(3)}
+	for _, tc := range []struct {
+		name    string
+		replies []discussions.Reply
+		want    string
+	}{
+		{"none besides it", []discussions.Reply{own, target, hidden}, ""},
+		{"the earliest visible besides it", []discussions.Reply{later, target, own, hidden, next}, "R3"},
+		{"no replies loaded", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, st := Locate(Target{Kind: KindReply, ID: "R1", DiscussionID: "D"},
+				Found{Reply: &target, ReplyDiscussion: d, Replies: tc.replies})
+			got := ""
+			if st.Answer != nil {
+				got = st.Answer.ID
+			}
+			if got != tc.want {
+				t.Fatalf("Answer = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

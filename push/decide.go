@@ -8,6 +8,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 )
 
@@ -34,6 +35,9 @@ func (t *TaskRef) owned(ownerID string) bool {
 // PutState is what a config put decides on: the task (nil when no task
 // has the id) and the ids of the configs it holds.
 type PutState struct {
+	// Owner is the agent that puts the config, as loaded under its lock
+	// (nil when no agent has the id).
+	Owner     *agents.Agent
 	Task      *TaskRef
 	ConfigIDs []string
 }
@@ -44,7 +48,15 @@ type PutState struct {
 // (ErrTaskTerminal: a transition that has happened will not be announced
 // again); a new config beyond max is ErrTooManyConfigs. created says
 // whether c is new rather than a replacement of the config of its id.
+//
+// An owner revoked since its request was authenticated is
+// agents.ErrRevoked, first.
 func DecidePut(st PutState, c Config, max int) (created bool, err error) {
+	if c.OwnerID != "" {
+		if err := agents.MayAct(st.Owner); err != nil {
+			return false, err
+		}
+	}
 	if !st.Task.owned(c.OwnerID) {
 		return false, ErrTaskNotFound
 	}
@@ -66,6 +78,9 @@ func DecidePut(st PutState, c Config, max int) (created bool, err error) {
 // task has the id), whether it holds the config, and the config's
 // deliveries still pending.
 type DeleteState struct {
+	// Owner is the agent that deletes the config, as loaded under its
+	// lock (nil when no agent has the id; none for the operator's).
+	Owner   *agents.Agent
 	Task    *TaskRef
 	Exists  bool
 	Pending []Delivery
@@ -86,7 +101,15 @@ const DeleteReason = "the config was deleted before the delivery succeeded"
 // task; a config the task does not have deletes nothing and is no error.
 // The config's pending deliveries fail at now: a deleted config gets
 // nothing more.
+//
+// An owner revoked since its request was authenticated is
+// agents.ErrRevoked, first.
 func DecideDelete(st DeleteState, ownerID, configID string, now time.Time) (DeleteOutcome, error) {
+	if ownerID != "" {
+		if err := agents.MayAct(st.Owner); err != nil {
+			return DeleteOutcome{}, err
+		}
+	}
 	if !st.Task.owned(ownerID) {
 		return DeleteOutcome{}, ErrTaskNotFound
 	}

@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 )
 
 var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+
+// revoked is alice, revoked since her request was authenticated.
+var revoked = &agents.Agent{ID: "alice", DisabledAt: t0.Add(-time.Second)}
 
 func TestDecidePut(t *testing.T) {
 	working := &TaskRef{ID: "t1", OwnerID: "alice", State: a2a.TaskStateWorking}
@@ -31,9 +35,14 @@ func TestDecidePut(t *testing.T) {
 		{"a replacement at the bound", PutState{Task: working, ConfigIDs: []string{"c1", "c9"}}, c, 2, nil, false},
 		{"new at the bound", PutState{Task: working, ConfigIDs: []string{"c1", "c2"}}, c, 2, ErrTooManyConfigs, false},
 		{"no bound", PutState{Task: working, ConfigIDs: []string{"c1", "c2"}}, c, 0, nil, true},
+		{"a revoked owner", PutState{Owner: revoked, Task: working}, c, 10, agents.ErrRevoked, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			created, err := DecidePut(tc.st, tc.c, tc.max)
+			st := tc.st
+			if st.Owner == nil && tc.c.OwnerID != "" {
+				st.Owner = &agents.Agent{ID: tc.c.OwnerID}
+			}
+			created, err := DecidePut(st, tc.c, tc.max)
 			if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) || created != tc.created {
 				t.Fatalf("created %v, err %v; want %v, %v", created, err, tc.created, tc.want)
 			}
@@ -60,9 +69,14 @@ func TestDecideDelete(t *testing.T) {
 		{"a config the task does not have", DeleteState{Task: task, Pending: pending}, "alice", nil, false, nil},
 		{"deleted: its pending deliveries fail", DeleteState{Task: task, Exists: true, Pending: pending}, "alice", nil, true, []string{"d1"}},
 		{"the operator's", DeleteState{Task: task, Exists: true}, "", nil, true, nil},
+		{"a revoked owner", DeleteState{Owner: revoked, Task: task, Exists: true, Pending: pending}, "alice", agents.ErrRevoked, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DecideDelete(tc.st, tc.owner, "c1", t0.Add(time.Hour))
+			st := tc.st
+			if st.Owner == nil && tc.owner != "" {
+				st.Owner = &agents.Agent{ID: tc.owner}
+			}
+			out, err := DecideDelete(st, tc.owner, "c1", t0.Add(time.Hour))
 			if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) || out.Deleted != tc.deleted || len(out.Failed) != len(tc.failed) {
 				t.Fatalf("out %+v, err %v", out, err)
 			}

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
@@ -98,7 +96,7 @@ func loadBenchDiscussions(b *testing.B, db *store.DB, n int) {
 		return
 	}
 	g := knowledgetest.New(2)
-	asker := tasks.Asker{ID: ulid.Make().String(), Name: "bench-asker"}
+	asker := tasks.Asker{ID: newAgent(b, db, "bench-asker"), Name: "bench-asker"}
 	start := now().Add(-time.Duration(n) * time.Millisecond)
 	var ids []string
 	chunk := make([]tasks.CreateAsk, 0, 1000)
@@ -124,7 +122,7 @@ func loadBenchDiscussions(b *testing.B, db *store.DB, n int) {
 		replies[i] = g.Details()
 	}
 	ds := discussions.NewService(db, discussions.Limits{}, db.Secret(), now)
-	helper := discussions.Author{ID: ulid.Make().String(), Name: "bench-helper"}
+	helper := discussions.Author{ID: newAgent(b, db, "bench-helper"), Name: "bench-helper"}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 8 {

@@ -28,7 +28,7 @@ func TestBrowse(t *testing.T) {
 			i, kind, product, i, i, i+1)
 	}
 	f := setup(t, lines.String())
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	c.ask(t, "A question about bbolt fix", "")
 	ctx := context.Background()
 	if err := f.idx.Sync(ctx); err != nil {

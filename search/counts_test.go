@@ -39,7 +39,7 @@ func (l *lockedBuffer) String() string {
 func TestCountsAfterARebuild(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, gen(0, 12))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	for i := range 3 {
 		c.ask(t, fmt.Sprintf("Where does okapi number %d sleep?", i), "")
 	}

@@ -101,7 +101,7 @@ func crashChild(t *testing.T, dir, phase string) {
 	}
 	idx.Start(context.Background())
 	f := &fixture{dir: dir, db: db, idx: idx}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
 	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
 	<-time.After(time.Minute) // a guard: the follower ends the process long before

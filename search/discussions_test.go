@@ -28,8 +28,8 @@ type community struct {
 	other  discussions.Author
 }
 
-func newCommunity(f *fixture) *community {
-	asker := tasks.Asker{ID: ulid.Make().String(), Name: "asker"}
+func newCommunity(t testing.TB, f *fixture) *community {
+	asker := tasks.Asker{ID: newAgent(t, f.db, "asker"), Name: "asker"}
 	// Each write a millisecond after the one before, so replies (ULIDs)
 	// sort in the order they were made.
 	var ms atomic.Int64
@@ -39,7 +39,7 @@ func newCommunity(f *fixture) *community {
 		discs:  discussions.NewService(f.db, discussions.Limits{}, f.db.Secret(), tick),
 		asker:  asker,
 		author: discussions.Author{ID: asker.ID, Name: asker.Name},
-		other:  discussions.Author{ID: ulid.Make().String(), Name: "helper"},
+		other:  discussions.Author{ID: newAgent(t, f.db, "helper"), Name: "helper"},
 	}
 }
 
@@ -82,7 +82,7 @@ func loadDiscussions(t testing.TB, f *fixture) map[string]string {
 	if err := json.Unmarshal(b, &ds); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	out := map[string]string{}
 	for _, d := range ds {
 		id := c.ask(t, d.Question, d.Details)
@@ -113,7 +113,7 @@ func searchQ(t testing.TB, x *Index, q knowledge.Query) knowledge.Result {
 func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 
 	answered := c.ask(t, "Why does my bbolt database file keep growing after deletes?", "Deleting keys does not shrink kfa.db.")
 	c.reply(t, c.author, answered, "Adding: it is 2 GB now.")
@@ -186,7 +186,7 @@ func TestAnsweredDiscussionsAreSearchable(t *testing.T) {
 // is a hit only for a query that asks its question.
 func TestOpenDiscussionsAskedClosely(t *testing.T) {
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "The server keeps the database open.")
 	other := c.ask(t, "How do I migrate kfa data from bbolt to a PostgreSQL database?", "")
 	timeout := c.ask(t, "What does canceling statement due to statement timeout mean in PostgreSQL?", "")
@@ -248,7 +248,7 @@ func TestDiscussionsCaughtUpOnOpen(t *testing.T) {
 	if err := f.idx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	first := c.ask(t, "How do I rotate a capybara token?", "")
 	c.reply(t, c.other, first, "Use kfa agent rotate.")
 	f.open(t)
@@ -327,7 +327,7 @@ func (s *countingSource) ListDiscussions(ctx context.Context, q discussions.List
 // The index reads only the replies it keeps, however many a discussion has.
 func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How many replies does the index read?", "")
 	for i := range maxIndexedReplies + 25 {
 		c.reply(t, c.other, id, fmt.Sprint("answer number ", i))
@@ -350,7 +350,7 @@ func TestIndexReadsOnlyTheRepliesItKeeps(t *testing.T) {
 // reply is past the replies it keeps.
 func TestIndexReadsAChangedDiscussionOnce(t *testing.T) {
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	ctx := context.Background()
 	open := c.ask(t, "Which flag sets the log level?", "")
 	answered := c.ask(t, "Where does the log go?", "")
@@ -396,7 +396,7 @@ func TestIndexReadsAChangedDiscussionOnce(t *testing.T) {
 // a reply is searchable within the time one index batch takes.
 func TestReplySearchableAtOnce(t *testing.T) {
 	f := setup(t, samples(t))
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	f.idx.o.Tick = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
 	defer cancel()
@@ -447,7 +447,7 @@ func TestHotBackupOfABboltFile(t *testing.T) {
 	if hits := searchQ(t, f.idx, q).Hits; len(hits) != 0 {
 		t.Fatalf("over the samples alone: %v, want nothing", ids(hits))
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	id := c.ask(t, "How do I take a hot backup of a bbolt file?", "")
 	c.reply(t, c.other, id, "Use tx.WriteTo inside db.View.")
 	if err := f.idx.Sync(ctx); err != nil {

@@ -39,7 +39,7 @@ func BenchmarkFollowAsks(b *testing.B) {
 			defer idx.Close()
 			idx.Start(context.Background())
 			svc := tasks.NewService(db, tasks.Limits{}, db.Secret(), time.Now)
-			asker := tasks.Asker{ID: ulid.Make().String(), Name: "bench"}
+			asker := tasks.Asker{ID: newAgent(b, db, "bench"), Name: "bench"}
 			b.ResetTimer()
 			cpu := processCPU(b)
 			var wg sync.WaitGroup

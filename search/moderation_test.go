@@ -16,7 +16,7 @@ import (
 func TestAcceptedAndHidden(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	mod := moderation.NewService(f.db, moderation.Policy{}, now)
 	op := moderation.Actor{Kind: moderation.ActorOperator, Name: "test"}
 	const (

@@ -16,7 +16,7 @@ import (
 func TestPassesShareASegmentOnDisk(t *testing.T) {
 	const asks = 20
 	f := setup(t, "")
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	for i := range asks {
 		c.ask(t, fmt.Sprintf("How do I tune the gizmo number %d?", i), "")
 	}

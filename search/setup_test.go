@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/store"
 )
@@ -29,6 +30,18 @@ func openStore(t testing.TB, dir string) *store.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// newAgent creates an agent named name in db and returns its id: every
+// ask and reply is an agent's, and an agent that does not exist makes
+// none.
+func newAgent(t testing.TB, db *store.DB, name string) string {
+	t.Helper()
+	c, err := agents.NewService(db, now).Create(context.Background(), name, []agents.Scope{agents.ScopePost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Agent.ID
 }
 
 // setup opens a store in a temp dir, imports the JSON Lines in jsonl, and

@@ -23,7 +23,7 @@ func TestOpenDoesNotWaitForTheDiscussions(t *testing.T) {
 	if err := f.idx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommunity(f)
+	c := newCommunity(t, f)
 	// The walk goes newest first: oldest is on its last page, the others
 	// on its first.
 	oldest := c.ask(t, "Where does the okapi sleep at night?", "")

@@ -126,11 +126,12 @@ func forwardedFrom(meta json.RawMessage) (*discussions.Origin, error) {
 	return origin, nil
 }
 
-// askError explains a failed join in terms of the request's fields.
+// askError explains a failed join in terms of the request's fields. A
+// join of no discussion, or of a hidden one, is 404 (ToError's words for
+// a *discussions.NotFoundError), the same for both, as moderation.md says:
+// a reader cannot tell a hidden discussion from one that never was.
 func (s *Service) askError(discussionID string, err error) error {
 	switch {
-	case isErr(err, discussions.ErrNotFound):
-		return a2a.BadParam("data.discussionId", "no discussion %q", discussionID)
 	case isErr(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation,
 			"discussion %s is already answered; read it at %s/api/v1/discussions/%s, or ask a new question",

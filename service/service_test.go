@@ -226,6 +226,9 @@ func TestToError(t *testing.T) {
 		{"not cancelable", tasks.ErrNotCancelable, a2a.TaskNotCancelable, "cannot be canceled"},
 		{"input", input.Errorf("body", "is empty"), a2a.InvalidParams, "is empty"},
 		{"answered", discussions.ErrAnswered, a2a.UnsupportedOperation, "already answered"},
+		// A command decided after a revoke that committed once its request
+		// was authenticated: what a request a moment later gets (401).
+		{"revoked in flight", fmt.Errorf("reply on d1: %w", agents.ErrRevoked), a2a.Unauthenticated, "invalid, expired or revoked bearer token"},
 		{"canceled request", context.Canceled, a2a.Unavailable, "canceled"},
 		{"store unreachable", fmt.Errorf("ask: %w", unreachable{}), a2a.Unavailable, "database is not answering"},
 		{"anything else", errors.New("disk on fire"), a2a.Internal, "server log"},

@@ -16,11 +16,16 @@ type CreateOutcome struct {
 	Purge []Session
 }
 
-// DecideCreate decides storing s, given the sessions that expire first
-// (in expiry order, at most PurgeBatch of them): those expired at or
-// before s.CreatedAt go in the same transaction, so a sign-in never pays
-// for a long backlog at once and nothing else ever has to sweep.
-func DecideCreate(oldest []Session, s Session) CreateOutcome {
+// DecideCreate decides storing s for agent (as loaded in the command's
+// transaction, nil when no agent has s.AgentID: a revoked one gets no
+// session, agents.ErrRevoked), given the sessions that expire first (in
+// expiry order, at most PurgeBatch of them): those expired at or before
+// s.CreatedAt go in the same transaction, so a sign-in never pays for a
+// long backlog at once and nothing else ever has to sweep.
+func DecideCreate(agent *agents.Agent, oldest []Session, s Session) (CreateOutcome, error) {
+	if err := agents.MayAct(agent); err != nil {
+		return CreateOutcome{}, err
+	}
 	out := CreateOutcome{Session: s}
 	for _, o := range oldest {
 		if len(out.Purge) == PurgeBatch || o.ExpiresAt.After(s.CreatedAt) {
@@ -28,7 +33,7 @@ func DecideCreate(oldest []Session, s Session) CreateOutcome {
 		}
 		out.Purge = append(out.Purge, o)
 	}
-	return out
+	return out, nil
 }
 
 // DecideEnd decides ending the session found (nil when none has the

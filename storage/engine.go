@@ -10,7 +10,11 @@ import "context"
 // has an effect outside its own variables.
 type Command struct {
 	// Name names the command in the store's statistics.
-	Name   string
+	Name string
+	// Solo runs the command in a transaction of its own, decided once: a
+	// large one (an import batch) that a group commit would decide twice
+	// and hold its company behind.
+	Solo   bool
 	Load   func(Loader) error
 	Decide func() (*Writes, error)
 }

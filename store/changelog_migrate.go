@@ -6,7 +6,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -69,11 +68,7 @@ func migrateFeedToLog(tx *bolt.Tx) error {
 		if err := json.Unmarshal(v, &f); err != nil {
 			return fmt.Errorf("decode feed entry %x: %w", k, err)
 		}
-		kind := changelog.RecordUpserted
-		if f.Op == knowledge.OpDelete {
-			kind = changelog.RecordDeleted
-		}
-		return putLogEntry(tx, logRecord{Kind: kind, ID: f.ID, At: f.At, Written: f.written()})
+		return putLogEntry(tx, logRecord{Kind: knowledge.EventKind(f.Op), ID: f.ID, At: f.At, Written: f.written()})
 	}); err != nil {
 		return err
 	}

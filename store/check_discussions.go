@@ -3,17 +3,18 @@ package store
 import (
 	"bytes"
 	"encoding/hex"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
 )
 
 // Discussions: each is in the status index under its status, its reply
-// count, status and answer time agree with its replies, and the author
-// heard of every reply by someone else. Then the status index and the
+// count, status and answer time agree with its replies (answered at its
+// earliest visible qualifying reply, open without one: the
+// discussions.Answered rule, which no order of concurrent replies, hides
+// and unhides can break), and the author heard of every reply by someone
+// else. Then the status index and the
 // replies, entry by entry.
 func (c *checker) checkDiscussions() error {
 	err := c.walk(bucketDiscussions, func(tx *bolt.Tx, k, v []byte) {
@@ -95,7 +96,7 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 	if tx.Bucket(bucketAgents).Get([]byte(d.AuthorID)) == nil {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, idString(k), "", "author %s does not exist", d.AuthorID)
 	}
-	if d.Status != discussions.StatusOpen && d.Status != discussions.StatusAnswered {
+	if !discussions.KnownStatus(d.Status) {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, idString(k), "", "unknown status %q", d.Status)
 	}
 	if !d.Hidden {
@@ -111,7 +112,7 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 	}
 
 	n, hidden := 0, 0
-	var first time.Time
+	var answer discussions.AnswerCheck
 	acceptedOK := d.AcceptedReplyID == ""
 	inbox := tx.Bucket(bucketInbox)
 	prefixed(tx.Bucket(bucketReplies), k, func(_, v []byte) {
@@ -126,11 +127,9 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 		if r.ID == d.AcceptedReplyID && !r.Hidden && r.AuthorID != d.AuthorID {
 			acceptedOK = true
 		}
-		if r.AuthorID == d.AuthorID {
+		answer.Add(d, r)
+		if !discussions.NotifiesAuthor(d, r) {
 			return
-		}
-		if first.IsZero() || r.CreatedAt.Before(first) {
-			first = r.CreatedAt
 		}
 		// Someone else replied: the author was told.
 		if author == nil {
@@ -152,14 +151,8 @@ func (c *checker) discussion(tx *bolt.Tx, k []byte, d discussions.Discussion) {
 		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "the accepted reply %s is not a public reply by someone other than the asker",
 			d.AcceptedReplyID)
 	}
-	switch {
-	case d.Status == discussions.StatusOpen && !first.IsZero():
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "open, but has a qualifying reply (by someone other than the author)")
-	case d.Status == discussions.StatusAnswered && first.IsZero():
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answered, but has no qualifying reply")
-	case d.Status == discussions.StatusAnswered && !d.AnsweredAt.Equal(first):
-		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "answeredAt is %s, the first qualifying reply is from %s",
-			a2a.FormatTime(d.AnsweredAt), a2a.FormatTime(first))
+	if p := answer.Problem(d); p != "" {
+		c.rep.addf(VDiscussion, bucketDiscussions, k, d.ID, "", "%s", p)
 	}
 }
 

@@ -21,7 +21,7 @@ func (c *checker) checkModeration() error {
 			return
 		}
 		d, r, err := itemContent(tx, &it)
-		if err != nil || d == nil || (it.Kind == moderation.KindReply && r == nil) {
+		if err != nil || d == nil || (it.OnReply() && r == nil) {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item on %s %s, which does not exist", it.Kind, it.ID)
 			return
 		}
@@ -29,7 +29,7 @@ func (c *checker) checkModeration() error {
 		if r != nil {
 			hidden = r.Hidden
 		}
-		if hidden != (it.Hidden != moderation.NotHidden) {
+		if hidden != it.IsHidden() {
 			c.rep.addf(VModeration, bucketModItems, k, it.ID, "", "item says hidden %q, the content's hidden is %v", it.Hidden, hidden)
 		}
 		if queued := tx.Bucket(bucketModQueue).Get(k) != nil; queued != it.Queued {

@@ -66,7 +66,7 @@ func (c *checker) checkPush() error {
 		if tx.Bucket(bucketPushByTask).Get(cat(tk, k)) == nil {
 			c.rep.addf(VPush, bucketPushByTask, k, id, d.TaskID, "delivery %s is missing from its task's index", id)
 		}
-		if d.State != push.Pending {
+		if !due(&d) {
 			return
 		}
 		pending++
@@ -103,7 +103,7 @@ func (c *checker) checkPushIndexes() error {
 			return
 		}
 		d, err := getDelivery(tx, id)
-		if err != nil || d.State != push.Pending || ms(d.NextAt) != at || d.Destination != dest {
+		if err != nil || !due(&d) || ms(d.NextAt) != at || d.Destination != dest {
 			c.rep.addf(VPush, bucketPushDest, k, idString(id), d.TaskID,
 				"due entry of destination %q points at a delivery that is missing, not pending, due at another time or to another destination", dest)
 		}
@@ -117,7 +117,7 @@ func (c *checker) checkPushIndexes() error {
 			return
 		}
 		d, err := getDelivery(tx, k[8:])
-		if err != nil || d.State != push.Pending || ms(d.NextAt) != binary.BigEndian.Uint64(k[:8]) {
+		if err != nil || !due(&d) || ms(d.NextAt) != binary.BigEndian.Uint64(k[:8]) {
 			c.rep.addf(VPush, bucketPushDue, k, idString(k[8:]), d.TaskID,
 				"due entry points at a delivery that is missing, not pending, or due at another time")
 		} else if string(v) != d.Destination {

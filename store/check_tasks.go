@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/hex"
+	"github.com/kfa-project/kfa/asknet"
 	"strconv"
 	"strings"
 
@@ -70,9 +71,7 @@ func (c *checker) checkTasks() error {
 		if tx.Bucket(bucketAgents).Get([]byte(t.OwnerID)) == nil {
 			c.rep.addf(VTask, bucketTasks, k, id, id, "owner %s does not exist", t.OwnerID)
 		}
-		switch t.State {
-		case a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateCanceled:
-		default:
+		if !tasks.Reachable(t.State) {
 			c.rep.addf(VTask, bucketTasks, k, id, id, "state %s is never set by ask-network", t.State)
 		}
 		for ix, ti := range taskIndexes {
@@ -94,7 +93,7 @@ func (c *checker) checkTasks() error {
 				"task %s is missing from its discussion's members (its owner would not hear of replies)", id)
 		}
 		wk := cat(disc, k)
-		if w := tx.Bucket(bucketTaskDiscWorking).Get(wk); t.State == a2a.TaskStateWorking && !bytes.Equal(w, owner) {
+		if w := tx.Bucket(bucketTaskDiscWorking).Get(wk); inWorking(&t) && !bytes.Equal(w, owner) {
 			c.rep.addf(VTaskDisc, bucketTaskDiscWorking, wk, t.DiscussionID+"|"+id, id,
 				"working task %s is missing from its discussion's working tasks (a reply would not complete it)", id)
 		}
@@ -127,8 +126,8 @@ func (c *checker) completion(tx *bolt.Tx, k []byte, t *tasks.Task, d discussions
 	id := t.ID
 	disc, _ := idBytes(t.DiscussionID)
 	replies := tx.Bucket(bucketReplies)
-	switch t.State {
-	case a2a.TaskStateCompleted:
+	switch {
+	case t.Answered():
 		replyID := completingReply(t)
 		rk, ok := idBytes(replyID)
 		var rv []byte
@@ -147,11 +146,9 @@ func (c *checker) completion(tx *bolt.Tx, k []byte, t *tasks.Task, d discussions
 		switch {
 		case err != nil:
 			return // reported with the reply
-		case r.AuthorID == d.AuthorID:
-			c.rep.addf(VCompletion, bucketTasks, k, id, id, "completed by reply %s of the discussion's own author, which does not qualify", r.ID)
-			return
-		case r.AuthorID == t.OwnerID:
-			c.rep.addf(VCompletion, bucketTasks, k, id, id, "completed by reply %s of its own owner", r.ID)
+		case !asknet.Completes(d, *t, r):
+			c.rep.addf(VCompletion, bucketTasks, k, id, id,
+				"completed by reply %s, which does not complete it (by the discussion's own author, or its own owner)", r.ID)
 			return
 		case !r.CreatedAt.Equal(t.StatusTime):
 			c.rep.addf(VCompletion, bucketTasks, k, id, id, "status timestamp %s differs from the time of reply %s (%s)",
@@ -171,15 +168,29 @@ func (c *checker) completion(tx *bolt.Tx, k []byte, t *tasks.Task, d discussions
 			c.rep.addf(VInbox, bucketInbox, ik, t.OwnerID+"|"+idString(ek), id,
 				"entry for reply %s does not list task %s, which the reply completed", r.ID, id)
 		}
-	case a2a.TaskStateWorking:
+	case t.Waiting():
+		// A qualifying reply completes the tasks its decision saw, and
+		// its notice to their owner lists them: a task still waiting that
+		// such a notice lists was seen and not completed. A reply that did
+		// not see it (one committed before the task, while every answer
+		// was hidden, say) is no fault, whatever the times say.
+		owner, _ := idBytes(t.OwnerID)
+		inbox := tx.Bucket(bucketInbox)
 		var late string
 		prefixed(replies, disc, func(_, v []byte) {
-			if r, err := decodeReply(v); late == "" && err == nil && r.AuthorID != d.AuthorID && r.AuthorID != t.OwnerID {
-				late = r.ID + " by " + r.AuthorID
+			r, err := decodeReply(v)
+			if late != "" || err != nil || owner == nil || !asknet.Completes(d, *t, r) {
+				return
+			}
+			ek, _ := idBytes(discussions.InboxEntryID(r.ID, t.OwnerID, r.CreatedAt))
+			if ev := inbox.Get(cat(owner, ek)); ev != nil {
+				if e, err := decodeInbox(ev); err == nil && containsString(e.TaskIDs, id) {
+					late = r.ID + " by " + r.AuthorID
+				}
 			}
 		})
 		if late != "" {
-			c.rep.addf(VCompletion, bucketTasks, k, id, id, "still working, but qualifying reply %s should have completed it", late)
+			c.rep.addf(VCompletion, bucketTasks, k, id, id, "still working, but qualifying reply %s saw it and should have completed it", late)
 		}
 	}
 }
@@ -284,7 +295,7 @@ func (c *checker) checkTaskMaps() error {
 		switch {
 		case err != nil:
 			c.rep.addf(VTaskDisc, bucketTaskDiscWorking, k, desc, tid, "entry points at task %s, which does not exist", tid)
-		case t.State != a2a.TaskStateWorking:
+		case !inWorking(&t):
 			c.rep.addf(VTaskDisc, bucketTaskDiscWorking, k, desc, tid, "entry lists task %s as working; it is %s", tid, t.State)
 		case t.DiscussionID != idString(k[:16]) || t.OwnerID != idString(v):
 			c.rep.addf(VTaskDisc, bucketTaskDiscWorking, k, desc, tid,

@@ -256,6 +256,16 @@ func TestCheckFindsCorruption(t *testing.T) {
 				return putDiscussion(tx, &d, statusByte(d.Status))
 			}
 		}, []Violation{{Kind: VDiscussion, Bucket: "discussions", Detail: "replyCount is 4, 3 replies are stored"}}},
+		{"answer time not the earliest answer's", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
+			return func(tx *bolt.Tx) error {
+				d, _, err := getDiscussion(tx, w.disc)
+				if err != nil {
+					return err
+				}
+				d.AnsweredAt = d.AnsweredAt.Add(time.Millisecond)
+				return putDiscussion(tx, &d, statusByte(d.Status))
+			}
+		}, []Violation{{Kind: VDiscussion, Bucket: "discussions", Detail: "the earliest visible qualifying reply is from"}}},
 		{"hidden reply count off", func(t *testing.T, w *world) func(tx *bolt.Tx) error {
 			return func(tx *bolt.Tx) error {
 				d, _, err := getDiscussion(tx, w.disc)

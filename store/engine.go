@@ -104,6 +104,9 @@ func (s *DB) newRun(tx *bolt.Tx) *run {
 
 // Run implements storage.Engine.
 func (s *DB) Run(_ context.Context, c storage.Command) error {
+	if c.Solo {
+		return s.solo(c)
+	}
 	return s.exec(func(tx *bolt.Tx) (func(*bolt.Tx) error, error) {
 		r := s.newRun(tx)
 		if err := c.Load(r); err != nil {
@@ -124,6 +127,38 @@ func (s *DB) Run(_ context.Context, c storage.Command) error {
 		}
 		return func(tx *bolt.Tx) error { return s.newRun(tx).write(w, encoded) }, nil
 	})
+}
+
+// solo runs c in a write transaction of its own, outside the group
+// commit: decided once, and a refusal rolls back what nothing wrote.
+func (s *DB) solo(c storage.Command) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	var refused error
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		tuneTx(tx)
+		r := s.newRun(tx)
+		if err := c.Load(r); err != nil {
+			return err
+		}
+		if r.err != nil {
+			return r.err
+		}
+		w, err := c.Decide()
+		if err != nil {
+			refused = err
+			return err
+		}
+		if w.Empty() {
+			return nil
+		}
+		return r.write(w, nil)
+	})
+	if refused != nil {
+		return refused
+	}
+	return err
 }
 
 // prepare encodes w's records, in the command's first phase (their

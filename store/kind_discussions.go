@@ -57,6 +57,15 @@ func init() {
 		kind: commands.Replies, bucket: bucketReplies, parts: []part{pULID, pULID},
 		decode: func(_, v []byte) (discussions.Reply, error) { return decodeReply(v) },
 		encode: encodeDoc[discussions.Reply],
+		// A brief reply is its header: not its body.
+		brief: func(_, v []byte) (discussions.Reply, error) {
+			var h replyHeader
+			if err := json.Unmarshal(v, &h); err != nil {
+				return discussions.Reply{}, fmt.Errorf("store: decode reply: %w", err)
+			}
+			return discussions.Reply{ID: h.ID, DiscussionID: h.DiscussionID, AuthorID: h.AuthorID, CreatedAt: h.CreatedAt,
+				Hidden: h.Hidden}, nil
+		},
 		// A new reply is found by its id, and is its author's post.
 		onPut: func(r *run, old, rep *discussions.Reply) error {
 			if old != nil {
@@ -121,4 +130,13 @@ func init() {
 		},
 		encode: func(w *commands.Window) ([]byte, error) { return u64(uint64(w.At.UnixNano())), nil },
 	}
+}
+
+// replyHeader is what a brief read of a reply decodes: not its body.
+type replyHeader struct {
+	ID           string    `json:"id"`
+	DiscussionID string    `json:"discussionId"`
+	AuthorID     string    `json:"authorId"`
+	CreatedAt    time.Time `json:"createdAt"`
+	Hidden       bool      `json:"hidden"`
 }

@@ -111,6 +111,9 @@ type docKind[T any] struct {
 	// decodeKey, when set, decodes a record read by its key (a Get), for a
 	// kind whose record repeats its key's parts.
 	decodeKey func(key storage.Key, v []byte) (T, error)
+	// brief, when set, decodes a record of a brief range (storage.Range.
+	// Brief) without the parts a decision does not read.
+	brief func(k, v []byte) (T, error)
 	// scans are the secondary indexes' walks.
 	scans map[storage.Ix]func(r *run, q *storage.Range, prefix storage.Key, fn func(storage.Key, any) bool) error
 	// counts are the counted indexes' counters.
@@ -171,8 +174,12 @@ func (k *docKind[T]) scan(r *run, q *storage.Range, prefix storage.Key, fn func(
 		if q.Keys != nil {
 			return fn(key, nil)
 		}
+		decode := k.decode
+		if q.Brief && k.brief != nil {
+			decode = k.brief
+		}
 		var t T
-		if t, err = k.decode(kb, v); err != nil {
+		if t, err = decode(kb, v); err != nil {
 			return false
 		}
 		return fn(key, &t)

@@ -6,10 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/kfa-project/kfa/tasks"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/kfa-project/kfa/a2a"
 )
 
 // migration is one numbered, forward-only change of the schema. Each runs in
@@ -111,6 +110,7 @@ var migrations = []migration{
 	{10, "the outbox's due index by destination", indexDueByDestination},
 	{11, "agents by OAuth identity (issuer, subject)", indexAgentIdentities},
 	{12, "moderation: flags, items, the review queue and the audit log; replies' discussions and authors' posts", migrateModeration},
+	{13, "discussions answered by their earliest visible qualifying reply", reanswerDiscussions},
 }
 
 // indexAgentNames creates agent_names and fills it from the agents.
@@ -243,7 +243,7 @@ func migrateMembers(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("task %s: %w", idString(id), err)
 		}
-		if snap.State == a2a.TaskStateWorking {
+		if inWorking(&tasks.Task{State: snap.State}) {
 			return tx.Bucket(bucketTaskDiscWorking).Put(bytes.Clone(k), bytes.Clone(owner))
 		}
 		return nil

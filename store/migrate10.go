@@ -24,7 +24,7 @@ func indexDueByDestination(tx *bolt.Tx) error {
 			return fmt.Errorf("malformed %s key %x", bucketPushDue, k)
 		}
 		d, err := getDelivery(tx, k[8:])
-		if errors.Is(err, push.ErrDeliveryNotFound) || err == nil && d.State != push.Pending {
+		if errors.Is(err, push.ErrDeliveryNotFound) || err == nil && !due(&d) {
 			return nil
 		}
 		if err != nil {

@@ -29,16 +29,14 @@ func putPushConfigRecord(tx *bolt.Tx, c *push.Config, v []byte) error {
 	return tx.Bucket(bucketPushConfigs).Put(pushConfigKey(tk, c.ID), v)
 }
 
-// loadPushTask loads what a config command decides on about its task:
-// its header as a push.TaskRef (nil when no task has the id), and its key.
-func loadPushTask(tx *bolt.Tx, taskID string) (*push.TaskRef, []byte, error) {
-	k, ok := idBytes(taskID)
-	if !ok {
-		return nil, nil, nil
-	}
-	v := tx.Bucket(bucketTasks).Get(k)
-	if v == nil {
-		return nil, nil, nil
+// loadPushTask loads what a config command of ownerID decides on about
+// its task: its header as a push.TaskRef, and its key; nil for another
+// owner's task as for an unknown one (ownedTask), so that nothing else of
+// the task (its configs, its deliveries) is read for a stranger.
+func loadPushTask(tx *bolt.Tx, ownerID, taskID string) (*push.TaskRef, []byte, error) {
+	k, v, err := ownedTask(tx, ownerID, taskID)
+	if v == nil || err != nil {
+		return nil, nil, err
 	}
 	h, err := headerOf(v)
 	if err != nil {
@@ -65,11 +63,11 @@ func pushConfigsOf(tx *bolt.Tx, tk []byte) ([]push.Config, error) {
 func (s *DB) PushConfigs(_ context.Context, ownerID, taskID string) ([]push.Config, error) {
 	var out []push.Config
 	err := s.db.View(func(tx *bolt.Tx) error {
-		t, tk, err := loadPushTask(tx, taskID)
+		t, tk, err := loadPushTask(tx, ownerID, taskID)
 		if err != nil {
 			return err
 		}
-		if t == nil || (ownerID != "" && t.OwnerID != ownerID) {
+		if t == nil {
 			return push.ErrTaskNotFound
 		}
 		out, err = pushConfigsOf(tx, tk)

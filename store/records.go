@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
+	"github.com/kfa-project/kfa/commands"
 	"github.com/kfa-project/kfa/knowledge"
 )
 
@@ -35,69 +34,6 @@ func getRecord(tx *bolt.Tx, id string) (*knowledge.Record, error) {
 		return nil, fmt.Errorf("store: decode record %s: %w", id, err)
 	}
 	return &r, nil
-}
-
-// UpsertRecords implements knowledge.Store. It runs as one transaction of
-// its own rather than a group commit: an import batch is large, and a
-// group commit may run its function twice.
-func (s *DB) UpsertRecords(_ context.Context, recs []knowledge.Record, now time.Time) ([]knowledge.Outcome, error) {
-	if s.readOnly {
-		return nil, errReadOnly
-	}
-	out := make([]knowledge.Outcome, len(recs))
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		var evs []changelog.Event
-		b := tx.Bucket(bucketRecords)
-		// Imports often come sorted by id, and bbolt's default (pages split
-		// half full) would then leave the file twice the size of its data.
-		b.FillPercent = recordsFill
-		for i, in := range recs {
-			old, err := getRecord(tx, in.ID)
-			if err != nil {
-				return err
-			}
-			rec, o := knowledge.Merge(old, in, now)
-			out[i] = o
-			if o == knowledge.Unchanged {
-				continue
-			}
-			v, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(rec.ID), v); err != nil {
-				return err
-			}
-			if o == knowledge.Added {
-				if err := counter(tx.Bucket(bucketCounts), keyRecordCount, 1); err != nil {
-					return err
-				}
-			}
-			evs = append(evs, changelog.Event{Kind: changelog.RecordUpserted, ID: rec.ID, At: rec.UpdatedAt})
-		}
-		return s.appendEvents(tx, evs, now)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: upsert records: %w", err)
-	}
-	return out, nil
-}
-
-// DeleteRecord implements knowledge.Store.
-func (s *DB) DeleteRecord(_ context.Context, id string, at time.Time) error {
-	return s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords)
-		if b.Get([]byte(id)) == nil {
-			return refuse(knowledge.ErrNotFound)
-		}
-		if err := b.Delete([]byte(id)); err != nil {
-			return err
-		}
-		if err := counter(tx.Bucket(bucketCounts), keyRecordCount, -1); err != nil {
-			return err
-		}
-		return s.appendEvents(tx, []changelog.Event{{Kind: changelog.RecordDeleted, ID: id, At: at}}, at)
-	})
 }
 
 // GetRecord implements knowledge.Store.
@@ -145,39 +81,28 @@ func (s *DB) ListRecords(_ context.Context, after string, limit int) (knowledge.
 	return page, err
 }
 
-// DeleteRecords implements knowledge.Store. Like UpsertRecords it runs as
-// one transaction of its own: a batch of deletes is large.
-func (s *DB) DeleteRecords(_ context.Context, ids []string, at time.Time) (deleted, missing []string, err error) {
-	if s.readOnly {
-		return nil, nil, errReadOnly
-	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		deleted, missing = deleted[:0], missing[:0]
-		b := tx.Bucket(bucketRecords)
-		for _, id := range ids {
-			if b.Get([]byte(id)) == nil {
-				missing = append(missing, id)
-				continue
-			}
-			if err := b.Delete([]byte(id)); err != nil {
+// The schema's Records: records, by the id's bytes, and their count.
+func init() {
+	mapped[commands.Records] = &docKind[knowledge.Record]{
+		kind: commands.Records, bucket: bucketRecords, parts: []part{pRest},
+		decode: jsonDoc[knowledge.Record]("record"), encode: encodeDoc[knowledge.Record],
+		write: func(r *run, old, rec *knowledge.Record, v []byte) error {
+			b := r.tx.Bucket(bucketRecords)
+			// Imports often come sorted by id, and bbolt's default (pages
+			// split half full) would then leave the file twice the size of
+			// its data.
+			b.FillPercent = recordsFill
+			if err := b.Put([]byte(rec.ID), v); err != nil {
 				return err
 			}
-			deleted = append(deleted, id)
-		}
-		if len(deleted) == 0 {
+			if old == nil {
+				r.acc[string(keyRecordCount)]++
+			}
 			return nil
-		}
-		evs := make([]changelog.Event, len(deleted))
-		for i, id := range deleted {
-			evs[i] = changelog.Event{Kind: changelog.RecordDeleted, ID: id, At: at}
-		}
-		if err := s.appendEvents(tx, evs, at); err != nil {
-			return err
-		}
-		return counter(tx.Bucket(bucketCounts), keyRecordCount, -int64(len(deleted)))
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: delete records: %w", err)
+		},
+		remove: func(r *run, old *knowledge.Record) error {
+			r.acc[string(keyRecordCount)]--
+			return r.tx.Bucket(bucketRecords).Delete([]byte(old.ID))
+		},
 	}
-	return deleted, missing, nil
 }

@@ -30,9 +30,8 @@ func (s *DB) Changes(_ context.Context, after changelog.Position, limit int) (kn
 			if err != nil {
 				return err
 			}
-			ch := knowledge.Change{Pos: e.Pos, ID: e.ID, Op: knowledge.OpDelete, At: e.At}
-			if e.Kind == changelog.RecordUpserted {
-				ch.Op = knowledge.OpUpsert
+			ch := knowledge.Change{Pos: e.Pos, ID: e.ID, Op: knowledge.ChangeOp(e.Kind), At: e.At}
+			if ch.Op.Carries() {
 				if ch.Record, err = getRecord(tx, e.ID); err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,6 +61,25 @@ func (s *DB) GetTask(_ context.Context, ownerID, id string) (tasks.Task, error) 
 		return err
 	})
 	return t, err
+}
+
+// ownedTask returns the key and record of task id if ownerID owns it
+// (any owner when ownerID is ""), and a nil record for another owner's
+// task as for an unknown one: the first step of every load by task id,
+// which reads only the record's header.
+func ownedTask(tx *bolt.Tx, ownerID, id string) ([]byte, []byte, error) {
+	k, ok := idBytes(id)
+	if !ok {
+		return nil, nil, nil
+	}
+	v := tx.Bucket(bucketTasks).Get(k)
+	switch err := owned(v, ownerID); {
+	case errors.Is(err, tasks.ErrNotFound):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return k, v, nil
 }
 
 // owned returns nil when the task record v exists and ownerID owns it

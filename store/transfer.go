@@ -11,7 +11,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/sessions"
@@ -155,11 +154,7 @@ func dumpFeed(tx *bolt.Tx, d *transfer.Data) error {
 		if err != nil {
 			return err
 		}
-		op := knowledge.OpUpsert
-		if r.Kind == changelog.RecordDeleted {
-			op = knowledge.OpDelete
-		}
-		d.Feed = append(d.Feed, transfer.FeedEntry{ID: r.ID, Op: op, At: fromMS(uint64(r.At)), Written: fromMS(uint64(r.Written))})
+		d.Feed = append(d.Feed, transfer.FeedEntry{ID: r.ID, Op: knowledge.ChangeOp(r.Kind), At: fromMS(uint64(r.At)), Written: fromMS(uint64(r.Written))})
 		return nil
 	})
 }
@@ -340,11 +335,7 @@ func loadRest(tx *bolt.Tx, d *transfer.Data) error {
 		return err
 	}
 	for _, e := range d.Feed {
-		kind := changelog.RecordUpserted
-		if e.Op == knowledge.OpDelete {
-			kind = changelog.RecordDeleted
-		}
-		if err := putLogEntry(tx, logRecord{Kind: kind, ID: e.ID, At: e.At.UnixMilli(), Written: e.Written.UnixMilli()}); err != nil {
+		if err := putLogEntry(tx, logRecord{Kind: knowledge.EventKind(e.Op), ID: e.ID, At: e.At.UnixMilli(), Written: e.Written.UnixMilli()}); err != nil {
 			return err
 		}
 	}

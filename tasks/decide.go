@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 )
@@ -20,6 +21,9 @@ import (
 
 // CancelState is what a cancel decides on.
 type CancelState struct {
+	// Owner is the canceling agent as loaded under its lock (nil when no
+	// agent has the id); an operator's cancel (owner "") has none.
+	Owner *agents.Agent
 	// Task is the stored task's header, nil when no task has the id.
 	Task *Task
 	// Configs are the task's push notification configs: a cancel leaves
@@ -40,9 +44,16 @@ type CancelOutcome struct {
 }
 
 // DecideCancel decides a cancel of the task by ownerID (any owner when
-// ownerID is "", the operator) at now: ErrNotFound for an unknown task
-// and, identically, another agent's; Task.Cancel's rule otherwise.
+// ownerID is "", the operator) at now: agents.ErrRevoked for an owner
+// revoked since its request was authenticated; ErrNotFound for an
+// unknown task and, identically, another agent's; Task.Cancel's rule
+// otherwise.
 func DecideCancel(st CancelState, ownerID string, now time.Time) (CancelOutcome, error) {
+	if ownerID != "" {
+		if err := agents.MayAct(st.Owner); err != nil {
+			return CancelOutcome{}, err
+		}
+	}
 	if st.Task == nil || (ownerID != "" && st.Task.OwnerID != ownerID) {
 		return CancelOutcome{}, ErrNotFound
 	}

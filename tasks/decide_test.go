@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kfa-project/kfa/a2a"
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/push"
 )
@@ -43,7 +44,11 @@ func TestDecideCancel(t *testing.T) {
 			if tc.st.Task != nil {
 				before = *tc.st.Task
 			}
-			out, err := DecideCancel(tc.st, tc.owner, now)
+			st := tc.st
+			if tc.owner != "" {
+				st.Owner = &agents.Agent{ID: tc.owner}
+			}
+			out, err := DecideCancel(st, tc.owner, now)
 			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Fatalf("err %v, want %v", err, tc.wantErr)
 			}
@@ -96,7 +101,7 @@ func TestDecideCancel(t *testing.T) {
 func TestDecideCancelIsDeterministic(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	h := working()
-	st := CancelState{Task: &h, Configs: []push.Config{{ID: "c1", URL: "https://a.example.com/"}}}
+	st := CancelState{Owner: &agents.Agent{ID: "alice"}, Task: &h, Configs: []push.Config{{ID: "c1", URL: "https://a.example.com/"}}}
 	a, errA := DecideCancel(st, "alice", now)
 	b, errB := DecideCancel(st, "alice", now)
 	if errA != nil || errB != nil || len(a.Deliveries) != 1 || len(b.Deliveries) != 1 {
@@ -104,6 +109,23 @@ func TestDecideCancelIsDeterministic(t *testing.T) {
 	}
 	if a.Deliveries[0].ID != b.Deliveries[0].ID || string(a.Deliveries[0].Event) != string(b.Deliveries[0].Event) {
 		t.Fatalf("two decisions of one cancel differ: %+v vs %+v", a.Deliveries[0], b.Deliveries[0])
+	}
+}
+
+// TestDecideCancelRevoked: an owner revoked since its request was
+// authenticated (or gone) cancels nothing, whatever the task; the
+// operator's cancel loads no owner.
+func TestDecideCancelRevoked(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	h := working()
+	revoked := &agents.Agent{ID: "alice", DisabledAt: now.Add(-time.Millisecond)}
+	for _, st := range []CancelState{{Owner: revoked, Task: &h}, {Owner: revoked}, {Task: &h}} {
+		if out, err := DecideCancel(st, "alice", now); !errors.Is(err, agents.ErrRevoked) || out.Changed {
+			t.Fatalf("a revoked owner's cancel: %+v %v", out, err)
+		}
+	}
+	if out, err := DecideCancel(CancelState{Task: &h}, "", now); err != nil || !out.Changed {
+		t.Fatalf("the operator's cancel: %+v %v", out, err)
 	}
 }
 

@@ -69,7 +69,7 @@ type replyOrigin struct {
 // (no one answers their own question); other states are never touched.
 // It reports whether the task changed.
 func (t *Task) CompleteByReply(r ReplyRef) bool {
-	if t.State != a2a.TaskStateWorking || t.OwnerID == r.AuthorID || t.DiscussionID != r.DiscussionID {
+	if !t.Waiting() || !t.AnswerFor(r.AuthorID, r.DiscussionID) {
 		return false
 	}
 	var origin *replyOrigin
@@ -162,3 +162,23 @@ func (t *Task) Wire(v View) a2a.Task {
 	}
 	return w
 }
+
+// Reachable reports whether s is a state an ask-network task takes:
+// working, then completed by a reply or canceled.
+func Reachable(s a2a.TaskState) bool {
+	return s == a2a.TaskStateWorking || s == a2a.TaskStateCompleted || s == a2a.TaskStateCanceled
+}
+
+// Waiting reports whether t waits for an answer (WORKING): a reply may
+// complete it, a cancel end it.
+func (t *Task) Waiting() bool { return t.State == a2a.TaskStateWorking }
+
+// AnswerFor reports whether a reply by author on discussion disc answers
+// t, whatever t's state: no one answers their own question, nor one on
+// another discussion.
+func (t *Task) AnswerFor(author, disc string) bool {
+	return t.OwnerID != author && t.DiscussionID == disc
+}
+
+// Answered reports whether a reply completed t.
+func (t *Task) Answered() bool { return t.State == a2a.TaskStateCompleted }

@@ -221,6 +221,8 @@ func TestCheckPostgres(t *testing.T) {
 			"counter", "counters", ", counted "},
 		{"working task of an answered discussion", "UPDATE tasks SET state = 'TASK_STATE_WORKING' WHERE id = '" + f.done.ID + "'",
 			"completion", "tasks", "still working, but qualifying reply"},
+		{"answer time not the earliest answer's", "UPDATE discussions SET doc = convert_to(jsonb_set(convert_from(doc, 'UTF8')::jsonb, '{answeredAt}', '\"2099-01-01T00:00:00Z\"')::text, 'UTF8') WHERE status = 'answered'",
+			"discussion", "discussions", "the earliest visible qualifying reply is from"},
 		{"completing reply gone", "UPDATE tasks SET state = 'TASK_STATE_COMPLETED' WHERE id = '" + f.done.ID + "'; DELETE FROM replies WHERE discussion_id = '" + discussionOf(t, f.done) + "'",
 			"completion", "tasks", "which is not on discussion"},
 		{"inbox entry without its reply", "", "inbox", "inbox", "which does not exist"},

@@ -73,9 +73,25 @@ const completingReply = `substring(convert_from(t.w_artifacts, 'UTF8') from '"re
 func invariants() []invariant {
 	d, r, e := docOf("d"), docOf("r"), docOf("e")
 	return []invariant{
+		// The counters of the stores' own tables; not the commands' (c/: a
+		// write plan's counters, which no row implies) nor the generic
+		// kinds' (i/), checked next.
 		{VCounter, "counters", `SELECT coalesce(c.name, x.name), '', 'counter is ' || coalesce(c.n, 0) || ', counted ' || coalesce(x.n, 0)
-			FROM counters c FULL JOIN (` + expectedCounters + `) x ON x.name = c.name
+			FROM (SELECT name, n FROM counters WHERE name NOT LIKE 'i/%' AND name NOT LIKE 'c/%') c
+			FULL JOIN (` + expectedCounters + `) x ON x.name = c.name
 			WHERE coalesce(c.n, 0) <> coalesce(x.n, 0)`},
+		// A generic counted index's counter (i/<index>/<hex of the leading
+		// parts>, genericCounter) holds the number of its entries under
+		// those parts: the parts end each in 0x00 0x01, so the prefix is
+		// exact.
+		{VCounter, "counters", `SELECT c.name, '', 'counter is ' || c.n || ', counted ' || (SELECT count(*) FROM kind_index k
+				WHERE k.index_name = substring(c.name from '^i/(.*)/[0-9a-f]*$')
+				AND substring(k.entry for length(decode(substring(c.name from '/([0-9a-f]*)$'), 'hex'))) =
+					decode(substring(c.name from '/([0-9a-f]*)$'), 'hex'))
+			FROM counters c WHERE c.name LIKE 'i/%' AND c.n <> (SELECT count(*) FROM kind_index k
+				WHERE k.index_name = substring(c.name from '^i/(.*)/[0-9a-f]*$')
+				AND substring(k.entry for length(decode(substring(c.name from '/([0-9a-f]*)$'), 'hex'))) =
+					decode(substring(c.name from '/([0-9a-f]*)$'), 'hex'))`},
 		{VCounter, "discussion_totals", `SELECT 'discussions|' || coalesce(t.status, x.status), '', 'total is ' || coalesce(t.n, 0) || ', counted ' || coalesce(x.n, 0)
 			FROM (SELECT status, sum(n) AS n FROM discussion_totals GROUP BY status) t
 			FULL JOIN (SELECT status, count(*) AS n FROM discussions WHERE NOT hidden GROUP BY status) x ON x.status = t.status
@@ -103,10 +119,16 @@ func invariants() []invariant {
 		{VCompletion, "tasks", `SELECT t.id, t.id, 'completed by reply ' || ` + completingReply + ` || ', which is not on discussion ' || t.discussion_id
 			FROM tasks t WHERE t.state = 'TASK_STATE_COMPLETED' AND ` + completingReply + ` IS NOT NULL
 			AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.discussion_id = t.discussion_id AND r.id = ` + completingReply + `)`},
-		{VCompletion, "tasks", `SELECT t.id, t.id, 'still working, but qualifying reply ' || r.id || ' by ' || (` + r + `->>'authorId') || ' should have completed it'
+		// A qualifying reply completes the tasks its decision saw, and its
+		// notice to their owner lists them: a waiting task such a notice
+		// lists was seen and not completed. A reply that did not see it (one
+		// committed before the task, while every answer was hidden) is no
+		// fault, whatever the times say.
+		{VCompletion, "tasks", `SELECT t.id, t.id, 'still working, but qualifying reply ' || r.id || ' by ' || r.author_id || ' saw it and should have completed it'
 			FROM tasks t JOIN discussions d ON d.id = t.discussion_id JOIN LATERAL (
-				SELECT r.id, r.doc FROM replies r WHERE r.discussion_id = t.discussion_id
-				AND ` + r + `->>'authorId' NOT IN (` + d + `->>'authorId', t.owner_id) ORDER BY r.id LIMIT 1) r ON true
+				SELECT r.id, r.author_id FROM replies r JOIN inbox e ON e.agent_id = t.owner_id AND ` + e + `->>'replyId' = r.id
+				WHERE r.discussion_id = t.discussion_id AND r.author_id NOT IN (d.author_id, t.owner_id) AND ` + e + `->'taskIds' ? t.id
+				ORDER BY r.id LIMIT 1) r ON true
 			WHERE t.state = 'TASK_STATE_WORKING'`},
 		{VDiscussion, "discussions", `SELECT d.id, '', 'author ' || (` + d + `->>'authorId') || ' does not exist' FROM discussions d
 			WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = ` + d + `->>'authorId')`},
@@ -115,10 +137,19 @@ func invariants() []invariant {
 		{VDiscussion, "discussions", `SELECT d.id, '', 'replyCount is ' || coalesce(` + d + `->>'replyCount', '0') || ', ' || count(r.id) || ' replies are stored'
 			FROM discussions d LEFT JOIN replies r ON r.discussion_id = d.id
 			GROUP BY d.id, d.doc HAVING coalesce((` + d + `->>'replyCount')::bigint, 0) <> count(r.id)`},
-		{VDiscussion, "discussions", `SELECT d.id, '', CASE WHEN d.status = 'open' THEN 'open, but has a qualifying reply (by someone other than the author)'
-				ELSE 'answered, but has no qualifying reply' END
+		// Answered at the earliest visible qualifying reply, open without
+		// one (discussions.Answered): no order of concurrent replies, hides
+		// and unhides breaks it.
+		{VDiscussion, "discussions", `SELECT d.id, '', CASE WHEN d.status = 'open' THEN 'open, but has a visible qualifying reply (by someone other than the author)'
+				ELSE 'answered, but has no visible qualifying reply' END
 			FROM discussions d WHERE (d.status = 'open') = EXISTS (SELECT 1 FROM replies r WHERE r.discussion_id = d.id
-				AND ` + r + `->>'authorId' <> ` + d + `->>'authorId')`},
+				AND NOT r.hidden AND r.author_id <> d.author_id)`},
+		{VDiscussion, "discussions", `SELECT d.id, '', 'answeredAt is ' || coalesce(` + d + `->>'answeredAt', 'absent') ||
+				', the earliest visible qualifying reply is from ' || (` + r + `->>'createdAt')
+			FROM discussions d JOIN LATERAL (SELECT r.doc FROM replies r WHERE r.discussion_id = d.id AND NOT r.hidden
+				AND r.author_id <> d.author_id ORDER BY (` + r + `->>'createdAt')::timestamptz LIMIT 1) r ON true
+			WHERE d.status = 'answered'
+			AND (` + d + `->>'answeredAt')::timestamptz IS DISTINCT FROM (` + r + `->>'createdAt')::timestamptz`},
 		{VDiscussion, "discussions", `SELECT d.id, '', 'columns say hidden ' || d.hidden || ' and author ' || d.author_id || ', the document differs'
 			FROM discussions d WHERE d.hidden <> coalesce((` + d + `->>'hidden')::boolean, false) OR d.author_id <> ` + d + `->>'authorId'`},
 		{VDiscussion, "discussions", `SELECT d.id, '', 'hiddenReplies is ' || coalesce(` + d + `->>'hiddenReplies', '0') || ', ' || count(r.id) || ' replies are hidden'

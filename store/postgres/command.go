@@ -61,9 +61,9 @@ const (
 	CmdFlag           = commands.CmdFlag
 	CmdModerate       = commands.CmdModerate
 
-	// TripsRead and TripsWrite count the transactions that are not
-	// commands: reads (one snapshot each), and the writes not yet made
-	// commands (records, the log's trimming).
+	// TripsRead counts the reads (one round trip each); TripsWrite the
+	// writes that are not commands, of which none is left: every write
+	// runs as a command (Engine.Run), counted under its name.
 	TripsRead  = "read"
 	TripsWrite = "write"
 	// TripsNotify counts the NOTIFYs that wake the other processes'

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
@@ -176,7 +177,26 @@ func init() {
 	}
 	mapped[commands.Replies] = &table[discussions.Reply]{
 		kind: commands.Replies, name: "replies", key: []column{{"t.discussion_id", convText}, {"t.id", convText}},
-		cols: "t.doc", read: docScan(decodeReply),
+		// A brief reply is its header, not its body: the columns, and
+		// the time from the document.
+		cols: "t.doc", brief: "t.id, t.discussion_id, t.author_id, t.hidden, convert_from(t.doc, 'UTF8')::json->>'createdAt'",
+		read: func(row pgx.Row, brief bool) (discussions.Reply, error) {
+			if !brief {
+				return docScan(decodeReply)(row, false)
+			}
+			var (
+				r  discussions.Reply
+				at string
+			)
+			if err := row.Scan(&r.ID, &r.DiscussionID, &r.AuthorID, &r.Hidden, &at); err != nil {
+				return r, err
+			}
+			var err error
+			if r.CreatedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+				return r, fmt.Errorf("postgres: reply %s: createdAt %q: %w", r.ID, at, err)
+			}
+			return r, nil
+		},
 		indexes: map[storage.Ix]tindex{commands.RepliesByID: {cols: []column{{"t.id", convText}}}},
 		write:   func(w *pgWrites, _, r *discussions.Reply) error { return putReply(w.ctx, w.w, r) },
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // genericKind keeps a kind this store has no table for, through the
-// kind's codec, in kind_records and kind_index (migrations/0010_kinds.sql).
+// kind's codec, in kind_records and kind_index (migrations/0012_kinds.sql).
 type genericKind struct{ t storage.Type }
 
 func (k *genericKind) check() error {

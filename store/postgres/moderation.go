@@ -140,7 +140,7 @@ func queueEntry(item []byte, flags [][]byte, disc, reply []byte) (moderation.Que
 	if e.Discussion, err = decodeDiscussion(disc); err != nil {
 		return e, err
 	}
-	if it.Kind == moderation.KindReply {
+	if it.OnReply() {
 		if reply == nil {
 			return e, fmt.Errorf("postgres: reply %s of moderation item: %w", it.ID, pgx.ErrNoRows)
 		}

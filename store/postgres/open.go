@@ -284,27 +284,6 @@ func fillNameKeys(ctx context.Context, tx pgx.Tx) error {
 // deadlocks or unique races.
 const maxAttempts = 20
 
-// write runs fn in one transaction and commits it, running it again from
-// the start when PostgreSQL aborted it for a deadlock, a serialization
-// failure or a unique race (the next run sees the winner's row).
-func (s *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.counted(ctx, TripsWrite, func(conn *pgxpool.Conn) error { return pgx.BeginFunc(ctx, conn, fn) })
-		if err == nil {
-			s.committed()
-			return nil
-		}
-		if attempt == maxAttempts || !retryable(err) {
-			return unavailable(err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * time.Millisecond):
-		}
-	}
-}
-
 // counted runs fn on a connection of the pool, counting its round trips
 // under name.
 func (s *DB) counted(ctx context.Context, name string, fn func(conn *pgxpool.Conn) error) error {

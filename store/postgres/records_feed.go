@@ -55,9 +55,9 @@ func (s *DB) Changes(ctx context.Context, after changelog.Position, limit int) (
 			if tx == nil {
 				break // no event: the bounds alone
 			}
-			ch := knowledge.Change{Pos: changelog.Position{Tx: uint64(*tx), Seq: uint64(*seq)}, ID: *id, Op: knowledge.OpDelete, At: fromMS(*at)}
-			if changelog.Kind(*kind) == changelog.RecordUpserted {
-				ch.Op = knowledge.OpUpsert
+			ch := knowledge.Change{Pos: changelog.Position{Tx: uint64(*tx), Seq: uint64(*seq)}, ID: *id,
+				Op: knowledge.ChangeOp(changelog.Kind(*kind)), At: fromMS(*at)}
+			if ch.Op.Carries() {
 				if doc != nil {
 					r, err := decodeRecord(doc)
 					if err != nil {

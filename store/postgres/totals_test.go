@@ -36,6 +36,30 @@ func discussionRows(t *testing.T, n, answeredEvery, hiddenEvery int) [][]any {
 	return rows
 }
 
+// answerRows are the replies rows of discussionRows's answered
+// discussions: each a qualifying reply at the discussion's answer time.
+func answerRows(t *testing.T, rows [][]any) [][]any {
+	t.Helper()
+	var out [][]any
+	for _, r := range rows {
+		if r[1] != string(discussions.StatusAnswered) {
+			continue
+		}
+		var d discussions.Discussion
+		if err := json.Unmarshal(r[2].([]byte), &d); err != nil {
+			t.Fatal(err)
+		}
+		rp := discussions.Reply{ID: ulid.MustNew(ulid.Timestamp(d.AnsweredAt), ulid.DefaultEntropy()).String(), DiscussionID: d.ID,
+			AuthorID: "b", AuthorName: "b", Body: "an answer", CreatedAt: d.AnsweredAt}
+		doc, err := json.Marshal(rp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, []any{rp.DiscussionID, rp.ID, doc, rp.AuthorID, false})
+	}
+	return out
+}
+
 // counted is the number of rows of status st ("": any) that are not
 // hidden.
 func counted(rows [][]any, st discussions.Status) int {
@@ -176,6 +200,12 @@ func TestMigrateDiscussionTotals(t *testing.T) {
 	}
 	rows := discussionRows(t, 40, 3, 7)
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"discussions"}, []string{"id", "status", "doc", "author_id", "hidden"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	// The answered ones have their answer: migration 11 (after the totals'
+	// migration) opens a discussion answered by no visible reply again.
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"replies"}, []string{"discussion_id", "id", "doc", "author_id", "hidden"},
+		pgx.CopyFromRows(answerRows(t, rows))); err != nil {
 		t.Fatal(err)
 	}
 	db, err := Open(ctx, url, Options{})

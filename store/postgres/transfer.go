@@ -15,7 +15,6 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
-	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/store/internal/storedoc"
 	"github.com/kfa-project/kfa/store/transfer"
@@ -164,11 +163,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		}},
 		{"change_log", []string{"kind", "subject", "at_ms", "written_ms"}, len(d.Feed), func(i int) ([]any, error) {
 			e := d.Feed[i]
-			kind := changelog.RecordUpserted
-			if e.Op == knowledge.OpDelete {
-				kind = changelog.RecordDeleted
-			}
-			return []any{string(kind), e.ID, e.At.UnixMilli(), e.Written.UnixMilli()}, nil
+			return []any{string(knowledge.EventKind(e.Op)), e.ID, e.At.UnixMilli(), e.Written.UnixMilli()}, nil
 		}},
 		{"push_configs", []string{"task_id", "id", "doc"}, len(d.PushConfigs), func(i int) ([]any, error) {
 			c := d.PushConfigs[i]
@@ -178,7 +173,7 @@ func load(ctx context.Context, tx pgx.Tx, d *transfer.Data) error {
 		{"push_deliveries", []string{"id", "task_id", "state", "next_ms", "destination", "doc"}, len(d.Deliveries), func(i int) ([]any, error) {
 			x := &d.Deliveries[i]
 			var next *int64
-			if x.State == push.Pending {
+			if due(x) {
 				acc.add(counterPushPending, 1)
 				ms := x.NextAt.UnixMilli()
 				next = &ms
@@ -371,11 +366,7 @@ func dumpRest(d *transfer.Data, v *[]byte) []struct {
 			if err := rows.Scan(&kind, &id, &at, &written); err != nil {
 				return err
 			}
-			op := knowledge.OpUpsert
-			if changelog.Kind(kind) == changelog.RecordDeleted {
-				op = knowledge.OpDelete
-			}
-			d.Feed = append(d.Feed, transfer.FeedEntry{ID: id, Op: op, At: fromMS(at), Written: fromMS(written)})
+			d.Feed = append(d.Feed, transfer.FeedEntry{ID: id, Op: knowledge.ChangeOp(changelog.Kind(kind)), At: fromMS(at), Written: fromMS(written)})
 			return nil
 		}},
 		{"SELECT doc FROM push_configs ORDER BY task_id, id", func(rows pgx.Rows) error {

@@ -39,6 +39,8 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"FlagsHideOnce", testConcurrentFlags},
 		{"FlagRate", testConcurrentFlagRate},
 		{"EngineLocks", testEngineLocks},
+		{"Revoke", testConcurrentRevoke},
+		{"Answers", testConcurrentAnswers},
 		{"DiscussionTotals", testConcurrentTotals},
 		{"Peers", testConcurrentPeers},
 	} {

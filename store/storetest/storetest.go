@@ -100,6 +100,9 @@ func Run(t *testing.T, open Opener) {
 		{"Forwards", testForwards},
 		{"Engine", testEngine},
 		{"EngineUnder", testEngineUnder},
+		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
+		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
+		{"OnlyAnswerHidden", testOnlyAnswerHidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}

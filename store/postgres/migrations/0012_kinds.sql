@@ -1,4 +1,4 @@
--- kfa schema 11: the kinds of record that no store maps (package storage).
+-- kfa schema 12: the kinds of record that no store maps (package storage).
 -- A kind described once, in Go, is kept here by every PostgreSQL store
 -- without a table of its own: each record under its encoded key
 -- (storage.Key.Encode: parts, a zero byte escaped as 0x00 0xFF, each part
@@ -6,14 +6,15 @@
 -- is a prefix of bytes), and each index entry (its leading parts, then the
 -- record's key, encoded) pointing at its record. A counted index counts
 -- its entries in counters, under 'i/<index>/' and the hex of the parts.
-CREATE TABLE kind_records (
+-- It may run again over itself (a test that rewinds the schema does).
+CREATE TABLE IF NOT EXISTS kind_records (
   kind text COLLATE "C" NOT NULL,
   key  bytea NOT NULL,
   doc  bytea NOT NULL,
   PRIMARY KEY (kind, key)
 );
 
-CREATE TABLE kind_index (
+CREATE TABLE IF NOT EXISTS kind_index (
   index_name text COLLATE "C" NOT NULL,
   entry      bytea NOT NULL,
   kind       text COLLATE "C" NOT NULL,
@@ -21,4 +22,4 @@ CREATE TABLE kind_index (
   PRIMARY KEY (index_name, entry)
 );
 -- A record's entries, for a put that replaces it or a delete.
-CREATE INDEX kind_index_record ON kind_index (kind, key);
+CREATE INDEX IF NOT EXISTS kind_index_record ON kind_index (kind, key);
