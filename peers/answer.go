@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
@@ -102,6 +103,9 @@ func DecideAnswer(st AnswerState, a Answer, others []Forward, lim discussions.Li
 		return AnswerOutcome{}, err
 	}
 	lim.ReplyRate = ratelimit.Rate{}
+	// The remote author is no agent here: what lets it post is the
+	// forward (its peer was asked, and is not removed), checked above.
+	st.Reply.Author = &agents.Agent{ID: r.AuthorID, Name: name, CreatedAt: now}
 	out, err := asknet.DecideReply(st.Reply, r, lim)
 	if err != nil {
 		return AnswerOutcome{}, err
