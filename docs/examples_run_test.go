@@ -42,11 +42,11 @@ func setupExamples(t *testing.T) exampleEnv {
 		t.Skip("builds kfa and runs every example against a server")
 	}
 	tools := map[string]string{}
-	for _, tool := range []string{"bash", "curl", "jq"} {
+	for _, tool := range []string{"bash", "curl", "jq", "openssl"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing; CI must install it (.ci/run installs jq and curl)", tool)
+				t.Fatalf("%s is missing; CI must install it (.ci/run installs jq, curl and openssl)", tool)
 			}
 			t.Skipf("the docs examples need %s: install it (apt-get install %s) to run them", tool, tool)
 		}
@@ -191,8 +191,10 @@ func runBlocks(t *testing.T, ex exampleEnv, d pageDirs, base string, blocks []bl
 	}
 	var script strings.Builder
 	script.WriteString("set -a -euo pipefail\ncd " + shellQuote(work) + "\n")
+	second := secondServerPort(t)
 	for i, bl := range blocks {
 		text := strings.ReplaceAll(bl.text, "http://127.0.0.1:8080", base)
+		text = second.Replace(text)
 		if len(extra.repl) > 0 {
 			text = strings.NewReplacer(extra.repl...).Replace(text)
 		}
@@ -393,3 +395,20 @@ func startServer(t *testing.T, kfa string, d pageDirs, env []string) *kfaServer 
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// docsSecondPort is the port of a server a page starts itself
+// (operations.md's HTTPS on your machine, on 127.0.0.1:8443).
+const docsSecondPort = "8443"
+
+// secondServerPort puts a port free now in docsSecondPort's place, so
+// that pages, and test runs, do not compete for it.
+func secondServerPort(t *testing.T) *strings.Replacer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_ = ln.Close()
+	return strings.NewReplacer("127.0.0.1:"+docsSecondPort, "127.0.0.1:"+port, "localhost:"+docsSecondPort, "localhost:"+port)
+}

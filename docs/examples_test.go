@@ -17,6 +17,9 @@ package docs
 //     (write it under $(mktemp -d)), and where the kernel allows it
 //     (sandbox_test.go) the rest of the file system is read-only, so an
 //     example that writes elsewhere (/tmp/kfa.jar) fails.
+//   - A page that starts a server of its own (operations.md's HTTPS)
+//     starts it on 127.0.0.1:8443; the test puts a free port in the
+//     place of 127.0.0.1:8443 and localhost:8443.
 //   - Blocks of one page share one shell: a variable set in one block
 //     (ALICE=..., TASK=...) is there in the next. Pages do not share,
 //     but in the sequence they share the server: a page names its agents

@@ -181,6 +181,9 @@ type Config struct {
 	// never from a flag value (which any user of the machine can read in
 	// the process list). Empty: a public client (PKCE only).
 	OAuthWebClientSecret string
+
+	// TLS makes the public listener serve HTTPS itself (config_tls.go).
+	TLS TLSOptions
 }
 
 // OAuthAudienceList is the resource identifiers an access token's aud
@@ -258,6 +261,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StorePoolSize < 0 || c.StorePoolSize > 10000 {
 		return fmt.Errorf("store-pool-size: %d must be between 0 and 10000", c.StorePoolSize)
+	}
+	if err := c.validateTLS(); err != nil {
+		return err
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/url"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	"github.com/kfa-project/kfa/grpcbinding"
 	"github.com/kfa-project/kfa/oauth"
 	"github.com/kfa-project/kfa/service"
@@ -79,6 +82,10 @@ func (s *Server) newGRPC(svc *service.Service) *grpcbinding.Server {
 			}
 			return c
 		}
+	}
+	if c := s.TLSConfig(); c != nil {
+		// The public listener's certificates, renewed and reloaded alike.
+		deps.Options = append(deps.Options, grpc.Creds(credentials.NewTLS(c)))
 	}
 	return grpcbinding.New(deps)
 }

@@ -46,6 +46,7 @@ type Server struct {
 	pprof  *http.Server // nil unless cfg.PprofAddr is set
 	ln     net.Listener
 	adLn   net.Listener
+	tls    *publicTLS // nil when the public listener serves plain HTTP (tls.go)
 	// grpc serves the A2A gRPC binding on grpcLn; both nil when
 	// --grpc-addr is empty.
 	grpc   *grpcbinding.Server
@@ -108,7 +109,7 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		return nil, err
 	}
 	obs.watch(core)
-	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 4), grpcLn: grpcLn}
+	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 8), grpcLn: grpcLn}
 	if cfg.LogRetention > 0 {
 		s.trimmer = changelog.NewTrimmer(core.Store, changelog.TrimmerOptions{Retention: cfg.LogRetention, Log: log})
 	}
@@ -123,6 +124,11 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := s.openSearch(); err != nil {
+		_ = core.Close()
+		return nil, err
+	}
+	if err := s.openTLS(); err != nil {
+		_ = s.closeSearch()
 		_ = core.Close()
 		return nil, err
 	}
@@ -141,6 +147,7 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	s.serveTLS()
 	s.admin = &http.Server{
 		Handler:           core.AdminHandler(log, cfg.Version, cfg.DataDir, "server"),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
@@ -256,6 +263,12 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
+	if s.tls != nil && s.tls.httpLn == nil {
+		if s.tls.httpLn, err = listenACMEHTTP(s.cfg); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
 	return s.startOn(ln)
 }
 
@@ -273,8 +286,13 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // startOn is Start on a listener already open; it closes ln on failure.
-func (s *Server) startOn(ln net.Listener) error {
+func (s *Server) startOn(ln net.Listener) (err error) {
 	s.ln = ln
+	defer func() {
+		if err != nil && s.tls != nil && s.tls.httpLn != nil {
+			_ = s.tls.httpLn.Close()
+		}
+	}()
 	// The live follower starts at the log's head before anything is
 	// served: every change committed from now on reaches the streams,
 	// the metrics and the credential cache.
@@ -305,7 +323,8 @@ func (s *Server) startOn(ln net.Listener) error {
 		s.adLn = adLn
 		go func() { s.serveErr <- ignoreClosed(s.admin.Serve(adLn)) }()
 	}
-	go func() { s.serveErr <- ignoreClosed(s.public.Serve(ln)) }()
+	go func() { s.serveErr <- ignoreClosed(s.servePublic(ln)) }()
+	s.startTLS()
 	s.startGRPC()
 	s.index.Start(context.Background())
 	s.fed.Start(context.Background())
@@ -319,7 +338,7 @@ func (s *Server) startOn(ln net.Listener) error {
 	s.ready.Store(true)
 	s.log.Info("kfa serving", "addr", ln.Addr().String(), "public_url", s.cfg.PublicURL,
 		"data", s.cfg.DataDir, "store", s.storeName(), "admin_socket", s.cfg.AdminSocket, "contributor_writes", s.cfg.ContributorWrites,
-		"metrics_addr", s.MetricsAddr(), "grpc_addr", s.GRPCAddr(), "version", s.cfg.Version)
+		"metrics_addr", s.MetricsAddr(), "grpc_addr", s.GRPCAddr(), "tls", s.tlsMode(), "version", s.cfg.Version)
 	return nil
 }
 
@@ -343,7 +362,12 @@ func ignoreClosed(err error) error {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // URL is the base URL of the public listener.
-func (s *Server) URL() string { return "http://" + s.Addr() }
+func (s *Server) URL() string {
+	if s.tls != nil {
+		return "https://" + s.Addr()
+	}
+	return "http://" + s.Addr()
+}
 
 // Core exposes the store and services (for tests and the benchmark).
 func (s *Server) Core() *Core { return s.core }
@@ -372,6 +396,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.broker.Close()
 	s.stopPprof()
 	var errs []error
+	if err := s.stopTLS(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	// The gRPC listener drains beside the public one, within the same
 	// deadline.
 	grpcStopped := make(chan error, 1)
@@ -426,10 +453,21 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, err := New(cfg, log)
+	httpLn, err := listenACMEHTTP(cfg)
 	if err != nil {
 		_ = ln.Close()
 		return err
+	}
+	s, err := New(cfg, log)
+	if err != nil {
+		_ = ln.Close()
+		if httpLn != nil {
+			_ = httpLn.Close()
+		}
+		return err
+	}
+	if s.tls != nil {
+		s.tls.httpLn = httpLn
 	}
 	if err := s.startOn(ln); err != nil {
 		_ = s.closeSearch()

@@ -25,6 +25,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		"kfa serve --addr 0.0.0.0:8080 --public-url https://kfa.example.com",
 		"kfa serve --contributor-writes=false --search-rate 120")
 	serveFlags(fs, &cfg)
+	serveTLSFlags(fs, &cfg.TLS)
 	var secretFile string
 	fs.StringVar(&secretFile, "oauth-web-client-secret-file", "", "read the web client's secret from this `file` (or set "+oauthSecretEnv+"; never a flag value)")
 	pos, err := parseArgs(fs, args, e)
@@ -56,6 +57,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("%w\n%s", err, busyHint(e, cfg, err))
 	}
+	if errors.Is(err, syscall.EACCES) && strings.Contains(err.Error(), "listen on") {
+		return fmt.Errorf("%w\n%s", err, privilegedHint(e, err))
+	}
 	logStopped(ctx, log, err)
 	return err
 }
@@ -68,6 +72,8 @@ func busyHint(e env, cfg server.Config, err error) string {
 		flagName, addr = "--metrics-addr", cfg.MetricsAddr
 	case cfg.PprofAddr != "" && strings.Contains(err.Error(), "pprof address "+cfg.PprofAddr):
 		flagName, addr = "--pprof-addr", cfg.PprofAddr
+	case cfg.TLS.ACMEHTTPAddr != "" && strings.Contains(err.Error(), "acme-http-addr "+cfg.TLS.ACMEHTTPAddr):
+		flagName, addr = "--acme-http-addr", cfg.TLS.ACMEHTTPAddr
 	case cfg.GRPCAddr != "" && strings.Contains(err.Error(), "grpc-addr: listen on "+cfg.GRPCAddr):
 		flagName, addr = "--grpc-addr", cfg.GRPCAddr
 	}

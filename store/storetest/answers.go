@@ -227,3 +227,48 @@ func testConcurrentAnswers(t *testing.T, pair PairOpener) {
 		mustAnsweredAt(t, e.store, d, base)
 	}
 }
+
+// testAnswerMovesByID: an operator's hide and unhide of a reply named by
+// its id alone (kfa moderation hide ID), or as a reply without its
+// discussion, answer the discussion by its earliest visible qualifying
+// reply besides it, as a hide named with its discussion does: found
+// through the reply, with the discussion's other replies (the asker's own
+// earliest of all, which answers nothing).
+func testAnswerMovesByID(t *testing.T, open Opener) {
+	e := newEnv(t, open, tasks.Limits{})
+	ctx := context.Background()
+	alice, bob, carol := e.agent(t, "alice"), e.agent(t, "bob"), e.agent(t, "carol")
+	m := e.mod(moderation.Policy{})
+	for i, tc := range []struct {
+		name   string
+		target func(r discussions.Reply) moderation.Target
+	}{
+		{"by id alone", func(r discussions.Reply) moderation.Target { return moderation.Target{ID: r.ID} }},
+		{"as a reply, by id", func(r discussions.Reply) moderation.Target {
+			return moderation.Target{Kind: moderation.KindReply, ID: r.ID}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := e.ask(t, alice, fmt.Sprint("byid", i))
+			e.clock.Advance(time.Second)
+			e.reply(t, alice, tk.DiscussionID, "details")
+			e.clock.Advance(time.Second)
+			first := e.reply(t, bob, tk.DiscussionID, "first")
+			e.clock.Advance(time.Second)
+			second := e.reply(t, carol, tk.DiscussionID, "second")
+			mustAnsweredAt(t, e.store, tk.DiscussionID, first.Reply.CreatedAt)
+			if res, err := m.Hide(ctx, operator, tc.target(first.Reply), "wrong"); err != nil || !res.Changed {
+				t.Fatalf("hide: %+v %v", res, err)
+			}
+			mustAnsweredAt(t, e.store, tk.DiscussionID, second.Reply.CreatedAt)
+			if res, err := m.Hide(ctx, operator, tc.target(second.Reply), "wrong too"); err != nil || !res.Changed {
+				t.Fatalf("hide: %+v %v", res, err)
+			}
+			mustAnsweredAt(t, e.store, tk.DiscussionID, time.Time{})
+			if res, err := m.Unhide(ctx, operator, tc.target(first.Reply), "reviewed"); err != nil || !res.Changed {
+				t.Fatalf("unhide: %+v %v", res, err)
+			}
+			mustAnsweredAt(t, e.store, tk.DiscussionID, first.Reply.CreatedAt)
+		})
+	}
+}

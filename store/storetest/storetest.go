@@ -103,6 +103,7 @@ func Run(t *testing.T, open Opener) {
 		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
 		{"AnsweredAtTheEarliestReply", testAnsweredAtTheEarliestReply},
 		{"OnlyAnswerHidden", testOnlyAnswerHidden},
+		{"AnswerMovesByID", testAnswerMovesByID},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
