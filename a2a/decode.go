@@ -136,57 +136,59 @@ func (c *checker) number() error {
 	return nil
 }
 
-// str scans a string and returns its raw bytes between the quotes
-// (escapes still in place) for key comparison.
+// str scans a string and returns its value: its bytes between the
+// quotes, with any escapes decoded (so that "a" and "\u0061" compare
+// equal as keys).
 func (c *checker) str() ([]byte, error) {
+	raw, escaped, err := c.rawStr()
+	if err != nil || !escaped {
+		return raw, err
+	}
+	return unquote(raw), nil
+}
+
+// rawStr scans a string and returns its bytes between the quotes, escapes
+// still in place, and whether it has any.
+func (c *checker) rawStr() (raw []byte, escaped bool, err error) {
 	c.i++ // opening quote
 	start := c.i
-	escaped := false
 	for c.i < len(c.b) {
 		ch := c.b[c.i]
 		switch {
 		case ch == '"':
 			raw := c.b[start:c.i]
 			c.i++
-			if escaped {
-				// Compare keys by their decoded value so "a" and "\u0061" collide.
-				var s string
-				if err := json.Unmarshal(c.b[start-1:c.i], &s); err != nil {
-					return nil, &SyntaxError{Offset: start, Msg: "invalid string escape"}
-				}
-				return []byte(s), nil
-			}
-			return raw, nil
+			return raw, escaped, nil
 		case ch == '\\':
 			escaped = true
 			c.i++
 			if c.i >= len(c.b) {
-				return nil, c.syntax("unexpected end of JSON in string")
+				return nil, false, c.syntax("unexpected end of JSON in string")
 			}
 			switch c.b[c.i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				c.i++
 			case 'u':
 				if len(c.b)-c.i < 5 || !isHex4(c.b[c.i+1:c.i+5]) {
-					return nil, c.syntax("invalid \\u escape in string")
+					return nil, false, c.syntax("invalid \\u escape in string")
 				}
 				c.i += 5
 			default:
-				return nil, c.syntax("invalid escape in string")
+				return nil, false, c.syntax("invalid escape in string")
 			}
 		case ch < 0x20:
-			return nil, c.syntax("control character in string (escape it)")
+			return nil, false, c.syntax("control character in string (escape it)")
 		case ch < utf8.RuneSelf:
 			c.i++
 		default:
 			r, size := utf8.DecodeRune(c.b[c.i:])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, c.syntax("invalid UTF-8 in string")
+				return nil, false, c.syntax("invalid UTF-8 in string")
 			}
 			c.i += size
 		}
 	}
-	return nil, c.syntax("unexpected end of JSON in string")
+	return nil, false, c.syntax("unexpected end of JSON in string")
 }
 
 func isHex4(b []byte) bool {
@@ -208,9 +210,9 @@ func (c *checker) object(depth int) error {
 		c.i++
 		return nil
 	}
-	// Keys by their folded form: two keys that fold alike set the same
-	// field in encoding/json, the last one winning.
-	var seen map[string]string
+	// Two keys that fold alike set the same field in encoding/json, the
+	// last one winning: refused (foldedKeys).
+	var seen foldedKeys
 	for {
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
@@ -221,17 +223,9 @@ func (c *checker) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		if seen == nil {
-			seen = make(map[string]string, 8)
+		if err := seen.add(string(key), keyAt); err != nil {
+			return err
 		}
-		folded := foldKey(key)
-		if first, dup := seen[folded]; dup {
-			if first == string(key) {
-				return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q", key)}
-			}
-			return &ShapeError{Offset: keyAt, Msg: fmt.Sprintf("duplicate key %q: it differs from %q only in case", key, first)}
-		}
-		seen[folded] = string(key)
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != ':' {
 			return c.syntax("expected ':' after object key")
@@ -342,6 +336,13 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
+	m.setFromShape(&in)
+	return nil
+}
+
+// setFromShape sets m from its shape (Decode and UnmarshalJSON).
+func (m *Message) setFromShape(shape any) {
+	in := shape.(*messageFields)
 	*m = Message(in.messagePlain)
 	pick(&m.MessageID, in.MessageIDSnake)
 	pick(&m.ContextID, in.ContextIDSnake)
@@ -349,7 +350,6 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if m.ReferenceTaskIDs == nil && in.ReferenceTaskIDsSnake != nil {
 		m.ReferenceTaskIDs = *in.ReferenceTaskIDsSnake
 	}
-	return nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -358,6 +358,13 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
+	p.setFromShape(&in)
+	return nil
+}
+
+// setFromShape sets p from its shape (Decode and UnmarshalJSON).
+func (p *Part) setFromShape(shape any) {
+	in := shape.(*partFields)
 	*p = Part(in.partPlain)
 	pick(&p.MediaType, in.MediaTypeSnake)
 	// A JSON null is no content at all.
@@ -367,7 +374,6 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 	if string(p.Metadata) == "null" {
 		p.Metadata = nil
 	}
-	return nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -376,6 +382,13 @@ func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
+	c.setFromShape(&in)
+	return nil
+}
+
+// setFromShape sets c from its shape (Decode and UnmarshalJSON).
+func (c *SendMessageConfiguration) setFromShape(shape any) {
+	in := shape.(*configFields)
 	*c = SendMessageConfiguration(in.configPlain)
 	if c.AcceptedOutputModes == nil && in.AcceptedOutputModesSnake != nil {
 		c.AcceptedOutputModes = *in.AcceptedOutputModesSnake
@@ -389,7 +402,6 @@ func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
 	if c.ReturnImmediately == nil {
 		c.ReturnImmediately = in.ReturnImmediatelySnake
 	}
-	return nil
 }
 
 func pick(dst *string, snake *string) {

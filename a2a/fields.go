@@ -161,8 +161,8 @@ func (w *walker) walk(t reflect.Type, path string) error {
 	case ch == '{' && t.Kind() == reflect.Struct:
 		fields := fieldsOf(t)
 		return w.members(func(key string) error {
-			if ft, ok := fields.exact[key]; ok {
-				return w.walk(ft, join(path, key))
+			if f, ok := fields.exact[key]; ok {
+				return w.walk(f.typ, join(path, key))
 			}
 			if name, ok := fields.folded[foldKey([]byte(key))]; ok {
 				return &FieldError{Path: join(path, key), Field: name}
@@ -231,8 +231,15 @@ func (w *walker) elements(element func() error) error {
 // fieldSet is what encoding/json decodes into a struct: its fields by
 // exact JSON name, and those names by folded name.
 type fieldSet struct {
-	exact  map[string]reflect.Type
+	exact  map[string]field
 	folded map[string]string
+}
+
+// field is a struct field as encoding/json decodes into it: its type and
+// its index (through embedded structs).
+type field struct {
+	typ   reflect.Type
+	index []int
 }
 
 // fieldSets caches fieldsOf, as encoding/json caches its own: the fields
@@ -246,23 +253,28 @@ func fieldsOf(t reflect.Type) fieldSet {
 	if fs, ok := fieldSets.Load(t); ok {
 		return fs.(fieldSet)
 	}
-	fs := fieldSet{exact: map[string]reflect.Type{}, folded: map[string]string{}}
-	level := []reflect.Type{t}
+	fs := fieldSet{exact: map[string]field{}, folded: map[string]string{}}
+	type embedded struct {
+		t     reflect.Type
+		index []int
+	}
+	level := []embedded{{t: t}}
 	seen := map[reflect.Type]bool{}
 	for len(level) > 0 {
-		var next []reflect.Type
-		names := map[string]reflect.Type{}
+		var next []embedded
+		names := map[string]field{}
 		for _, st := range level {
-			if seen[st] {
+			if seen[st.t] {
 				continue
 			}
-			seen[st] = true
-			for i := range st.NumField() {
-				f := st.Field(i)
+			seen[st.t] = true
+			for i := range st.t.NumField() {
+				f := st.t.Field(i)
 				tag := f.Tag.Get("json")
 				if tag == "-" {
 					continue
 				}
+				index := append(append([]int{}, st.index...), i)
 				name, _, _ := strings.Cut(tag, ",")
 				if f.Anonymous && name == "" {
 					et := f.Type
@@ -270,7 +282,7 @@ func fieldsOf(t reflect.Type) fieldSet {
 						et = et.Elem()
 					}
 					if et.Kind() == reflect.Struct {
-						next = append(next, et)
+						next = append(next, embedded{t: et, index: index})
 						continue
 					}
 				}
@@ -281,12 +293,12 @@ func fieldsOf(t reflect.Type) fieldSet {
 					name = f.Name
 				}
 				if _, shallower := fs.exact[name]; !shallower {
-					names[name] = f.Type
+					names[name] = field{typ: f.Type, index: index}
 				}
 			}
 		}
-		for name, ft := range names {
-			fs.exact[name] = ft
+		for name, f := range names {
+			fs.exact[name] = f
 			fs.folded[foldKey([]byte(name))] = name
 		}
 		level = next

@@ -40,9 +40,15 @@ func (c *TaskPushNotificationConfig) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
+	c.setFromShape(&in)
+	return nil
+}
+
+// setFromShape sets c from its shape (Decode and UnmarshalJSON).
+func (c *TaskPushNotificationConfig) setFromShape(shape any) {
+	in := shape.(*pushConfigFields)
 	*c = TaskPushNotificationConfig(in.pushConfigPlain)
 	pick(&c.TaskID, in.TaskIDSnake)
-	return nil
 }
 
 // ListTaskPushNotificationConfigsResponse is one page of a task's push

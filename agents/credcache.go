@@ -103,3 +103,16 @@ func (c *CredCache) Apply(_ context.Context, evs []changelog.Event) error {
 }
 
 var _ changelog.Follower = (*CredCache)(nil)
+
+// Forget implements changelog.Forgetter: when the database lost events
+// (a failover under asynchronous replication), a credential created or
+// rotated in the lost writes may be cached; every answer is dropped, and
+// read again from the database.
+func (c *CredCache) Forget(context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.m, c.byAgent = nil, nil
+}
+
+var _ changelog.Forgetter = (*CredCache)(nil)

@@ -156,3 +156,23 @@ func TestCredCacheIdentities(t *testing.T) {
 		t.Fatalf("after the revocation event: %v, want ErrDisabled", err)
 	}
 }
+
+// TestCredCacheForget: after the database lost events (Forget), every
+// token is read from the store again.
+func TestCredCacheForget(t *testing.T) {
+	ctx := context.Background()
+	svc, st, c, _, token := cacheSetup(t)
+	if _, err := svc.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	c.Forget(ctx)
+	if c.Len() != 0 {
+		t.Fatalf("%d answers cached after Forget", c.Len())
+	}
+	if _, err := svc.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.lookups.Load(); n != 2 {
+		t.Fatalf("%d lookups, want the token read again after Forget", n)
+	}
+}

@@ -49,6 +49,9 @@ type Discussion struct {
 	// (absent on the last one).
 	Replies       []Reply `json:"replies,omitzero"`
 	NextPageToken string  `json:"nextPageToken,omitempty"`
+	// Author is the asker with its reputation, on a discussion read on
+	// its own.
+	Author *Author `json:"author,omitempty"`
 }
 
 // Reply is an answer on a discussion.
@@ -61,6 +64,15 @@ type Reply struct {
 	CreatedAt    string `json:"createdAt"`
 	// Hidden is shown to the operator and moderators only.
 	Hidden bool `json:"hidden,omitempty"`
+	// Score (up votes minus down votes), Votes, Trust, Verifications, the
+	// newest Failures and the Author with its reputation come with the
+	// replies of a discussion read through the API (AddSignals).
+	Score         *int           `json:"score,omitempty"`
+	Votes         *Votes         `json:"votes,omitempty"`
+	Trust         *float64       `json:"trust,omitempty"`
+	Verifications *Verifications `json:"verifications,omitempty"`
+	Failures      []Failure      `json:"failures,omitempty"`
+	Author        *Author        `json:"author,omitempty"`
 }
 
 // DiscussionList is a page of discussions.
@@ -84,7 +96,11 @@ type ReplyResponse struct {
 
 // InboxEntry tells an agent that someone else replied on its discussion.
 type InboxEntry struct {
-	ID           string   `json:"id"`
+	ID string `json:"id"`
+	// Kind is what the entry tells: reply (someone else replied),
+	// accepted (your reply was accepted) or voted (your reply got votes
+	// today).
+	Kind         string   `json:"kind"`
 	DiscussionID string   `json:"discussionId"`
 	ReplyID      string   `json:"replyId"`
 	TaskIDs      []string `json:"taskIds"`
@@ -177,7 +193,7 @@ func FromReplies(rs []discussions.Reply) []Reply {
 
 // FromInboxEntry converts an inbox entry.
 func FromInboxEntry(e discussions.InboxEntry) InboxEntry {
-	out := InboxEntry{ID: e.ID, DiscussionID: e.DiscussionID, ReplyID: e.ReplyID, TaskIDs: e.TaskIDs,
+	out := InboxEntry{ID: e.ID, Kind: string(e.KindOf()), DiscussionID: e.DiscussionID, ReplyID: e.ReplyID, TaskIDs: e.TaskIDs,
 		CreatedAt: ts(e.CreatedAt)}
 	if out.TaskIDs == nil {
 		out.TaskIDs = []string{}

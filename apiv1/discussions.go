@@ -55,9 +55,15 @@ func (h *Handler) GetDiscussion(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	b, err := h.deps.Service.Signals(r.Context(), service.Caller{}, d, replies.Replies)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	out := api.FromDiscussion(d, h.deps.PublicURL)
 	out.Replies = api.FromReplies(replies.Replies)
 	out.NextPageToken = replies.NextPageToken
+	api.AddSignals(&out, b)
 	httpkit.PublicRead(w)
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }

@@ -36,11 +36,22 @@ const (
 	ItemFlagged Kind = "item.flagged"
 	// ItemHidden: item ID (a discussion, or a reply) of discussion Ref was
 	// hidden from every public surface; Note says by whom (NoteByFlags or
-	// NoteByModerator). Followers re-read discussion Ref.
+	// NoteByModerator); Owner is the item's author, whose reputation it
+	// moved. Followers re-read discussion Ref.
 	ItemHidden Kind = "item.hidden"
-	// ItemUnhidden: item ID of discussion Ref is public again; followers
-	// re-read discussion Ref.
+	// ItemUnhidden: item ID of discussion Ref is public again; Owner is
+	// its author. Followers re-read discussion Ref.
 	ItemUnhidden Kind = "item.unhidden"
+	// ItemVoted: agent Owner voted on item ID (a reply of discussion Ref,
+	// or, when Ref is empty, the knowledge record ID); Note is the
+	// author whose reputation the vote moved ("" for a record).
+	// Followers re-read the item's signals and the author's reputation.
+	ItemVoted Kind = "item.voted"
+	// ItemVerified: agent Owner reported whether item ID worked; the
+	// other fields are ItemVoted's.
+	ItemVerified Kind = "item.verified"
+	// ReputationReset: a moderator reset agent ID's reputation.
+	ReputationReset Kind = "reputation.reset"
 	// RecordUpserted: knowledge record ID was added or changed; At is its
 	// updatedAt.
 	RecordUpserted Kind = "record.upserted"
@@ -197,6 +208,13 @@ type Tail struct {
 	// Trimmed is State.Trimmed as of the read: a reader whose position is
 	// before it may have missed events.
 	Trimmed Position
+	// At is the event at the position read from, as the log holds it
+	// now (zero when it holds none there). A reader compares it with the
+	// event it read there: the log may have lost it (on PostgreSQL, a
+	// failover to a standby that had not received it, under asynchronous
+	// replication), and then new events may come at positions the reader
+	// has passed (see Runner).
+	At Event
 }
 
 // Log is the change log as its followers read it. Both stores implement

@@ -43,3 +43,15 @@ func (f *Fanout) Apply(ctx context.Context, evs []Event) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Forget implements Forgetter: every part that can forget does, and the
+// parts' positions start over, since the runner goes on from a position
+// that may be behind them.
+func (f *Fanout) Forget(ctx context.Context) {
+	for i, p := range f.parts {
+		f.at[i] = Position{}
+		if fg, ok := p.(Forgetter); ok {
+			fg.Forget(ctx)
+		}
+	}
+}

@@ -47,6 +47,11 @@ const (
 	DefaultCursorEvery = 30 * time.Second
 	// maxBackoff bounds the wait between two failed passes.
 	maxBackoff = 5 * time.Second
+	// heldAgainMin is how soon a runner reads again after a pass that
+	// found events committed but held back (PostgreSQL: a transaction
+	// older than them still runs, anywhere on the cluster); it doubles
+	// while they stay held, up to the tick and to DefaultTick.
+	heldAgainMin = 5 * time.Millisecond
 )
 
 // RunnerOptions configure NewRunner.
@@ -84,7 +89,8 @@ type RunnerOptions struct {
 
 // Runner runs one Follower over a Log: it reads the events after the
 // follower's position in bounded batches and applies them, when the log
-// wakes it and every Tick in any case. Start and Stop run it in the
+// wakes it, every Tick in any case, and soon again after a read that
+// found events held back (Tail.Held). Start and Stop run it in the
 // background; WaitPast and Sync wait for it.
 type Runner struct {
 	log Log
@@ -104,6 +110,9 @@ type Runner struct {
 	started  bool
 	saved    time.Time // when the durable cursor was last saved
 	savedPos Position
+	// last is the event at pos when the runner applied it (zero Pos: the
+	// runner started or reset there, and knows only the position).
+	last Event
 }
 
 // ErrStopped is returned by the waits of a Runner that is not running.
@@ -281,6 +290,7 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 	tick := time.NewTicker(r.o.Tick)
 	defer tick.Stop()
 	failures := 0
+	var heldAgain time.Duration // the wait before reading held events again; 0 while none are
 	for {
 		began := time.Now()
 		err := r.pass(ctx)
@@ -307,12 +317,24 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 			}
 			continue
 		}
+		// Events held back become readable when the transactions older
+		// than them end, which wakes no one: the wake-up that announced
+		// them has been spent on this pass, so read again soon rather
+		// than at the next tick.
+		var again <-chan time.Time
+		if r.heldBack() {
+			heldAgain = min(max(2*heldAgain, heldAgainMin), r.o.Tick, DefaultTick)
+			again = time.After(heldAgain)
+		} else {
+			heldAgain = 0
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
 		case <-r.poke:
 		case <-tick.C:
+		case <-again:
 		}
 		if wait := r.o.Gap - time.Since(began); wait > 0 {
 			select {
@@ -322,6 +344,14 @@ func (r *Runner) run(ctx context.Context, wake <-chan struct{}, stopWake func(),
 			}
 		}
 	}
+}
+
+// heldBack reports whether the last complete pass found events that
+// committed but were not readable yet.
+func (r *Runner) heldBack() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.held.IsZero()
 }
 
 // broadcast wakes the waiters.
@@ -344,6 +374,12 @@ func (r *Runner) pass(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read the log after %s: %w", pos, err)
 		}
+		if r.lostAt(pos, tail) {
+			if pos, err = r.lost(ctx, pos); err != nil {
+				return err
+			}
+			continue
+		}
 		if pos.Before(tail.Trimmed) {
 			if pos, err = r.reset(ctx, pos, tail.Trimmed); err != nil {
 				return err
@@ -356,7 +392,7 @@ func (r *Runner) pass(ctx context.Context) error {
 			}
 			pos = tail.Events[n-1].Pos
 			r.mu.Lock()
-			r.pos = pos
+			r.pos, r.last = pos, tail.Events[n-1]
 			r.mu.Unlock()
 		}
 		if len(tail.Events) < r.o.Batch {
@@ -394,7 +430,66 @@ func (r *Runner) reset(ctx context.Context, pos, trimmed Position) (Position, er
 		pos = p
 	}
 	r.mu.Lock()
-	r.pos = pos
+	r.pos, r.last = pos, Event{}
+	r.mu.Unlock()
+	return pos, nil
+}
+
+// lostAt tells whether the log lost the event at pos, which the follower
+// had applied (Tail.At): none is there, though trimming did not remove it,
+// or another one is (another transaction took its position).
+func (r *Runner) lostAt(pos Position, t Tail) bool {
+	if pos.IsZero() || !t.Trimmed.Before(pos) {
+		return false
+	}
+	if t.At.Pos != pos {
+		return true
+	}
+	r.mu.Lock()
+	last := r.last
+	r.mu.Unlock()
+	return last.Pos == pos && (last.Kind != t.At.Kind || last.ID != t.At.ID)
+}
+
+// Forgetter is a Follower that keeps something of the events it applied
+// and can drop it (the credential cache drops every credential). When the
+// log lost events a follower had applied (Tail.At), a Resetter rebuilds;
+// any other follower is told to Forget, if it can, and goes on from the
+// log's head.
+type Forgetter interface {
+	Forget(ctx context.Context)
+}
+
+// lost handles a log that lost events the follower had applied (see
+// Tail.At). The loss is logged as an error: acknowledged writes are gone,
+// and the follower's events after it are in doubt. A follower that can
+// rebuild does, so that nothing of the lost events stays in it; any other
+// forgets what it can and goes on from the log's head: the new events'
+// positions may be behind its own.
+func (r *Runner) lost(ctx context.Context, pos Position) (Position, error) {
+	reason := fmt.Sprintf("the event at %s, which this follower had applied, is no longer in the log, which was not "+
+		"trimmed there: the database lost committed writes (a failover to a standby that had not received them)", pos)
+	if rs, ok := r.f.(Resetter); ok {
+		r.o.Log.Error("the database lost events; rebuilding this follower", "follower", r.o.Name, "reason", reason)
+		p, err := rs.Reset(ctx, reason)
+		if err != nil {
+			return pos, fmt.Errorf("rebuild after lost events: %w", err)
+		}
+		pos = p
+	} else {
+		st, err := r.log.LogState(ctx)
+		if err != nil {
+			return pos, fmt.Errorf("find the log's head after lost events: %w", err)
+		}
+		r.o.Log.Error("the database lost events; this follower goes on from the log's head", "follower", r.o.Name,
+			"reason", reason, "head", st.Last.String())
+		if fg, ok := r.f.(Forgetter); ok {
+			fg.Forget(ctx)
+		}
+		pos = st.Last
+	}
+	r.mu.Lock()
+	r.pos, r.last = pos, Event{}
 	r.mu.Unlock()
 	return pos, nil
 }

@@ -17,6 +17,7 @@ type memLog struct {
 	evs     []Event
 	trimmed Position
 	held    time.Time
+	hide    uint64 // when not 0, the events from this seq on are held back (not read, Held set)
 	wake    Signal
 	reads   int
 	failing error
@@ -25,7 +26,11 @@ type memLog struct {
 func (l *memLog) append(ids ...string) Position {
 	l.mu.Lock()
 	for _, id := range ids {
-		l.evs = append(l.evs, Event{Pos: Position{Seq: uint64(len(l.evs) + 1)}, Kind: RecordUpserted, ID: id})
+		next := l.trimmed.Seq + 1
+		if n := len(l.evs); n > 0 {
+			next = l.evs[n-1].Pos.Seq + 1
+		}
+		l.evs = append(l.evs, Event{Pos: Position{Seq: next}, Kind: RecordUpserted, ID: id})
 	}
 	last := l.evs[len(l.evs)-1].Pos
 	l.mu.Unlock()
@@ -47,6 +52,17 @@ func (l *memLog) ReadTail(_ context.Context, after Position, limit int) (Tail, e
 	}
 	t := Tail{Held: l.held, Trimmed: l.trimmed}
 	for _, e := range l.evs {
+		if e.Pos == after {
+			t.At = e
+		}
+	}
+	for _, e := range l.evs {
+		if l.hide != 0 && e.Pos.Seq >= l.hide {
+			if t.Held.IsZero() {
+				t.Held = time.Now()
+			}
+			break
+		}
 		if after.Before(e.Pos) && l.trimmed.Before(e.Pos) && len(t.Events) < limit {
 			t.Events = append(t.Events, e)
 		}
@@ -393,5 +409,38 @@ func TestRunnerGapBatches(t *testing.T) {
 	defer c.mu.Unlock()
 	if c.events != 20 || c.batches > 2 {
 		t.Fatalf("%d events in %d batches, want the 20 in one or two", c.events, c.batches)
+	}
+}
+
+// TestRunnerReadsHeldEventsAgain: a pass woken by an event it finds held
+// back (PostgreSQL: an older transaction still runs) reads again soon on
+// its own, without another wake-up and long before its tick, and applies
+// the event once it is readable.
+func TestRunnerReadsHeldEventsAgain(t *testing.T) {
+	l := &memLog{}
+	rec := &recorder{}
+	r := startRunner(t, l, rec, RunnerOptions{Name: "test", Tick: time.Hour})
+	ctx := waitCtx(t) // a guard, not a measure: the tick is an hour
+	if err := r.wait(ctx, func() bool { return r.complete >= 1 }); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.hide = 1
+	l.mu.Unlock()
+	pos := l.append("a") // wakes the runner, which finds "a" held back
+	if err := r.wait(ctx, func() bool { return r.complete >= 2 && !r.held.IsZero() }); err != nil {
+		t.Fatal(err)
+	}
+	if rec.got() != "" {
+		t.Fatalf("applied %q while it was held back", rec.got())
+	}
+	l.mu.Lock()
+	l.hide = 0 // readable now, and nothing wakes the runner
+	l.mu.Unlock()
+	if err := r.WaitPast(ctx, pos); err != nil {
+		t.Fatalf("the held event was not read again: %v", err)
+	}
+	if rec.got() != "a" {
+		t.Fatalf("applied %q, want a", rec.got())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // CreateAsk implements tasks.Store: the owner (the asker) under its lock, its task of
@@ -84,13 +85,16 @@ func (x *askRun) decide() (*storage.Writes, error) {
 		}
 		x.wire = &wr
 	}
-	w := &storage.Writes{Ops: make([]storage.Op, 0, 4)}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 7)}
 	if x.out.Discussion != nil {
 		storage.Put(w, Discussions, nil, x.out.Discussion)
 		if p, evs, ok := peers.DecidePlaceholder(x.copy, *x.out.Discussion, x.cr.Task.CreatedAt); ok {
 			storage.Put(w, Followed, x.copy, &p)
 			x.out.Events = append(x.out.Events, evs...)
 		}
+		post, moves := trust.QuestionPosted(*x.out.Discussion)
+		storage.Put(w, Posts, nil, &post)
+		addMoves(w, moves)
 	}
 	x.task = Task{Task: x.out.Task, Wire: *x.wire}
 	x.task.StatusMessage, x.task.History, x.task.Artifacts = nil, nil, nil

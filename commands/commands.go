@@ -36,6 +36,7 @@ const (
 	CmdAttempt        = "push-attempt"
 	CmdRetry          = "push-retry"
 	CmdPurge          = "push-purge"
+	CmdClaim          = "push-claim"
 	CmdEnsureKey      = "signing-ensure"
 	CmdRotateKey      = "signing-rotate"
 	CmdUpsertRecords  = "records-upsert"

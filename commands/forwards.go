@@ -13,7 +13,7 @@ import (
 
 // Forwards are the asks forwarded to peers, by discussion and peer.
 var Forwards = storage.NewKind("peer.forward", func(f *peers.Forward) storage.Key { return k(f.DiscussionID, f.Peer) },
-	jsonCodec[peers.Forward]())
+	jsonCodec[peers.Forward]("forward"))
 
 // ForwardsOpen lists each peer's open forwards by state, the pending ones
 // in due order: what a peer's forwarder sends and polls. A forward

@@ -9,6 +9,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/storage"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // maxDiscussionReplies bounds what a moderation command loads of a
@@ -21,6 +22,10 @@ type target struct {
 	found   moderation.Found
 	replies []discussions.Reply
 	discs   []discussions.Discussion
+	// tally is a reply's signals (nil for none, and for a discussion),
+	// which hiding it takes from its author's reputation: no signal moves
+	// it meanwhile (a signal holds the discussion's share lock).
+	tally *trust.Tally
 }
 
 // load queues the loads of what t names, under its discussion's lock: a
@@ -54,6 +59,7 @@ func (x *target) load(l storage.Loader, t moderation.Target) {
 			Dst: &x.found.Replies})
 	}
 	storage.One(l, ModerationItems, k(t.ID), storage.Read, &x.found.Item)
+	storage.One(l, Tallies, itemKey(trust.ReplyItem("", t.ID)), storage.Read, &x.tally)
 }
 
 // located is t found: its kind and the state the decisions take.
@@ -65,9 +71,12 @@ func (x *target) located(t moderation.Target) (moderation.Target, moderation.Sta
 }
 
 // writeModeration adds what a moderation decision writes: the item, the
-// content it changed, its audit entries and its events.
-func writeModeration(w *storage.Writes, st moderation.State, it *moderation.Item, c moderation.Content,
+// content it changed, what that did to its author's reputation
+// (trust.ContentMoves, with the reply's tally), its audit entries and its
+// events.
+func writeModeration(w *storage.Writes, st moderation.State, it *moderation.Item, c moderation.Content, tally *trust.Tally,
 	entries []moderation.Entry, at time.Time, events []changelog.Event) {
+	addMoves(w, trust.ContentMoves(st.Discussion, st.Reply, c.Discussion, c.Reply, tally))
 	storage.Put(w, ModerationItems, st.Item, it)
 	if c.Discussion != nil {
 		storage.Put(w, Discussions, st.Discussion, c.Discussion)
@@ -116,7 +125,7 @@ func (c *Commands) FlagItem(ctx context.Context, cmd moderation.FlagCommand, p m
 			w := &storage.Writes{}
 			storage.Put(w, ModerationFlags, nil, &out.Flag)
 			putWindow(w, window, WindowFlag, cmd.AgentID, out.Window)
-			writeModeration(w, st, &out.Item, out.Content, out.Entries, cmd.At, out.Events)
+			writeModeration(w, st, &out.Item, out.Content, x.tally, out.Entries, cmd.At, out.Events)
 			return w, nil
 		}})
 	return out.Result, err
@@ -151,7 +160,7 @@ func (c *Commands) Moderate(ctx context.Context, cmd moderation.Command) (modera
 				return nil, err
 			}
 			w := &storage.Writes{}
-			writeModeration(w, st, &out.Item, out.Content, out.Entries, cmd.At, out.Events)
+			writeModeration(w, st, &out.Item, out.Content, x.tally, out.Entries, cmd.At, out.Events)
 			return w, nil
 		}})
 	return out.Result, err

@@ -13,14 +13,15 @@ import (
 func (c *Commands) RecordAttempt(ctx context.Context, id string, a push.Attempt) (push.Delivery, error) {
 	var d *push.Delivery
 	var out push.Delivery
-	err := c.e.Run(ctx, storage.Command{Name: CmdAttempt,
+	err := c.e.Run(ctx, storage.Command{Name: CmdAttempt, Bookkeeping: true,
 		Load: func(l storage.Loader) error {
 			storage.One(l, Deliveries, k(id), storage.Lock, &d)
 			return nil
 		},
 		Decide: func() (*storage.Writes, error) {
+			var record bool
 			var err error
-			if out, err = push.DecideAttempt(d, a); err != nil {
+			if out, record, err = push.DecideAttempt(d, a); err != nil || !record {
 				return nil, err
 			}
 			w := &storage.Writes{}
@@ -70,7 +71,7 @@ func (c *Commands) RetryDelivery(ctx context.Context, id string, at time.Time) (
 func (c *Commands) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
 	found := make([][]push.Delivery, len(push.FinalStates))
 	var doomed []push.Delivery
-	err := c.e.Run(ctx, storage.Command{Name: CmdPurge,
+	err := c.e.Run(ctx, storage.Command{Name: CmdPurge, Bookkeeping: true,
 		Load: func(l storage.Loader) error {
 			bound := push.PurgeBound(before)
 			for i, st := range push.FinalStates {
@@ -94,6 +95,32 @@ func (c *Commands) PurgeDeliveries(ctx context.Context, before time.Time, limit 
 			return w, nil
 		}})
 	return len(doomed), err
+}
+
+// ClaimDelivery is push.Claimer's claim as a command (a store whose
+// destination locks can end while their sender lives implements Claimer
+// with it): the delivery under its lock, push.DecideClaim, the delivery
+// due at until.
+func (c *Commands) ClaimDelivery(ctx context.Context, id string, at, until time.Time) (bool, error) {
+	var (
+		d       *push.Delivery
+		claimed bool
+	)
+	err := c.e.Run(ctx, storage.Command{Name: CmdClaim,
+		Load: func(l storage.Loader) error {
+			storage.One(l, Deliveries, k(id), storage.Lock, &d)
+			return nil
+		},
+		Decide: func() (*storage.Writes, error) {
+			var out push.Delivery
+			if out, claimed = push.DecideClaim(d, at, until); !claimed {
+				return nil, nil
+			}
+			w := &storage.Writes{}
+			storage.Put(w, Deliveries, d, &out)
+			return w, nil
+		}})
+	return claimed && err == nil, err
 }
 
 var _ interface {

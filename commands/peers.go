@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/kfa-project/kfa/changelog"
@@ -12,27 +11,16 @@ import (
 )
 
 // The kinds of federation (package peers): no store maps them, so every
-// store keeps them generically, through their JSON codecs.
-
-// jsonCodec encodes a generic kind's records as JSON.
-func jsonCodec[T any]() storage.Codec[T] {
-	return storage.Codec[T]{
-		Encode: func(v *T) ([]byte, error) { return json.Marshal(v) },
-		Decode: func(_ storage.Key, b []byte) (T, error) {
-			var v T
-			err := json.Unmarshal(b, &v)
-			return v, err
-		},
-	}
-}
+// store keeps them generically, through their JSON codecs (jsonCodec,
+// schema_trust.go).
 
 // Peers are this server's peers, by name.
-var Peers = storage.NewKind("peer", func(p *peers.Peer) storage.Key { return k(p.Name) }, jsonCodec[peers.Peer]())
+var Peers = storage.NewKind("peer", func(p *peers.Peer) storage.Key { return k(p.Name) }, jsonCodec[peers.Peer]("peer"))
 
 // Followed are the documents followed from peers, by key (one per
 // origin, whichever peer served it).
 var Followed = storage.NewKind("peer.document", func(d *peers.Document) storage.Key { return k(d.Key) },
-	jsonCodec[peers.Document]())
+	jsonCodec[peers.Document]("followed document"))
 
 // FollowedByPeer lists a peer's documents, and counts them (peer list);
 // a placeholder (a question forwarded here) is of no peer.

@@ -10,6 +10,7 @@ import (
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // maxDiscussionTasks bounds what a reply loads of its discussion's tasks
@@ -85,8 +86,12 @@ func (x *replyRun) decide() (*storage.Writes, error) {
 // author's window was window and whose WORKING tasks were working.
 func replyWrites(o *asknet.ReplyOutcome, disc *discussions.Discussion, window *Window, working []Task) (*storage.Writes, error) {
 	r := &o.Result.Reply
-	w := &storage.Writes{Ops: make([]storage.Op, 0, 4+2*len(o.Completed)+len(o.Deliveries)+len(o.Inbox))}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 6+2*len(o.Completed)+len(o.Deliveries)+len(o.Inbox))}
 	storage.Put(w, Replies, nil, r)
+	if post, moves := trust.AnswerPosted(o.Post.Discussion, *r); post != nil {
+		storage.Put(w, Posts, nil, post)
+		addMoves(w, moves)
+	}
 	putWindow(w, window, WindowReply, r.AuthorID, o.Post.Window)
 	before := make(map[string]*Task, len(working))
 	for i := range working {

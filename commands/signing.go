@@ -29,7 +29,7 @@ func (c *Commands) EnsureSigningKey(ctx context.Context, key signing.KeyRecord) 
 		keys    []signing.KeyRecord
 		created bool
 	)
-	err := c.e.Run(ctx, storage.Command{Name: CmdEnsureKey,
+	err := c.e.Run(ctx, storage.Command{Name: CmdEnsureKey, Bookkeeping: true,
 		Load: func(l storage.Loader) error { loadKeys(l, &keys); return nil },
 		Decide: func() (*storage.Writes, error) {
 			if created = signing.DecideEnsure(keys); !created {

@@ -51,13 +51,21 @@ func freeAddr(t *testing.T) string {
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *strings.Builder
+	logs *strings.Builder // read through logText while it runs
+	mu   *sync.Mutex      // guards logs
 	done chan struct{}
 }
 
+// logText is what the process has logged so far.
+func (p *proc) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
 // serve starts kfa serve on data, and on the PostgreSQL database store
-// unless it is empty (bbolt then).
-func serve(t *testing.T, bin, data, store string) *proc {
+// unless it is empty (bbolt then), with extra flags after the usual ones.
+func serve(t *testing.T, bin, data, store string, extra ...string) *proc {
 	t.Helper()
 	return serveAt(t, bin, data, store, freeAddr(t))
 }
@@ -75,12 +83,12 @@ func serveAt(t *testing.T, bin, data, store, addr string, extra ...string) *proc
 	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	logs := &strings.Builder{}
-	var mu sync.Mutex
+	mu := &sync.Mutex{}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, addr: addr, logs: logs, done: make(chan struct{})}
+	p := &proc{cmd: cmd, addr: addr, logs: logs, mu: mu, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -103,11 +111,11 @@ func serveAt(t *testing.T, bin, data, store, addr string, extra ...string) *proc
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("kfa serve exited during start:\n%s", logs.String())
+			t.Fatalf("kfa serve exited during start:\n%s", p.logText())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("kfa serve not ready after 30s:\n%s", logs.String())
+			t.Fatalf("kfa serve not ready after 30s:\n%s", p.logText())
 		}
 		time.Sleep(20 * time.Millisecond) // polling a separate process: no other signal exists
 	}
@@ -441,7 +449,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	close(stop)
 	<-done
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("kfa exited %d after SIGTERM:\n%s", code, p.logs.String())
+		t.Fatalf("kfa exited %d after SIGTERM:\n%s", code, p.logText())
 	}
 	p = serve(t, bin, data, "")
 	defer p.kill(t)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,16 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		return resp.StatusCode
 	}
 	waitUntil(t, "/readyz to answer 503 with PostgreSQL down", func() bool { return ready() == http.StatusServiceUnavailable })
+	// Anyone may read /readyz: it names no user, host or port.
+	u, err := neturl.Parse(pg.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, _ := u.User.Password()
+	secrets := []string{u.User.Username(), u.Hostname(), u.Port(), pass}
+	if code, body := readyz(base); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready: database unreachable") || containsAny(body, secrets) {
+		t.Fatalf("/readyz with PostgreSQL down: %d %s; want 503 'not ready: database unreachable', naming no user, host or port", code, body)
+	}
 	yes := true
 	_, err = client.New(base, client.WithToken(tokens[0])).SendMessage(context.Background(), a2a.SendMessageRequest{
 		Message:       &a2a.Message{MessageID: "pg-down-ask", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"action":"ask","question":"Is the database down?"}`))}},
@@ -139,14 +150,32 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	<-done
 	select {
 	case <-p.done:
-		t.Fatalf("kfa exited while PostgreSQL was down:\n%s", p.logs.String())
+		t.Fatalf("kfa exited while PostgreSQL was down:\n%s", p.logText())
 	default:
 	}
 	verify(t, base, l)
 	pushes := verifyPushes(t, base, recv, l)
 	mustCheck(t, bin, data, pg.url)
+	// The operator's log has the detail, once, and never the password.
+	logs := p.logText()
+	if !strings.Contains(logs, "not ready") || !strings.Contains(logs, u.Port()) || !strings.Contains(logs, "ready again") {
+		t.Fatalf("the log does not say why the server was not ready, and that it is again:\n%s", logs)
+	}
+	if strings.Contains(logs, pass) {
+		t.Fatal("the log holds the database password")
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t.Logf("PostgreSQL stopped and started under 32 clients, kfa not restarted: %d asks acknowledged before the stop, %d while it stopped, %d in all, %d completions, %d cancels; %s; kfa check passes",
 		before, during, len(l.asked), len(l.completed), len(l.canceled), pushes)
+}
+
+// containsAny reports whether s holds any of the non-empty words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if w != "" && strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }

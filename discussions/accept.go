@@ -35,7 +35,10 @@ type AcceptOutcome struct {
 	// Changed is false when the reply was the accepted one already:
 	// nothing to write.
 	Changed bool
-	Events  []changelog.Event
+	// Notice tells the reply's author that its reply was accepted (nil
+	// when nothing changed).
+	Notice *InboxEntry
+	Events []changelog.Event
 }
 
 // DecideAccept decides c. In order: a caller revoked since its request
@@ -69,6 +72,8 @@ func DecideAccept(st AcceptState, c Accept) (AcceptOutcome, error) {
 	}
 	out.Discussion.AcceptedReplyID = r.ID
 	out.Changed = true
+	out.Notice = &InboxEntry{ID: NoticeID(InboxAccepted, r.ID, r.AuthorID, c.At), AgentID: r.AuthorID, Kind: InboxAccepted,
+		DiscussionID: d.ID, ReplyID: r.ID, TaskIDs: []string{}, CreatedAt: c.At}
 	out.Events = []changelog.Event{AcceptedEvent(d.ID, r.ID, c.CallerID, c.At)}
 	return out, nil
 }

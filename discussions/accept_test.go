@@ -67,8 +67,12 @@ func TestDecideAccept(t *testing.T) {
 			if out.Changed != tc.changed || out.Discussion.AcceptedReplyID != "r1" {
 				t.Fatalf("changed %v accepted %q, want changed %v and r1", out.Changed, out.Discussion.AcceptedReplyID, tc.changed)
 			}
+			if n := out.Notice; tc.changed && (n == nil || n.Kind != InboxAccepted || n.AgentID != "bob" || n.ReplyID != "r1" ||
+				n.DiscussionID != "d1" || !n.CreatedAt.Equal(at) || n.ID != NoticeID(InboxAccepted, "r1", "bob", at) || n.TaskIDs == nil) {
+				t.Fatalf("notice %+v", n)
+			}
 			if !tc.changed {
-				if len(out.Events) != 0 {
+				if len(out.Events) != 0 || out.Notice != nil {
 					t.Fatalf("events without a change: %+v", out.Events)
 				}
 				return

@@ -118,6 +118,17 @@ func InboxEntryID(replyID, agentID string, at time.Time) string {
 	return id.String()
 }
 
+// NoticeID derives the id of an inbox entry of kind telling agentID
+// about ref (a reply id, or what the kind names) at at: like
+// InboxEntryID, a function of its inputs that sorts by time. A reply's
+// entries keep InboxEntryID's ids.
+func NoticeID(kind InboxKind, ref, agentID string, at time.Time) string {
+	if kind == InboxReply || kind == "" {
+		return InboxEntryID(ref, agentID, at)
+	}
+	return InboxEntryID(string(kind)+"|"+ref, agentID, at)
+}
+
 // AckOutcome is what an ack does: its answer, and the entries it
 // acknowledges (to write as they are here).
 type AckOutcome struct {

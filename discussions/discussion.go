@@ -224,16 +224,44 @@ func FirstAnswer(d Discussion, replies []Reply) *Reply {
 	return first
 }
 
-// InboxEntry tells an agent that someone else replied on a discussion it
-// asked or joined. TaskIDs are the agent's tasks on that discussion.
+// InboxKind says what an inbox entry tells.
+type InboxKind string
+
+// The kinds of inbox entry. An entry stored without a kind (before kinds
+// existed) is a reply's.
+const (
+	// InboxReply: someone else replied on a discussion the agent asked or
+	// joined.
+	InboxReply InboxKind = "reply"
+	// InboxAccepted: the asker accepted the agent's reply as the answer.
+	InboxAccepted InboxKind = "accepted"
+	// InboxVoted: the agent's reply was voted on (one entry per reply
+	// and day, however many votes).
+	InboxVoted InboxKind = "voted"
+)
+
+// InboxEntry tells an agent something happened on a discussion: someone
+// else replied on one it asked or joined (TaskIDs are the agent's tasks
+// on it), its reply was accepted, or its reply was voted on.
 type InboxEntry struct {
-	ID           string    `json:"id"`
-	AgentID      string    `json:"-"`
+	ID      string `json:"id"`
+	AgentID string `json:"-"`
+	// Kind is what the entry tells; "" is InboxReply (see KindOf).
+	Kind         InboxKind `json:"kind,omitempty"`
 	DiscussionID string    `json:"discussionId"`
 	ReplyID      string    `json:"replyId"`
 	TaskIDs      []string  `json:"taskIds"`
 	CreatedAt    time.Time `json:"createdAt"`
 	AckedAt      time.Time `json:"ackedAt,omitzero"`
+}
+
+// KindOf is what e tells: its Kind, InboxReply for an entry stored before
+// kinds existed.
+func (e InboxEntry) KindOf() InboxKind {
+	if e.Kind == "" {
+		return InboxReply
+	}
+	return e.Kind
 }
 
 // Validate checks the filters.

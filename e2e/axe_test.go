@@ -106,6 +106,19 @@ func TestBrowserAxe(t *testing.T) {
 	if _, err := carolC.Flag(bg(), f.open, mustReply(t, h, f), "spam", "an advert"); err != nil {
 		t.Fatal(err)
 	}
+	// Signals: a vote on bob's answer (his inbox gets a notice), a worked
+	// and a failed report under carol's.
+	_, danC := h.agent("dan")
+	bobsAnswer := firstReply(t, h, f.answered)
+	if _, err := danC.Vote(bg(), f.answered, bobsAnswer, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := danC.Verify(bg(), md, r.Reply.ID, "worked", "linux/amd64", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(h.url, client.WithToken(f.bob.Token)).Verify(bg(), md, r.Reply.ID, "failed", "windows", "no cursor there"); err != nil {
+		t.Fatal(err)
+	}
 	caughtUp(t, h, "the replies")
 	shots := t.TempDir()
 
@@ -147,7 +160,8 @@ func TestBrowserAxe(t *testing.T) {
 	screenshot(t, tab, shots, "web-search-390", 390, false)
 
 	pages := []string{"/", "/search?q=bbolt+bucket+order", "/search?q=zzzz+nothing", "/discussions", "/discussions?status=open",
-		"/discussions/" + md, "/discussions/" + f.answered, "/records", "/records/bbolt-timeout", "/login", "/no/such/page"}
+		"/discussions/" + md, "/discussions/" + f.answered, "/records", "/records/bbolt-timeout", "/agents/" + f.bob.ID, "/login",
+		"/no/such/page"}
 	run := func(who string, paths ...string) {
 		for _, p := range paths {
 			if st := open(t, tab, h.url+p); st != 200 && !(p == "/no/such/page" && st == 404) {
@@ -163,13 +177,24 @@ func TestBrowserAxe(t *testing.T) {
 	}
 	run("anonymous", pages...)
 	browserSignIn(t, tab, h.url, f.bob.Token)
-	run("signed in", "/", "/discussions/"+md, "/discussions/"+f.open, "/search?q=bbolt")
+	run("signed in", "/", "/discussions/"+md, "/discussions/"+f.open, "/search?q=bbolt", "/records/bbolt-timeout", "/inbox",
+		"/inbox?all=1", "/agents/"+f.bob.ID)
 	browserSignOut(t, tab)
 	browserSignIn(t, tab, h.url, mod.Token)
 	run("a moderator", "/moderation", "/discussions/"+f.open)
 	browserSignOut(t, tab)
 	run("signed out", "/logout")
 	t.Logf("screenshots in %s", shots)
+}
+
+// firstReply is the id of a discussion's first reply.
+func firstReply(t *testing.T, h *harness, disc string) string {
+	t.Helper()
+	d, err := h.anon.Discussion(bg(), disc)
+	if err != nil || len(d.Replies) == 0 {
+		t.Fatalf("replies of %s: %+v %v", disc, d, err)
+	}
+	return d.Replies[0].ID
 }
 
 // mustReply posts a reply on the fixture's open question, for the

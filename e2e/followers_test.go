@@ -12,28 +12,69 @@ import (
 	"github.com/kfa-project/kfa/client"
 	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/server"
+	"github.com/kfa-project/kfa/store/storetest"
 )
 
-// followWithin is how soon a write made through one process must reach
-// another's followers (issue 24; product.md "One engine").
-const followWithin = time.Second
+// A write made through one process reaches every other's followers
+// through the change log, woken by the writer's NOTIFY, within a second
+// (product.md "One engine"). The tests below prove the path: the other
+// process (B) runs wakeOnly, its followers' tick an hour away, so that
+// nothing but the wake-up can bring it the write, and followed waits
+// for B without asking it for a pass. They report the delay; they do not
+// bound it, since on a loaded machine it is the machine's: make bench
+// measures it against the second (kfa-bench's follow delay, over many
+// writes of each kind).
 
-// caughtUp waits until h's followers of the change log have applied every
-// change committed before the call, by any process, and fails t when that
-// took longer than followWithin.
-func caughtUp(t *testing.T, h *harness, what string) {
+// wakeOnly makes a process's followers read the change log only when
+// woken: their tick (the safety net for a lost NOTIFY) is an hour,
+// longer than any test waits.
+func wakeOnly(c *server.Config) { c.FollowTick = time.Hour }
+
+// followed waits until b's followers (its live one and its search index)
+// have applied every change committed through a before the call, without
+// asking them for a pass: when b runs wakeOnly, only a wake-up (a's
+// NOTIFY) brings them the changes, and a minute without one fails t. On
+// one process (a == b), a's own commit wakes it.
+func followed(t *testing.T, a, b *harness, what string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
 	defer cancel()
 	start := time.Now()
+	// The head once every event committed so far is readable (another
+	// test's older transaction on the cluster holds new events back).
+	storetest.Settle(t, a.srv.Core().Store)
+	head, err := a.srv.Core().Store.LogState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.srv.FollowedPast(ctx, head.Last); err != nil {
+		t.Fatalf("%s: the other process's followers did not reach %s within a minute: nothing woke them "+
+			"(the writer's NOTIFY, or the follow of the log, is broken): %v", what, head.Last, err)
+	}
+	t.Logf("%s: followed %s after the write returned, woken by the writer's NOTIFY",
+		what, time.Since(start).Round(time.Millisecond))
+}
+
+// caughtUp waits until h's followers have applied every change committed
+// before the call (it asks them for a pass): a test of one process that
+// reads what they keep (search, the web's caches) waits here first.
+func caughtUp(t *testing.T, h *harness, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a measure
+	defer cancel()
 	if err := h.srv.SyncFollowers(ctx); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	took := time.Since(start)
-	if took > followWithin {
-		t.Fatalf("%s: the other process took %s to follow, more than %s", what, took, followWithin)
+}
+
+// credsDropped fails t unless h's credential cache holds no answer: after
+// a revocation, a rotation or an identity's move, followed through the
+// change log, the only agent h authenticated has none left.
+func credsDropped(t *testing.T, h *harness, what string) {
+	t.Helper()
+	if n := h.srv.CredCache().Len(); n != 0 {
+		t.Fatalf("%s: the credential cache still holds %d answers: the event did not reach it", what, n)
 	}
-	t.Logf("%s: followed %s after the write returned", what, took.Round(time.Millisecond))
 }
 
 // searchFinds reports whether a search for q on h lists id.
@@ -45,12 +86,13 @@ func searchFinds(t *testing.T, h *harness, q, id string) bool {
 // TestPostgresSearchAcrossProcesses: two kfa serve on one PostgreSQL
 // database; an ask, a reply to the open discussion, a later reply to the
 // answered one, and a record import, each made through A, are found by
-// B's own search index within a second (it follows the change log; before,
-// B saw A's asks only through a full reconcile, and a later reply never).
+// B's own search index, which follows the change log woken by A's NOTIFY
+// (before, B saw A's asks only through a full reconcile, and a later
+// reply never).
 func TestPostgresSearchAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	a := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0 })
-	b := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0 })
+	b := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0; wakeOnly(c) })
 	ctx := context.Background()
 	_, alice := a.agent("alice")
 	_, bob := a.agent("bob")
@@ -58,7 +100,7 @@ func TestPostgresSearchAcrossProcesses(t *testing.T) {
 	question := "How do I defragment a narwhal ledger file?"
 	tk := a.ask(alice, "across-1", question)
 	disc := discussionOf(t, tk)
-	caughtUp(t, b, "an ask on A")
+	followed(t, a, b, "an ask on A")
 	if !searchFinds(t, b, question, disc) {
 		t.Fatalf("B's search does not find the open discussion asked on A")
 	}
@@ -66,7 +108,7 @@ func TestPostgresSearchAcrossProcesses(t *testing.T) {
 	if _, err := bob.Reply(ctx, disc, "Run the compactor on the narwhal ledger."); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "a reply on A")
+	followed(t, a, b, "a reply on A")
 	if !searchFinds(t, b, "narwhal ledger compactor", disc) {
 		t.Fatalf("B's search does not find the discussion answered on A")
 	}
@@ -74,7 +116,7 @@ func TestPostgresSearchAcrossProcesses(t *testing.T) {
 	if _, err := bob.Reply(ctx, disc, "Or copy it with the walrus tool first."); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "a later reply to an answered discussion on A")
+	followed(t, a, b, "a later reply to an answered discussion on A")
 	if !searchFinds(t, b, "walrus tool narwhal", disc) {
 		t.Fatalf("B's search does not find the later reply to the answered discussion")
 	}
@@ -83,15 +125,18 @@ func TestPostgresSearchAcrossProcesses(t *testing.T) {
 	if _, err := a.admin.ImportRecords(ctx, strings.NewReader(line), true); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "a record import on A")
+	followed(t, a, b, "a record import on A")
 	if !searchFinds(t, b, "okapi cache", "across-rec") {
 		t.Fatalf("B's search does not find the record imported on A")
 	}
 }
 
 // TestPostgresRevokeAcrossProcesses: an agent revoked (or rotated without
-// grace) through A is refused on B within a second, although B had its
-// token cached, and the agent's open stream on B ends (issue 25 point 15).
+// grace) through A is refused on B, although B had its token cached, and
+// the agent's open stream on B ends (issue 25 point 15): B's followers
+// learn it from the change log, woken by A's NOTIFY alone. (Within a
+// second however slow B's follower: B trusts its cache only while the
+// follower has read the log in the last 800 ms, server/follow.go.)
 func TestPostgresRevokeAcrossProcesses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -106,7 +151,7 @@ func TestPostgresRevokeAcrossProcesses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := pgtest.URL(t) // a database each: both cases make the same agents
 			a := start(t, func(c *server.Config) { c.Store = url })
-			b := start(t, func(c *server.Config) { c.Store = url })
+			b := start(t, func(c *server.Config) { c.Store = url; wakeOnly(c) })
 			endsOnB(t, a, b, tc.end)
 		})
 	}
@@ -133,6 +178,9 @@ func endsOnB(t *testing.T, a, b *harness, end func(h *harness, id string) error)
 	if _, err := onB.Whoami(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if b.srv.CredCache().Len() == 0 {
+		t.Fatal("B's credential cache holds nothing after two authentications")
+	}
 	body := `{"message":{"role":"ROLE_USER","messageId":"revoked-1","parts":[{"data":{"action":"ask","question":"will my stream outlive my token?"}}]}}`
 	s := openSSE(t, http.DefaultClient, "POST", b.url+"/a2a/v1/message:stream", a2aHeaders(carol.Token), body)
 	if ev := decodeEvent(t, s.next(t)); ev.Task == nil {
@@ -141,7 +189,8 @@ func endsOnB(t *testing.T, a, b *harness, end func(h *harness, id string) error)
 	if err := end(a, carol.ID); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "the end of the credentials")
+	followed(t, a, b, "the end of the credentials")
+	credsDropped(t, b, "the end of the credentials")
 	_, err := onB.Whoami(ctx)
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.StatusCode != http.StatusUnauthorized {

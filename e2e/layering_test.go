@@ -139,8 +139,9 @@ func TestImportsRunDownward(t *testing.T) {
 
 // pgxAllowed are the packages that may import pgx themselves: the
 // PostgreSQL store, and what makes throwaway databases (the tests'
-// internal/pgtest, and the benchmark's own for its runs).
-var pgxAllowed = pkgs([]string{"store/postgres", "internal/pgtest", "cmd/kfa-bench"})
+// internal/pgtest, the failover clusters of internal/pgha, and the
+// benchmark's own for its runs).
+var pgxAllowed = pkgs([]string{"store/postgres", "internal/pgtest", "internal/pgha", "cmd/kfa-bench"})
 
 // TestPgxOnlyInThePostgresStore: no package but the PostgreSQL store (and
 // the makers of throwaway databases) imports pgx; every other reaches

@@ -13,13 +13,13 @@ import (
 // TestPostgresHideAcrossProcesses: two kfa serve on one PostgreSQL
 // database; a discussion answered through A and found by B's search is
 // hidden through A's operator, and B's own search index no longer finds
-// it within a second (it follows the change log); unhidden, B finds it
-// again. Hiding its only answer on A opens it again on B within a second
-// (B's search reads the discussion again on the event that says so).
+// it (it follows the change log, woken by A's NOTIFY); unhidden, B finds
+// it again. Hiding its only answer on A opens it again on B (B's search
+// reads the discussion again on the event that says so).
 func TestPostgresHideAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	a := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0 })
-	b := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0 })
+	b := start(t, func(c *server.Config) { c.Store = url; c.SearchRate = 0; wakeOnly(c) })
 	ctx := context.Background()
 	_, alice := a.agent("alice")
 	_, bob := a.agent("bob")
@@ -30,7 +30,7 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "an answered discussion on A")
+	followed(t, a, b, "an answered discussion on A")
 	if !searchFinds(t, b, "pangolin volume online resize", disc) {
 		t.Fatal("B's search does not find the discussion answered on A")
 	}
@@ -41,7 +41,7 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 		if _, err := a.admin.Moderate(ctx, step.action, api.ModerationRequest{ID: disc, Reason: "test", By: "e2e"}); err != nil {
 			t.Fatal(err)
 		}
-		caughtUp(t, b, string(step.action)+" on A")
+		followed(t, a, b, string(step.action)+" on A")
 		if got := searchFinds(t, b, "pangolin volume online resize", disc); got != step.found {
 			t.Fatalf("after %s on A, B's search finds the discussion: %v", step.action, got)
 		}
@@ -50,7 +50,7 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 		}
 	}
 	// Hiding its only answer on A opens the discussion again on B's API
-	// and B's search within a second; unhiding it answers it again.
+	// and B's search; unhiding it answers it again.
 	for _, step := range []struct {
 		action     moderation.Action
 		status, at string
@@ -58,7 +58,7 @@ func TestPostgresHideAcrossProcesses(t *testing.T) {
 		if _, err := a.admin.Moderate(ctx, step.action, api.ModerationRequest{ID: answer.Reply.ID, Reason: "test", By: "e2e"}); err != nil {
 			t.Fatal(err)
 		}
-		caughtUp(t, b, string(step.action)+" of the answer on A")
+		followed(t, a, b, string(step.action)+" of the answer on A")
 		if d, err := b.anon.Discussion(ctx, disc); err != nil || d.Status != step.status || d.AnsweredAt != step.at {
 			t.Fatalf("after %s of the answer on A, B's API: %s at %q (%v), want %s", step.action, d.Status, d.AnsweredAt, err, step.status)
 		}

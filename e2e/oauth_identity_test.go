@@ -29,13 +29,14 @@ func TestOAuthRevoke(t *testing.T) {
 }
 
 // TestPostgresOAuthRevokeAcrossProcesses: an identity's agent revoked
-// through process A is refused on process B, which had it cached, within
-// a second (B follows the change log).
+// through process A is refused on process B, which had it cached: B's
+// followers learn it from the change log, woken by A's NOTIFY alone, and
+// its cache lets the agent go.
 func TestPostgresOAuthRevokeAcrossProcesses(t *testing.T) {
 	p := oauthProvider(t, oidctest.Options{})
 	url := pgtest.URL(t)
 	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	b := startOAuth(t, p, func(c *server.Config) { c.Store = url; wakeOnly(c) })
 	revokedOn(t, p, a, b)
 }
 
@@ -53,10 +54,14 @@ func revokedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
 	if _, err := onB.Whoami(ctx); err != nil { // from B's cache
 		t.Fatal(err)
 	}
+	if b.srv.CredCache().Len() == 0 {
+		t.Fatal("B's credential cache holds nothing after two authentications")
+	}
 	if _, err := a.admin.RevokeAgent(ctx, me.ID); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp(t, b, "the revocation")
+	followed(t, a, b, "the revocation")
+	credsDropped(t, b, "the revocation")
 	for _, c := range []*client.Client{onB, b.anon.WithToken(p.Token(t, "svc", "read", "post"))} {
 		_, err := c.Whoami(ctx)
 		var ce *client.Error
@@ -163,12 +168,12 @@ func TestOAuthReplaceRevoked(t *testing.T) {
 
 // TestPostgresOAuthReplaceAcrossProcesses: an identity moved off its
 // revoked agent through process A is the new agent on process B, which
-// had the revoked agent cached, within a second (B follows the log).
+// had the revoked agent cached (B follows the log, woken by A's NOTIFY).
 func TestPostgresOAuthReplaceAcrossProcesses(t *testing.T) {
 	p := oauthProvider(t, oidctest.Options{})
 	url := pgtest.URL(t)
 	a := startOAuth(t, p, func(c *server.Config) { c.Store = url })
-	b := startOAuth(t, p, func(c *server.Config) { c.Store = url })
+	b := startOAuth(t, p, func(c *server.Config) { c.Store = url; wakeOnly(c) })
 	revokedOn(t, p, a, b)
 	replacedOn(t, p, a, b)
 }
@@ -188,7 +193,8 @@ func replacedOn(t *testing.T, p *oidctest.Provider, a, b *harness) {
 	if err != nil || out.ID != fresh.ID || out.Replaced == nil || out.Replaced.ID != old.ID {
 		t.Fatalf("replace: %+v %v", out, err)
 	}
-	caughtUp(t, b, "the move")
+	followed(t, a, b, "the move")
+	credsDropped(t, b, "the move")
 	me, err := b.anon.WithToken(p.Token(t, "svc", "read", "post")).Whoami(ctx)
 	if err != nil || me.ID != fresh.ID {
 		t.Fatalf("the identity's token after the move: %+v %v, want agent %s", me, err, fresh.ID)

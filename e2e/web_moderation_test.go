@@ -56,7 +56,8 @@ func TestWebModeration(t *testing.T) {
 	if q.status != http.StatusOK {
 		t.Fatalf("/moderation as a moderator: %d\n%s", q.status, q.body)
 	}
-	q.mustContain(t, "1 item waits", "How do I take a hot backup", answer, "WriteTo needs a read tx", `href="/moderation" aria-current="page"`)
+	q.mustContain(t, "1 item waits", "How do I take a hot backup", answer, "WriteTo needs a read tx", `href="/moderation" aria-current="page"`,
+		`<a class="author" href="/agents/`+f.bob.ID+`">bob</a>`) // the flagged reply's author links to his profile
 	q.mustLabelControls(t, "the moderation queue")
 
 	// Refused forms write nothing: no token, a stale token, no scope.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -81,13 +82,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, nullID, v03, err)
 		return
 	}
-	if err := a2a.CheckJSON(body); err != nil {
-		var se *a2a.SyntaxError
-		if errors.As(err, &se) {
-			h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.ParseError, "invalid JSON: %v", err))
-		} else {
-			h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "request refused: %v", err))
-		}
+	// The envelope is checked and decoded in one pass (a2a.Decode); its
+	// params stay raw for the method's own decoding.
+	var req request
+	decodeErr := a2a.Decode(body, &req)
+	var (
+		se *a2a.SyntaxError
+		sh *a2a.ShapeError
+	)
+	switch {
+	case errors.As(decodeErr, &se):
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.ParseError, "invalid JSON: %v", decodeErr))
+		return
+	case errors.As(decodeErr, &sh):
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "request refused: %v", decodeErr))
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
@@ -100,13 +108,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "a JSON-RPC request must be a JSON object"))
 		return
 	}
-	var req request
-	if err := a2a.CheckFields(body, &req); err != nil {
-		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", err))
-		return
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", err))
+	if decodeErr != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(decodeErr, &te) {
+			decodeErr = fmt.Errorf("%s is JSON %s, not %s", te.Field, te.Value, te.Type)
+		}
+		h.writeError(w, r, nullID, v03, a2a.Errorf(a2a.InvalidRequest, "malformed JSON-RPC envelope: %v", decodeErr))
 		return
 	}
 	id := req.ID

@@ -27,14 +27,41 @@ type hitJSON struct {
 	CreatedAt   string  `json:"createdAt,omitempty"`
 	AnsweredAt  string  `json:"answeredAt,omitempty"`
 	Accepted    string  `json:"acceptedReplyId,omitempty"`
+	Answer      string  `json:"answerReplyId,omitempty"`
 	Body        string  `json:"body,omitempty"`
 	Replies     []reply `json:"replies,omitempty"`
 	Origin      *Origin `json:"origin,omitempty"`
+	signalsJSON
+	Author *Author `json:"author,omitempty"`
+}
+
+// signalsJSON is Signals on the wire: votes (a hit's score is its
+// relevance), trust (three decimals) and the verifications.
+type signalsJSON struct {
+	Votes         int               `json:"votes"`
+	Trust         float64           `json:"trust"`
+	Verifications verificationsJSON `json:"verifications"`
+}
+
+type verificationsJSON struct {
+	Worked       int    `json:"worked"`
+	Failed       int    `json:"failed"`
+	LastWorkedAt string `json:"lastWorkedAt,omitempty"`
+}
+
+func signalsOf(s Signals) signalsJSON {
+	return signalsJSON{Votes: s.Votes, Trust: math.Round(s.Trust*1e3) / 1e3, Verifications: verificationsJSON{
+		Worked: s.Verifications.Worked, Failed: s.Verifications.Failed, LastWorkedAt: formatOpt(s.Verifications.LastWorkedAt)}}
 }
 
 type reply struct {
-	HitReply
-	CreatedAt string `json:"createdAt"`
+	ID         string  `json:"id"`
+	AuthorName string  `json:"authorName"`
+	Body       string  `json:"body"`
+	Accepted   bool    `json:"accepted,omitempty"`
+	CreatedAt  string  `json:"createdAt"`
+	Author     *Author `json:"author,omitempty"`
+	signalsJSON
 }
 
 // MarshalJSON writes the hit as search answers show it.
@@ -42,15 +69,16 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 	out := hitJSON{
 		Source: h.Source, ID: h.ID, Title: h.Title, Kind: h.Kind, Product: h.Product, Environment: h.Environment,
 		Score: math.Round(h.Score*1e4) / 1e4, Snippet: h.Snippet, PageURL: h.PageURL, URL: h.URL, Body: h.Body,
-		Origin: h.Origin,
+		Origin: h.Origin, signalsJSON: signalsOf(h.Signals), Author: h.Author,
 	}
 	if h.Source == SourceDiscussion {
 		n := h.ReplyCount
 		out.Status, out.ReplyCount = h.Status, &n
 		out.CreatedAt, out.AnsweredAt = formatOpt(h.CreatedAt), formatOpt(h.AnsweredAt)
-		out.Accepted = h.AcceptedReplyID
+		out.Accepted, out.Answer = h.AcceptedReplyID, h.AnswerReplyID
 		for _, r := range h.Replies {
-			out.Replies = append(out.Replies, reply{HitReply: r, CreatedAt: FormatTime(r.CreatedAt)})
+			out.Replies = append(out.Replies, reply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, Accepted: r.Accepted,
+				CreatedAt: FormatTime(r.CreatedAt), Author: r.Author, signalsJSON: signalsOf(r.Signals)})
 		}
 	} else {
 		out.UpdatedAt = FormatTime(h.UpdatedAt)

@@ -27,6 +27,43 @@ type Query struct {
 	// Research asks for each hit's full text: a record's body, a
 	// discussion's question details and replies.
 	Research bool
+	// MinScore, MinTrust and MinReputation, when set, keep only the hits
+	// whose vote score, trust and author's reputation reach them (a
+	// record has no author: MinReputation keeps it). See docs/search.md.
+	MinScore      *int
+	MinTrust      *float64
+	MinReputation *int64
+	// Now is when the query is answered: the time trust is read at.
+	Now time.Time
+}
+
+// Filtered reports whether q has a trust filter.
+func (q Query) Filtered() bool {
+	return q.MinScore != nil || q.MinTrust != nil || q.MinReputation != nil
+}
+
+// Verifications are a hit's standing reports.
+type Verifications struct {
+	Worked       int       `json:"worked"`
+	Failed       int       `json:"failed"`
+	LastWorkedAt time.Time `json:"-"`
+}
+
+// Author is who wrote a hit's answer (or asked an open discussion), with
+// the reputation others gave them.
+type Author struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Reputation int64  `json:"reputation"`
+}
+
+// Signals are what others said of an answer: its vote score (up votes
+// minus down votes), its trust (verifications first, then votes, recent
+// ones weighing more) and its verifications.
+type Signals struct {
+	Votes         int
+	Trust         float64
+	Verifications Verifications
 }
 
 // Source says what a search result is.
@@ -81,6 +118,16 @@ type Hit struct {
 	// (the ones the index keeps: see docs/search.md).
 	Replies []HitReply
 
+	// Signals are a record's, or a discussion's answer's (the reply the
+	// snippet shows, AnswerReplyID): a hit's Score is its relevance.
+	Signals
+	// Author wrote the answer (for an open discussion: asked the
+	// question); nil for a record.
+	Author *Author
+	// AnswerReplyID is the reply an answered discussion's snippet shows:
+	// the accepted one, else the most trusted, else the first answer.
+	AnswerReplyID string
+
 	// Origin, for a document followed from a peer, names the peer and
 	// the document's page there (PageURL is that page too); nil for a
 	// local one.
@@ -96,12 +143,14 @@ type Origin struct {
 
 // HitReply is one reply of a discussion result.
 type HitReply struct {
-	ID         string    `json:"id"`
-	AuthorName string    `json:"authorName"`
-	Body       string    `json:"body"`
-	CreatedAt  time.Time `json:"-"`
+	ID         string
+	AuthorName string
+	Body       string
+	CreatedAt  time.Time
 	// Accepted marks the reply the asker accepted.
-	Accepted bool `json:"accepted,omitempty"`
+	Accepted bool
+	Signals
+	Author *Author
 }
 
 // Correction is a misspelt query term and the indexed term searched

@@ -52,10 +52,10 @@ func newArgs(tool string, s *jsonschema.Schema) (*args, error) {
 		switch p.Type {
 		case "string":
 			q.MinLength, q.MaxLength = nil, nil
-		case "integer":
+		case "integer", "number":
 			q.Minimum, q.Maximum = nil, nil
 		default:
-			return nil, fmt.Errorf("mcpserver: tool %s: argument %s: only strings and integers are checked", tool, name)
+			return nil, fmt.Errorf("mcpserver: tool %s: argument %s: only strings, integers and numbers are checked", tool, name)
 		}
 		if b, err := json.Marshal(&q); err != nil || string(b) != "true" && string(b) != "{}" {
 			return nil, fmt.Errorf("mcpserver: tool %s: argument %s: a schema keyword the argument check does not know (%s)", tool, name, b)
@@ -145,6 +145,14 @@ func checkValue(p *jsonschema.Schema, v json.RawMessage) (json.RawMessage, strin
 			return nil, "must be an integer" + bounds(p)
 		}
 		return json.RawMessage(strconv.FormatInt(int64(f), 10)), ""
+	case "number":
+		f, err := strconv.ParseFloat(string(v), 64)
+		ok := err == nil && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && !math.IsInf(f, 0) &&
+			(p.Minimum == nil || f >= *p.Minimum) && (p.Maximum == nil || f <= *p.Maximum)
+		if !ok {
+			return nil, "must be a number" + bounds(p)
+		}
+		return v, ""
 	}
 	return nil, "cannot be checked"
 }
@@ -152,7 +160,7 @@ func checkValue(p *jsonschema.Schema, v json.RawMessage) (json.RawMessage, strin
 // bounds words a property's limits: " from 1 to 5", " of 1 to 1000
 // characters", "".
 func bounds(p *jsonschema.Schema) string {
-	if p.Type == "integer" && p.Minimum != nil && p.Maximum != nil {
+	if (p.Type == "integer" || p.Type == "number") && p.Minimum != nil && p.Maximum != nil {
 		return fmt.Sprintf(" from %v to %v", *p.Minimum, *p.Maximum)
 	}
 	if p.Type == "string" && p.MaxLength != nil {

@@ -28,7 +28,7 @@ func TestArgs(t *testing.T) {
 		}
 	}
 	long := func(n int) string { return `"` + strings.Repeat("é", n) + `"` }
-	const searchTakes = "(search takes query, limit, kind, product, environment)"
+	const searchTakes = "(search takes query, limit, kind, product, environment, minScore, minTrust, minReputation)"
 	tests := []struct {
 		name, tool, args string
 		want             string // the checked arguments; empty when refused
@@ -49,6 +49,14 @@ func TestArgs(t *testing.T) {
 		{name: "query empty", tool: ToolSearch, args: `{"query":""}`, tool_err: "query: must not be empty"},
 		{name: "query too long", tool: ToolSearch, args: `{"query":` + long(1001) + `}`, tool_err: "query: 1001 characters, at most 1000"},
 		{name: "query as long as allowed", tool: ToolSearch, args: `{"query":` + long(1000) + `}`, want: `{"query":` + long(1000) + `}`},
+		{name: "trust filters", tool: ToolSearch, args: `{"query":"x","minScore":2,"minTrust":0.5,"minReputation":-3}`,
+			want: `{"minReputation":-3,"minScore":2,"minTrust":0.5,"query":"x"}`},
+		{name: "minTrust a string", tool: ToolSearch, args: `{"query":"x","minTrust":"0.5"}`,
+			tool_err: "minTrust: must be a number from -1e+09 to 1e+09"},
+		{name: "minTrust past its bound", tool: ToolSearch, args: `{"query":"x","minTrust":1e300}`,
+			tool_err: "minTrust: must be a number from -1e+09 to 1e+09"},
+		{name: "minScore a fraction", tool: ToolSearch, args: `{"query":"x","minScore":0.5}`,
+			tool_err: "minScore: must be an integer from -1e+09 to 1e+09"},
 		{name: "limit 9", tool: ToolSearch, args: `{"query":"x","limit":9}`, tool_err: "limit: must be an integer from 1 to 5"},
 		{name: "limit 0", tool: ToolSearch, args: `{"query":"x","limit":0}`, tool_err: "limit: must be an integer from 1 to 5"},
 		{name: "limit negative", tool: ToolSearch, args: `{"query":"x","limit":-1}`, tool_err: "limit: must be an integer from 1 to 5"},
@@ -128,7 +136,7 @@ func TestArgsKnownKeywords(t *testing.T) {
 	}{
 		{"an enum", &jsonschema.Schema{Type: "string", Enum: []any{"a"}}},
 		{"a pattern", &jsonschema.Schema{Type: "string", Pattern: "^a$"}},
-		{"a number", &jsonschema.Schema{Type: "number"}},
+		{"a number's pattern", &jsonschema.Schema{Type: "number", Pattern: "^1$"}},
 		{"a nullable string", &jsonschema.Schema{Types: []string{"null", "string"}}},
 		{"an integer length", &jsonschema.Schema{Type: "integer", MaxLength: ptr(3)}},
 	} {

@@ -20,6 +20,10 @@ const maxCursorLen = 64
 // are shorter).
 const maxFetchIDLen = knowledge.MaxIDLen
 
+// maxTrustFilter bounds the trust filters' values either way: far beyond
+// any score, trust or reputation, and within an integer's exact range.
+const maxTrustFilter = 1e9
+
 // Tools returns the four tool definitions, with their input and output
 // schemas, titles and annotations. Each call returns new values.
 func Tools() ([]*mcp.Tool, error) {
@@ -28,6 +32,10 @@ func Tools() ([]*mcp.Tool, error) {
 		intRange(p["limit"], 1, knowledge.MaxLimit, knowledge.DefaultLimit)
 		for _, f := range []string{"kind", "product", "environment"} {
 			p[f].MaxLength = ptr(discussions.MaxFilterLen)
+		}
+		for _, f := range []string{"minScore", "minTrust", "minReputation"} {
+			notNull(p[f]) // absent, never null
+			p[f].Minimum, p[f].Maximum = ptr(-maxTrustFilter), ptr(maxTrustFilter)
 		}
 	})
 	if err != nil {
@@ -64,7 +72,9 @@ func Tools() ([]*mcp.Tool, error) {
 			"Search kfa's curated knowledge records (fixes, how-tos, references) and its public discussions. "+
 				"Returns up to 5 results, best first, each with a url to cite and an id to fetch for the full text. "+
 				"An empty result list is an honest answer: nothing in the knowledge base matches. "+
-				"Filters (kind, product, environment) narrow the candidates. Anonymous and read-only; "+
+				"Filters (kind, product, environment) narrow the candidates; minScore, minTrust and minReputation keep the "+
+				"answers others voted up, verified, or whose authors they trust. Each result says how many agents reported that "+
+				"its answer worked or failed. Anonymous and read-only; "+
 				"searches count against a per-address rate limit."),
 		tool(ToolFetch, "Fetch a record or discussion", fetch, outputs[1],
 			"Fetch the whole text of a search result by its id: a record's body with its metadata "+

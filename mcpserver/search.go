@@ -16,6 +16,7 @@ func (t *tools) search(ctx context.Context, in SearchInput) (SearchOutput, error
 	c := service.Caller{Addr: callerOf(ctx).Addr}
 	res, err := t.d.Service.Search(ctx, c, knowledge.Query{
 		Text: in.Query, Limit: in.Limit, Kind: in.Kind, Product: in.Product, Environment: in.Environment,
+		MinScore: in.MinScore, MinTrust: in.MinTrust, MinReputation: in.MinReputation,
 	})
 	if err != nil {
 		return SearchOutput{}, t.fail(ctx, err)
@@ -34,6 +35,14 @@ func resultOf(h knowledge.Hit) SearchResult {
 		ID: h.ID, Title: h.Title, URL: h.PageURL, Snippet: h.Snippet, Source: string(h.Source),
 		Score: math.Round(h.Score*1e4) / 1e4,
 		Kind:  h.Kind, Product: h.Product, Environment: h.Environment,
+		Votes: h.Votes, Trust: math.Round(h.Trust*1e3) / 1e3,
+		Verifications: SearchVerifications{Worked: h.Verifications.Worked, Failed: h.Verifications.Failed},
+	}
+	if !h.Verifications.LastWorkedAt.IsZero() {
+		r.Verifications.LastWorkedAt = knowledge.FormatTime(h.Verifications.LastWorkedAt)
+	}
+	if a := h.Author; a != nil {
+		r.Author = &SearchAuthor{ID: a.ID, Name: a.Name, Reputation: a.Reputation}
 	}
 	if h.Origin != nil {
 		r.Origin = &Origin{Peer: h.Origin.Peer, URL: h.Origin.URL}
@@ -46,7 +55,7 @@ func resultOf(h knowledge.Hit) SearchResult {
 		return r
 	}
 	n := h.ReplyCount
-	r.Status, r.ReplyCount, r.AcceptedReplyID = h.Status, &n, h.AcceptedReplyID
+	r.Status, r.ReplyCount, r.AcceptedReplyID, r.AnswerReplyID = h.Status, &n, h.AcceptedReplyID, h.AnswerReplyID
 	if !h.CreatedAt.IsZero() {
 		r.CreatedAt = knowledge.FormatTime(h.CreatedAt)
 	}

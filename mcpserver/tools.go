@@ -24,6 +24,10 @@ type SearchInput struct {
 	Kind        string `json:"kind,omitempty" jsonschema:"Only records of this kind, e.g. fix, howto, reference."`
 	Product     string `json:"product,omitempty" jsonschema:"Only records about this product, e.g. bbolt, kfa."`
 	Environment string `json:"environment,omitempty" jsonschema:"Only records for this environment, e.g. linux, docker."`
+	// The trust filters keep only the hits that reach them.
+	MinScore      *int     `json:"minScore,omitempty" jsonschema:"Only answers whose vote score (up votes minus down votes) is at least this."`
+	MinTrust      *float64 `json:"minTrust,omitempty" jsonschema:"Only answers whose trust (verifications first, then votes, recent ones weighing more) is at least this."`
+	MinReputation *int64   `json:"minReputation,omitempty" jsonschema:"Only answers whose author's reputation is at least this; records, which have no author, pass."`
 }
 
 // SearchOutput is the answer of search. An empty list is an honest miss:
@@ -59,9 +63,31 @@ type SearchResult struct {
 	// AcceptedReplyID is the reply the asker accepted: the answer the
 	// snippet shows.
 	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer; the snippet shows it."`
+	// AnswerReplyID is the reply the snippet shows.
+	AnswerReplyID string `json:"answerReplyId,omitempty" jsonschema:"The reply an answered discussion's snippet shows: the accepted one, else the most trusted answer."`
+
+	// What others said of the answer (a record, or a discussion's answer).
+	Votes         int                 `json:"votes" jsonschema:"The answer's vote score: up votes minus down votes."`
+	Trust         float64             `json:"trust" jsonschema:"The answer's trust: verifications first, then votes, recent ones weighing more."`
+	Verifications SearchVerifications `json:"verifications" jsonschema:"How many agents reported that the answer worked, or failed."`
+	Author        *SearchAuthor       `json:"author,omitempty" jsonschema:"Who wrote a discussion's answer (who asked an open one), with their reputation."`
 
 	// Origin names the peer a followed document comes from (federation).
 	Origin *Origin `json:"origin,omitempty" jsonschema:"For a document followed from another kfa server (a peer): the peer's name here and the document's URL there. A local result has none."`
+}
+
+// SearchVerifications are a result's standing reports.
+type SearchVerifications struct {
+	Worked       int    `json:"worked"`
+	Failed       int    `json:"failed"`
+	LastWorkedAt string `json:"lastWorkedAt,omitempty" jsonschema:"When an agent last reported that the answer worked (RFC 3339, UTC)."`
+}
+
+// SearchAuthor is who wrote a result's answer.
+type SearchAuthor struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Reputation int64  `json:"reputation"`
 }
 
 // Origin is where a followed document comes from.

@@ -41,8 +41,8 @@ func TestTools(t *testing.T) {
 			if p.Type == "string" && p.MaxLength == nil {
 				t.Errorf("%s.%s: a string without maxLength", d.Name, name)
 			}
-			if p.Type == "integer" && (p.Minimum == nil || p.Maximum == nil) {
-				t.Errorf("%s.%s: an integer without bounds", d.Name, name)
+			if (p.Type == "integer" || p.Type == "number") && (p.Minimum == nil || p.Maximum == nil) {
+				t.Errorf("%s.%s: a number without bounds", d.Name, name)
 			}
 		}
 	}

@@ -252,7 +252,7 @@ func statusEvents(before *discussions.Discussion, c Content, at time.Time) []cha
 }
 
 func hiddenEvent(it Item, by string, at time.Time) changelog.Event {
-	return changelog.Event{Kind: changelog.ItemHidden, ID: it.ID, Ref: it.DiscussionID, Note: by, At: at}
+	return changelog.Event{Kind: changelog.ItemHidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, Note: by, At: at}
 }
 
 // Command is a moderator's action on an item: hide, unhide or dismiss.
@@ -358,7 +358,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 			return out, nil
 		}
 		out.Content = show(d, r, st.Answer, it.Kind)
-		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+		out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, At: c.At})
 		out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 		it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 		out.Result.Hidden = false
@@ -368,7 +368,7 @@ func DecideModerate(st State, c Command) (Outcome, error) {
 		}
 		if hidden && it.Hidden == HiddenByFlags {
 			out.Content = show(d, r, st.Answer, it.Kind)
-			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Ref: it.DiscussionID, At: c.At})
+			out.Events = append(out.Events, changelog.Event{Kind: changelog.ItemUnhidden, ID: it.ID, Owner: it.AuthorID, Ref: it.DiscussionID, At: c.At})
 			out.Events = append(out.Events, statusEvents(d, out.Content, c.At)...)
 			it.Hidden, it.HiddenAt = NotHidden, time.Time{}
 			out.Result.Hidden = false

@@ -2,6 +2,7 @@ package moderation
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -16,7 +17,24 @@ const (
 	ActionHide    Action = "hide"
 	ActionUnhide  Action = "unhide"
 	ActionDismiss Action = "dismiss"
+	// ActionResetReputation: a moderator reset an agent's reputation (the
+	// entry's item is the agent, of kind KindAgent).
+	ActionResetReputation Action = "reset-reputation"
 )
+
+// KindAgent is the item kind of an audit entry about an agent (a
+// reputation reset); agents are not flagged or hidden as items.
+const KindAgent Kind = "agent"
+
+// ResetEntry is the audit entry of actor's reset of agentID's
+// reputation at at, which took before away, for reason.
+func ResetEntry(actor Actor, agentID, reason string, before int64, at time.Time) Entry {
+	return Entry{
+		ID: entryID(at, 0, string(ActionResetReputation), agentID), At: at, Action: ActionResetReputation, Actor: actor,
+		ItemKind: KindAgent, ItemID: agentID, AuthorID: agentID, Reason: reason,
+		Note: fmt.Sprintf("reputation %d reset to 0", before),
+	}
+}
 
 // ActorKind is who acts.
 type ActorKind string

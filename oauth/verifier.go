@@ -147,7 +147,8 @@ func (is *Issuer) err() error {
 	return is.lastErr
 }
 
-// Ready is closed once the issuer's metadata and keys are loaded.
+// Ready is closed once the issuer's metadata and keys are loaded, after
+// Verifier.Changed has announced it.
 func (is *Issuer) Ready() <-chan struct{} { return is.ready }
 
 // Changed is closed the next time an issuer's metadata is read (the agent
@@ -243,8 +244,10 @@ func (v *Verifier) discover(ctx context.Context, is *Issuer) error {
 	}
 	n, _, _ := is.keys.state()
 	v.cfg.Log.Info("oauth: issuer ready", "issuer", is.URL, "metadata", m.URL, "keys", n)
-	close(is.ready)
+	// Changed before Ready: whoever waited for the issuer to be ready
+	// finds the change already announced (the agent card is rebuilt).
 	v.notify()
+	close(is.ready)
 	return nil
 }
 

@@ -42,6 +42,10 @@ const MaxRecentAttempts = 20
 // Attempt is one try at delivering. Error never holds secrets: it names
 // the destination's host, never its credentials or token.
 type Attempt struct {
+	// N numbers the attempt among its delivery's (1 for the first). It
+	// makes recording idempotent: an attempt whose number the delivery has
+	// counted already is recorded (see Recorded). Zero: not numbered.
+	N        int
 	At       time.Time
 	Duration time.Duration
 	Status   int // the HTTP status; 0 when no response came
@@ -83,6 +87,12 @@ func (d *Delivery) RetryFrom() time.Time {
 	}
 	return d.CreatedAt
 }
+
+// Recorded tells whether d has counted attempt a already: a record tried
+// again after its first try's COMMIT went unanswered (the database went
+// away), which committed after all. Recording it again would count one
+// attempt twice.
+func (d *Delivery) Recorded(a Attempt) bool { return a.N > 0 && d.Attempts >= a.N }
 
 // Apply records attempt a on d: the state it leads to, the schedule, the
 // bounded history.
@@ -181,7 +191,7 @@ type Response struct {
 // attempt would fall after created + p.For.
 func (p RetryPolicy) Decide(r Response, n int, created, at time.Time, took time.Duration, jitter func(int64) int64) Attempt {
 	p = p.WithDefaults()
-	a := Attempt{At: at, Duration: took, Status: r.Status}
+	a := Attempt{N: n, At: at, Duration: took, Status: r.Status}
 	switch {
 	case r.Err != nil:
 		a.Error = r.Err.Error()

@@ -65,7 +65,7 @@ func TestDecide(t *testing.T) {
 		{"Retry-After beyond the period", Response{Status: 429, RetryAfter: 48 * time.Hour}, 1, created, OutcomeFailed, 0, "gave up after 1 attempt over"},
 	} {
 		a := p.Decide(tc.r, tc.n, created, tc.at, time.Millisecond, none)
-		if a.Outcome != tc.outcome || !strings.Contains(a.Error, tc.errPart) || a.At != tc.at || a.Status != tc.r.Status {
+		if a.Outcome != tc.outcome || !strings.Contains(a.Error, tc.errPart) || a.At != tc.at || a.Status != tc.r.Status || a.N != tc.n {
 			t.Errorf("%s: %+v", tc.name, a)
 		}
 		if tc.outcome == OutcomeRetry && a.NextAt.Sub(tc.at) != tc.next {
@@ -143,5 +143,19 @@ func TestNewConfig(t *testing.T) {
 	c, err = NewConfig(a2a.TaskPushNotificationConfig{URL: "https://x.example/", Authentication: &a2a.PushAuthentication{}}, Policy{}, "", now)
 	if err != nil || c.AuthScheme != "" {
 		t.Fatalf("empty authentication: %+v %v", c, err)
+	}
+}
+
+// TestRecorded: an attempt is recorded once the delivery counts its
+// number; an unnumbered attempt never is.
+func TestRecorded(t *testing.T) {
+	d := Delivery{Attempts: 2}
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{{0, false}, {1, true}, {2, true}, {3, false}} {
+		if got := d.Recorded(Attempt{N: tc.n}); got != tc.want {
+			t.Errorf("attempt %d of a delivery with 2: recorded %v, want %v", tc.n, got, tc.want)
+		}
 	}
 }

@@ -16,18 +16,37 @@ import (
 // holds no such delivery): ErrDeliveryNotFound, ErrNotPending for a
 // delivery that is pending no more (its config was deleted meanwhile, or
 // an operator retried it and a sender finished it), else the delivery
-// after the attempt.
-func DecideAttempt(d *Delivery, a Attempt) (Delivery, error) {
+// after the attempt, with record true. An attempt d has counted already
+// (Delivery.Recorded: a record tried again after its first try's COMMIT
+// went unanswered, which committed after all) changes nothing: d comes
+// back as it is, whatever its state, with record false.
+func DecideAttempt(d *Delivery, a Attempt) (out Delivery, record bool, err error) {
 	switch {
 	case d == nil:
-		return Delivery{}, ErrDeliveryNotFound
+		return Delivery{}, false, ErrDeliveryNotFound
+	case d.Recorded(a):
+		return *d, false, nil
 	case d.State != Pending:
-		return Delivery{}, ErrNotPending
+		return Delivery{}, false, ErrNotPending
 	}
-	out := *d
+	out = *d
 	out.Recent = append([]Attempt(nil), d.Recent...)
 	out.Apply(a)
-	return out, nil
+	return out, true, nil
+}
+
+// DecideClaim decides a sender's claim of d (nil: no such delivery)
+// before it sends it (see Claimer): a pending delivery due at or before
+// at is claimed, and due at until instead; any other is not (another
+// sender claimed it, or its attempt was recorded meanwhile) and must not
+// be sent.
+func DecideClaim(d *Delivery, at, until time.Time) (out Delivery, claimed bool) {
+	if d == nil || d.State != Pending || d.NextAt.After(at) {
+		return Delivery{}, false
+	}
+	out = *d
+	out.NextAt = until
+	return out, true
 }
 
 // DecideRetry decides an operator's retry of d at at (nil: no such

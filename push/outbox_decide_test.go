@@ -12,26 +12,63 @@ func TestDecideAttempt(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	pending := &Delivery{ID: "d", State: Pending, NextAt: t0}
 	for _, tc := range []struct {
-		name  string
-		d     *Delivery
-		a     Attempt
-		want  State
-		error error
+		name   string
+		d      *Delivery
+		a      Attempt
+		want   State
+		record bool
+		error  error
 	}{
-		{"no such delivery", nil, Attempt{Outcome: OutcomeDelivered}, "", ErrDeliveryNotFound},
-		{"delivered already", &Delivery{State: Delivered}, Attempt{Outcome: OutcomeDelivered}, "", ErrNotPending},
-		{"failed already", &Delivery{State: Failed}, Attempt{Outcome: OutcomeRetry}, "", ErrNotPending},
-		{"delivered", pending, Attempt{At: t0, Outcome: OutcomeDelivered}, Delivered, nil},
-		{"retried", pending, Attempt{At: t0, Outcome: OutcomeRetry, NextAt: t0.Add(time.Minute)}, Pending, nil},
-		{"failed", pending, Attempt{At: t0, Outcome: OutcomeFailed, Error: "410"}, Failed, nil},
+		{"no such delivery", nil, Attempt{Outcome: OutcomeDelivered}, "", false, ErrDeliveryNotFound},
+		{"delivered already", &Delivery{State: Delivered}, Attempt{Outcome: OutcomeDelivered}, "", false, ErrNotPending},
+		{"failed already", &Delivery{State: Failed}, Attempt{Outcome: OutcomeRetry}, "", false, ErrNotPending},
+		{"delivered", pending, Attempt{N: 1, At: t0, Outcome: OutcomeDelivered}, Delivered, true, nil},
+		{"retried", pending, Attempt{N: 1, At: t0, Outcome: OutcomeRetry, NextAt: t0.Add(time.Minute)}, Pending, true, nil},
+		{"failed", pending, Attempt{N: 1, At: t0, Outcome: OutcomeFailed, Error: "410"}, Failed, true, nil},
+		{"not numbered", pending, Attempt{At: t0, Outcome: OutcomeDelivered}, Delivered, true, nil},
+		// A record tried again after its COMMIT's answer was lost, which
+		// committed: the delivery as it is, whatever its state, nothing
+		// recorded twice.
+		{"recorded already, delivered", &Delivery{State: Delivered, Attempts: 1}, Attempt{N: 1, Outcome: OutcomeDelivered}, Delivered, false, nil},
+		{"recorded already, pending", &Delivery{State: Pending, Attempts: 2}, Attempt{N: 2, Outcome: OutcomeRetry}, Pending, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecideAttempt(tc.d, tc.a)
-			if !errors.Is(err, tc.error) || (err == nil && got.State != tc.want) {
-				t.Fatalf("DecideAttempt = %s, %v; want %s, %v", got.State, err, tc.want, tc.error)
+			got, record, err := DecideAttempt(tc.d, tc.a)
+			if !errors.Is(err, tc.error) || (err == nil && got.State != tc.want) || record != tc.record {
+				t.Fatalf("DecideAttempt = %s, %v, %v; want %s, %v, %v", got.State, record, err, tc.want, tc.record, tc.error)
 			}
-			if err == nil && (got.Attempts != 1 || len(tc.d.Recent) != 0) {
+			if record && (got.Attempts != tc.d.Attempts+1 || len(tc.d.Recent) != 0) {
 				t.Fatalf("attempts %d, the loaded delivery's history %v: the decision must not touch what it was given", got.Attempts, tc.d.Recent)
+			}
+			if err == nil && !record && got.Attempts != tc.d.Attempts {
+				t.Fatalf("an attempt recorded already changed the delivery: %d attempts, was %d", got.Attempts, tc.d.Attempts)
+			}
+		})
+	}
+}
+
+func TestDecideClaim(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	until := t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name string
+		d    *Delivery
+		want bool
+	}{
+		{"no such delivery", nil, false},
+		{"due", &Delivery{State: Pending, NextAt: t0}, true},
+		{"overdue", &Delivery{State: Pending, NextAt: t0.Add(-time.Hour)}, true},
+		{"claimed by another sender", &Delivery{State: Pending, NextAt: t0.Add(time.Second)}, false},
+		{"delivered meanwhile", &Delivery{State: Delivered, NextAt: t0}, false},
+		{"failed meanwhile", &Delivery{State: Failed, NextAt: t0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := DecideClaim(tc.d, t0, until)
+			if ok != tc.want || (ok && !got.NextAt.Equal(until)) {
+				t.Fatalf("DecideClaim = %v, due %v; want %v, due %v", ok, got.NextAt, tc.want, until)
+			}
+			if ok && !tc.d.NextAt.Before(until) {
+				t.Fatal("the decision touched the delivery it was given")
 			}
 		})
 	}

@@ -96,7 +96,9 @@ type OutboxStore interface {
 	// PushConfig returns the config a delivery is for (any owner).
 	PushConfig(ctx context.Context, taskID, id string) (Config, error)
 	// RecordAttempt applies a to the pending delivery (Delivery.Apply)
-	// and returns it; ErrNotPending when it is pending no more.
+	// and returns it; ErrNotPending when it is pending no more. An attempt
+	// the delivery has counted already (Delivery.Recorded) changes
+	// nothing, and its delivery comes back as it is, whatever its state.
 	RecordAttempt(ctx context.Context, id string, a Attempt) (Delivery, error)
 	// Delivery returns one delivery.
 	Delivery(ctx context.Context, id string) (Delivery, error)
@@ -138,6 +140,22 @@ type DestinationLocker interface {
 	// DestinationLocks opens this sender's set of locks. Closing it
 	// releases every lock it holds; so does the sender's process dying.
 	DestinationLocks(ctx context.Context) (DestinationLocks, error)
+}
+
+// Claimer is a shared outbox whose destination locks can end while their
+// sender lives: on PostgreSQL they are session locks, which a failover
+// ends on every process at once, while a sender may have sent a delivery
+// whose attempt it has not yet recorded. So that no other sender reads
+// that delivery as due and sends it again for the same attempt, a sender
+// claims each delivery before it sends it, in a write that commits (and,
+// with synchronous replication, reaches the standby) first. Recording the
+// attempt ends the claim; a sender that died without recording it leaves
+// the claim to expire, and the delivery is sent again then.
+type Claimer interface {
+	// Claim makes the pending delivery id, due at or before at, due at
+	// until instead. False: it was not due (another sender claimed it, or
+	// its attempt was recorded meanwhile), and must not be sent.
+	Claim(ctx context.Context, id string, at, until time.Time) (bool, error)
 }
 
 // DestinationLocks are one sender's destination locks. Its methods are

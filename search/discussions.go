@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // DiscussionSource is what the index reads of the discussions. Both
@@ -71,8 +73,12 @@ func indexedReplies(id string) discussions.ReplyQuery {
 }
 
 // addListed puts d, read from a page of discussions, into b with its
-// replies, which it reads first.
+// replies, which it reads first: none for a discussion without visible
+// replies (a new question), which has none to list.
 func (x *Index) addListed(ctx context.Context, b *bleve.Batch, d discussions.Discussion) error {
+	if d.VisibleReplies() == 0 {
+		return x.addDiscussion(ctx, b, d, nil)
+	}
 	page, err := x.o.Discussions.ListReplies(ctx, indexedReplies(d.ID))
 	if err != nil {
 		return fmt.Errorf("search: replies of discussion %s: %w", d.ID, err)
@@ -80,38 +86,62 @@ func (x *Index) addListed(ctx context.Context, b *bleve.Batch, d discussions.Dis
 	return x.addDiscussion(ctx, b, d, page.Replies)
 }
 
-// addDiscussion puts d with replies, its indexedReplies, into b.
+// addDiscussion puts d with replies, its indexedReplies, into b, with
+// the signals of its answer and the reputations of its authors, read in
+// one read.
 func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions.Discussion, replies []discussions.Reply) error {
+	var kept []discussions.Reply
+	size := 0
+	for _, r := range replies {
+		if size += len(r.Body); size > maxAnswersLen {
+			break
+		}
+		kept = append(kept, r)
+	}
+	// The accepted reply is the answer, wherever it is in the thread:
+	// read on its own only when it is not among the replies read.
+	candidates := kept
+	if d.AcceptedReplyID != "" {
+		r, err := x.acceptedReply(ctx, d, kept)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(kept, func(k discussions.Reply) bool { return k.ID == r.ID }) {
+			candidates = append(slices.Clip(kept), r)
+		}
+	}
+	items := make([]trust.Item, len(candidates))
+	authors := []string{d.AuthorID}
+	for i, r := range candidates {
+		items[i] = trust.ReplyItem(d.ID, r.ID)
+		authors = append(authors, r.AuthorID)
+	}
+	board, err := x.board(ctx, items, authors)
+	if err != nil {
+		return err
+	}
 	var body strings.Builder
 	body.WriteString(x.md.Text(d.Body))
-	size := 0
 	doc := discussionDoc{
 		Title: d.Title, Details: d.Body, Kind: d.Kind, Product: d.Product, Environment: d.Environment,
 		Status: string(d.Status), Replies: strconv.Itoa(d.VisibleReplies()), Created: formatTime(d.CreatedAt),
 		Answered: formatTime(d.AnsweredAt), Accepted: d.AcceptedReplyID,
 	}
 	thread := []threadReply{}
-	for _, r := range replies {
-		if size += len(r.Body); size > maxAnswersLen {
-			break
-		}
+	for _, r := range kept {
 		body.WriteString("\n\n")
 		body.WriteString(x.md.Text(r.Body))
-		thread = append(thread, threadReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, CreatedAt: formatTime(r.CreatedAt),
-			Accepted: r.ID == d.AcceptedReplyID})
-		if doc.Answer == "" && discussions.Qualifies(d, r) {
-			doc.Answer = x.md.Text(r.Body)
-		}
+		thread = append(thread, threadReply{ID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Body: r.Body,
+			CreatedAt: formatTime(r.CreatedAt), Accepted: r.ID == d.AcceptedReplyID,
+			Signals: signalsDocOf(board.Of(trust.ReplyItem(d.ID, r.ID)).Tally)})
 	}
-	// The accepted reply is the answer, wherever it is in the thread:
-	// read on its own only when it is not among the replies read.
-	if d.AcceptedReplyID != "" {
-		r, err := x.acceptedReply(ctx, d, replies)
-		if err != nil {
-			return err
-		}
-		doc.Answer = x.md.Text(r.Body)
+	sig := signalsDoc{Author: d.AuthorID, AuthorName: d.AuthorName}
+	if a := answerOf(d, candidates, board); a != nil {
+		doc.Answer = x.md.Text(a.Body)
+		sig = signalsDocOf(board.Of(trust.ReplyItem(d.ID, a.ID)).Tally)
+		sig.Reply, sig.Author, sig.AuthorName = a.ID, a.AuthorID, a.AuthorName
 	}
+	doc.Signals = sig.encode()
 	doc.Body = body.String()
 	tb, err := json.Marshal(thread)
 	if err != nil {
@@ -121,6 +151,7 @@ func (x *Index) addDiscussion(ctx context.Context, b *bleve.Batch, d discussions
 	if err := b.Index(discussionDocID(d.ID), doc); err != nil {
 		return fmt.Errorf("search: index discussion %s: %w", d.ID, err)
 	}
+	keepReputations(b, board, authors)
 	return nil
 }
 

@@ -25,9 +25,14 @@ const cursorName = "search-index"
 // followGap is the least time between two of the follower's passes. Each
 // pass makes an index segment, which bleve merges later: under a stream
 // of asks, a pass per commit made a segment per ask or two, and the
-// merges took a fifth of the server's CPU (issue 24). 50 ms adds at most
-// that to when a write is searchable, far under the second allowed.
-const followGap = 50 * time.Millisecond
+// merges took a fifth of the server's CPU (issue 24). A pass also costs
+// bleve a fixed amount (a segment's dictionaries and bitmaps, a snapshot
+// introduced), so fewer, larger passes cost less per ask: 250 ms instead
+// of 50 took BenchmarkFollowAsks from 51 to 40 KB allocated per ask
+// (issue 32). It adds at most that to when a write is searchable under a
+// stream of writes (a write after a quiet moment is indexed at once),
+// far under the second allowed.
+const followGap = 250 * time.Millisecond
 
 // Start follows the change log until ctx ends or Stop: it applies new
 // events when the log wakes it, and every Options.Tick in any case (one
@@ -86,6 +91,20 @@ func (x *Index) Sync(ctx context.Context) error {
 	}
 	_, err := x.catchUp(ctx)
 	return err
+}
+
+// WaitPast returns once the follower has applied the log's event at p
+// (or one after it), without asking it for a pass as Sync does: only a
+// wake-up or the tick brings it. ErrClosed when the follower is not
+// running.
+func (x *Index) WaitPast(ctx context.Context, p changelog.Position) error {
+	x.runMu.Lock()
+	r := x.runner
+	x.runMu.Unlock()
+	if r == nil {
+		return ErrClosed
+	}
+	return r.WaitPast(ctx, p)
 }
 
 // Follower is the index as a changelog.Follower, for a caller that runs
@@ -158,7 +177,7 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 			return err
 		}
 	}
-	var recs, discs idSet
+	var recs, discs, authors idSet
 	changed := map[string]bool{} // discussions to index again even when their counts did not move
 	for _, e := range evs {
 		switch e.Kind {
@@ -172,6 +191,17 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 		case changelog.ItemHidden, changelog.ItemUnhidden:
 			discs.add(e.Ref) // the discussion, or the hidden reply's
 			changed[e.Ref] = true
+			authors.add(e.Owner) // whose reputation it moved
+		case changelog.ItemVoted, changelog.ItemVerified:
+			if e.Ref == "" {
+				recs.add(e.ID) // a record's signals
+			} else {
+				discs.add(e.Ref) // a reply's: its discussion's answer may change
+				changed[e.Ref] = true
+			}
+			authors.add(e.Note)
+		case changelog.ReputationReset:
+			authors.add(e.ID)
 		}
 	}
 	last := evs[len(evs)-1]
@@ -199,6 +229,9 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 		return err
 	}
 	st.Followed = max(0, st.Followed+nf)
+	if err := x.refreshReputations(ctx, b, authors.list); err != nil {
+		return err
+	}
 	b.SetInternal(keyFeed, st.encode())
 	if err := x.rec.Batch(b); err != nil {
 		return fmt.Errorf("search: index the events %s to %s: %w", evs[0].Pos, last.Pos, err)
@@ -223,6 +256,9 @@ type idSet struct {
 }
 
 func (s *idSet) add(id string) {
+	if id == "" {
+		return
+	}
 	if s.seen == nil {
 		s.seen = map[string]struct{}{}
 	}

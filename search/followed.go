@@ -13,6 +13,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/peers"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // FollowedSource is what the index reads of the documents followed from
@@ -77,7 +78,9 @@ func (x *Index) followedDoc(d peers.Document) (string, any, bool, error) {
 	}
 	switch {
 	case d.Record != nil:
-		doc := recordDocOf(d.Record)
+		// Votes and verifications are this server's, of its own
+		// documents: a followed one has none here.
+		doc := recordDocOf(d.Record, trust.Board{})
 		doc.Source = sourceFollowed
 		m, err := withOrigin(doc, d.Peer, d.URL)
 		return d.Key, m, err == nil, err

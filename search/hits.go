@@ -65,22 +65,21 @@ func bestFragment(hl highlight.Highlighter, dm *search.DocumentMatch, doc index.
 	return frags[0]
 }
 
-// hitOf turns a candidate into a result. The caller holds mu for reading.
-func (x *Index) hitOf(c candidate, research bool) (knowledge.Hit, error) {
+// hitOf turns a candidate into a result, its trust read at now. The
+// caller holds mu for reading.
+func (x *Index) hitOf(c candidate, research bool, now time.Time) (knowledge.Hit, error) {
 	if c.disc {
-		return x.discussionHit(c, research)
+		return x.discussionHit(c, research, now)
 	}
-	s, err := load(x.rec, c.dm.ID)
-	if err != nil {
-		return knowledge.Hit{}, err
-	}
+	s := c.doc
 	f := s.fields
 	h := knowledge.Hit{
 		Source: knowledge.SourceRecord, ID: c.dm.ID, Title: f[fTitle],
 		Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv], Score: c.relevance(),
 		Snippet: s.snippet(c.dm, []string{fBody}, fBody),
 		PageURL: x.o.PublicURL + "/records/" + url.PathEscape(c.dm.ID), URL: f[fURL],
-		Origin: originOf(c.dm.ID, f),
+		Signals: c.sig.hitSignals(now),
+		Origin:  originOf(c.dm.ID, f),
 	}
 	if h.Origin != nil {
 		h.PageURL = h.Origin.URL
@@ -94,14 +93,25 @@ func (x *Index) hitOf(c candidate, research bool) (knowledge.Hit, error) {
 
 // threadReply is one reply as the index stores it for research.
 type threadReply struct {
-	ID         string `json:"id"`
-	AuthorName string `json:"authorName"`
-	Body       string `json:"body"`
-	CreatedAt  string `json:"createdAt"`
-	Accepted   bool   `json:"accepted,omitempty"`
+	ID         string     `json:"id"`
+	AuthorID   string     `json:"authorId,omitempty"`
+	AuthorName string     `json:"authorName"`
+	Body       string     `json:"body"`
+	CreatedAt  string     `json:"createdAt"`
+	Accepted   bool       `json:"accepted,omitempty"`
+	Signals    signalsDoc `json:"signals"`
 }
 
-func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error) {
+// author is agent id, named name, with the reputation the index keeps
+// (nil for none). The caller holds mu for reading.
+func (x *Index) author(id, name string) *knowledge.Author {
+	if id == "" {
+		return nil
+	}
+	return &knowledge.Author{ID: id, Name: name, Reputation: x.reputation(id)}
+}
+
+func (x *Index) discussionHit(c candidate, research bool, now time.Time) (knowledge.Hit, error) {
 	f := c.doc.fields
 	id := strings.TrimPrefix(c.dm.ID, discPrefix)
 	h := knowledge.Hit{
@@ -109,6 +119,7 @@ func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error)
 		Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv], Score: c.relevance(),
 		PageURL: x.o.PublicURL + "/discussions/" + url.PathEscape(id),
 		Status:  knowledge.StatusOpen, Origin: originOf(id, f),
+		Signals: c.sig.hitSignals(now), Author: x.author(c.sig.Author, c.sig.AuthorName), AnswerReplyID: c.sig.Reply,
 	}
 	if h.Origin != nil {
 		h.PageURL = h.Origin.URL
@@ -137,7 +148,8 @@ func (x *Index) discussionHit(c candidate, research bool) (knowledge.Hit, error)
 		}
 		h.Replies = make([]knowledge.HitReply, len(thread))
 		for i, r := range thread {
-			h.Replies[i] = knowledge.HitReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, Accepted: r.Accepted}
+			h.Replies[i] = knowledge.HitReply{ID: r.ID, AuthorName: r.AuthorName, Body: r.Body, Accepted: r.Accepted,
+				Signals: r.Signals.hitSignals(now), Author: x.author(r.AuthorID, r.AuthorName)}
 			h.Replies[i].CreatedAt, _ = time.Parse(time.RFC3339Nano, r.CreatedAt)
 		}
 	}

@@ -57,6 +57,10 @@ type Options struct {
 	// Followed, when set, has the documents followed from peers indexed
 	// beside the local ones (followed.go).
 	Followed FollowedSource
+	// Signals, when set, has the records' and the answers' votes and
+	// verifications indexed with them (they rank hits and are shown with
+	// them), and the authors' reputations kept beside.
+	Signals SignalSource
 	// Cursors, when set, keeps the index's position in the store as a
 	// durable cursor, so that trimming the log waits for it.
 	Cursors changelog.Cursors

@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-5"
+const schemaVersion = "kfa-search-6"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -48,6 +48,9 @@ const (
 	fDetails  = "details"  // the question's details, a record's body, as written (research)
 	fThread   = "thread"   // the indexed replies as JSON (research)
 	fAccepted = "accepted" // the accepted reply's id; "" for none
+	// fSignals is a record's, or a discussion's answer's, signals and
+	// author (signalsDoc, as JSON), on both kinds of document.
+	fSignals = "signals"
 )
 
 // Analysers: text is English (as bleve's "en": possessives removed, lower
@@ -75,6 +78,7 @@ type recordDoc struct {
 	Updated     string   `json:"updated"`
 	Source      string   `json:"source"`
 	UpdatedMS   float64  `json:"updated_ms"`
+	Signals     string   `json:"signals"`
 }
 
 // discussionDoc is what the index holds for a discussion.
@@ -92,6 +96,7 @@ type discussionDoc struct {
 	Details     string `json:"details"`
 	Thread      string `json:"thread"`
 	Accepted    string `json:"accepted"`
+	Signals     string `json:"signals"`
 }
 
 func text(store bool) *mapping.FieldMapping {
@@ -169,11 +174,15 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 		fKind: keyword(), fProduct: keyword(), fEnv: keyword(),
 		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
-		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(),
+		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(), fSignals: storedOnly(),
 		fPeer: keyword(), fOrigin: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}
+	// No field is in bleve's composite _all field (IncludeInAll is false
+	// for each), and no query reads it, but bleve still made and indexed
+	// an empty one with every document: disabled (since kfa-search-5).
+	doc.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	m.DefaultMapping = doc
 	m.StoreDynamic = false
 	m.IndexDynamic = false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/markdown"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // buildWorkers is how many batches a full build indexes at once, and
@@ -24,18 +25,33 @@ const buildWorkers, buildBatch = 2, DefaultBatchSize
 // stays a bounded amount of memory.
 const readChunk = 64
 
-func recordDocOf(r *knowledge.Record) recordDoc {
+// recordDocOf is record r with its signals (from b).
+func recordDocOf(r *knowledge.Record, b trust.Board) recordDoc {
 	return recordDoc{
 		Title: r.Title, Body: markdown.Text(r.Body), Details: r.Body, Tags: r.Tags, Kind: r.Kind, Product: r.Product,
 		Environment: r.Environment, URL: r.URL, Updated: knowledge.FormatTime(r.UpdatedAt),
 		Source: string(knowledge.SourceRecord), UpdatedMS: float64(r.UpdatedAt.UnixMilli()),
+		Signals: signalsDocOf(b.Of(trust.RecordItem(r.ID)).Tally).encode(),
 	}
 }
 
-// change is a record to index as it is now: nil when it is gone.
+// recordBoard reads the signals of recs (one read).
+func (x *Index) recordBoard(ctx context.Context, recs []*knowledge.Record) (trust.Board, error) {
+	items := make([]trust.Item, 0, len(recs))
+	for _, r := range recs {
+		if r != nil {
+			items = append(items, trust.RecordItem(r.ID))
+		}
+	}
+	return x.board(ctx, items, nil)
+}
+
+// change is a record to index as it is now (nil when it is gone), with
+// its signals.
 type change struct {
-	id  string
-	rec *knowledge.Record
+	id    string
+	rec   *knowledge.Record
+	board trust.Board
 }
 
 // indexRecords reads the records ids as they are now and indexes them
@@ -55,8 +71,12 @@ func (x *Index) indexRecords(ctx context.Context, recIDs []string) error {
 			if err != nil {
 				return fmt.Errorf("search: read records: %w", err)
 			}
+			board, err := x.recordBoard(ctx, recs)
+			if err != nil {
+				return err
+			}
 			for i, r := range recs {
-				group = append(group, change{id: recIDs[i], rec: r})
+				group = append(group, change{id: recIDs[i], rec: r, board: board})
 				if r != nil {
 					size += r.Size()
 				}
@@ -155,7 +175,7 @@ func (x *Index) applyRecords(changes []change) error {
 			b.Delete(c.id)
 			continue
 		}
-		if err := b.Index(c.id, recordDocOf(c.rec)); err != nil {
+		if err := b.Index(c.id, recordDocOf(c.rec, c.board)); err != nil {
 			return fmt.Errorf("index record %s: %w", c.id, err)
 		}
 	}
@@ -234,17 +254,22 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) error {
 	// Pages are read while earlier ones are indexed, and two batches are
 	// indexed at once: analysis and segment building then keep the CPUs
 	// busy. Pages hold distinct records, so their order does not matter.
-	pages := make(chan []knowledge.Record, 2)
+	type page struct {
+		recs  []knowledge.Record
+		board trust.Board
+	}
+	pages := make(chan page, 2)
 	errs := make(chan error, 3)
 	var wg sync.WaitGroup
 	for range buildWorkers {
 		wg.Go(func() {
-			for recs := range pages {
+			for p := range pages {
+				recs := p.recs
 				for len(recs) > 0 {
 					n := fitting(recs, x.o.BatchBytes)
 					b := idx.NewBatch()
 					for i := range recs[:n] {
-						if err := b.Index(recs[i].ID, recordDocOf(&recs[i])); err != nil {
+						if err := b.Index(recs[i].ID, recordDocOf(&recs[i], p.board)); err != nil {
 							errs <- fmt.Errorf("search: index record %s: %w", recs[i].ID, err)
 							return
 						}
@@ -270,8 +295,16 @@ func (x *Index) buildRecords(ctx context.Context, idx bleve.Index) error {
 				return fmt.Errorf("search: list records after %q: %w", after, err)
 			}
 			if len(p.Records) > 0 {
+				ptrs := make([]*knowledge.Record, len(p.Records))
+				for i := range p.Records {
+					ptrs[i] = &p.Records[i]
+				}
+				board, err := x.recordBoard(ctx, ptrs)
+				if err != nil {
+					return err
+				}
 				select {
-				case pages <- p.Records:
+				case pages <- page{recs: p.Records, board: board}:
 				case err := <-errs:
 					return err
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -15,11 +16,18 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // candidates is how many top-scored documents are checked for coverage
-// to fill a page of at most knowledge.MaxLimit hits.
-const candidates = 4 * knowledge.MaxLimit
+// to fill a page of at most knowledge.MaxLimit hits; filteredCandidates
+// how many when a trust filter (minScore, minTrust, minReputation) may
+// leave some out. Every one is ranked with its stored signals, so the
+// work stays linear in them.
+const (
+	candidates         = 4 * knowledge.MaxLimit
+	filteredCandidates = 10 * knowledge.MaxLimit
+)
 
 // Search answers q from the index: records, answered discussions, and
 // open discussions that ask the same question, best first. It reads only
@@ -52,7 +60,15 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 		return res, fmt.Errorf("search: open a reader: %w", err)
 	}
 	defer r.Close()
-	s := &run{x: x, r: r, filters: map[string]string{fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment}}
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	s := &run{x: x, r: r, filters: map[string]string{fKind: q.Kind, fProduct: q.Product, fEnv: q.Environment}, q: q, now: now,
+		n: candidates}
+	if q.Filtered() {
+		s.n = filteredCandidates
+	}
 	s.keywords = x.an.keywordFilters(s.filters)
 	hits, st, err := s.find(ctx, ts, limit)
 	if err != nil {
@@ -77,7 +93,7 @@ func (x *Index) Search(ctx context.Context, q knowledge.Query) (knowledge.Result
 		}
 	}
 	for _, c := range hits {
-		h, err := x.hitOf(c, q.Research)
+		h, err := x.hitOf(c, q.Research, now)
 		if err != nil {
 			return res, err
 		}
@@ -101,14 +117,18 @@ type run struct {
 	r        index.IndexReader
 	filters  map[string]string
 	keywords []keywordFilter // filters, as the terms the keyword fields hold
+	q        knowledge.Query // its trust filters
+	now      time.Time       // when trust is read
+	n        int             // how many candidates are ranked
 }
 
 // candidate is a document the query matched, with what decides whether
-// it is a hit.
+// it is a hit and where it ranks.
 type candidate struct {
 	dm   *search.DocumentMatch // first-pass score, term locations
 	cov  float64
-	doc  stored // loaded for discussions only, here (records at hit time)
+	doc  stored
+	sig  signalsDoc
 	disc bool
 	open bool
 }
@@ -167,19 +187,98 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 			asked = max(asked, c.cov)
 		}
 	}
-	out = slices.DeleteFunc(out, func(c candidate) bool { return !c.open && c.cov < minShareOfAsked*asked })
-	// The hits are ranked by score times coverage: of two matches, the
-	// one that holds more of the question ranks first, even when the
-	// other holds its few words in a title.
+	out = slices.DeleteFunc(out, func(c candidate) bool { return !c.open && c.cov < minShareOfAsked*asked || !s.passes(c) })
+	slices.SortStableFunc(out, byRank)
+	return out[:min(len(out), limit)], st, nil
+}
+
+// byRank orders hits (docs/search.md, "Ranking"). Among hits that answer
+// the query alike (on their own, or as a good part of it), an answered
+// discussion whose
+// asker accepted a reply ranks first, then the more trusted (trust:
+// verifications first, then votes, recent ones weighing more, compared
+// by its weight at trust.Epoch, which orders as trust now does), then
+// the more relevant (score times coverage: of two matches, the one that
+// holds more of the question ranks first, even when the other holds its
+// few words in a title), then this server's own documents before those
+// followed from its peers, then the more recent. Trust never lifts a
+// partial match above an answer: an accepted answer to another question
+// that shares a word or two with this one is not this one's answer.
+func byRank(a, b candidate) int {
+	if c := cmp.Compare(b.whole(), a.whole()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.accepted(), a.accepted()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.sig.Weight, a.sig.Weight); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.relevance(), a.relevance()); c != 0 {
+		return c
+	}
 	// At equal relevance, this server's own documents rank before those
 	// followed from its peers.
-	slices.SortStableFunc(out, func(a, b candidate) int {
-		if c := cmp.Compare(b.relevance(), a.relevance()); c != 0 {
-			return c
+	if c := cmp.Compare(a.followed(), b.followed()); c != 0 {
+		return c
+	}
+	return b.recent().Compare(a.recent())
+}
+
+// k is how many candidates s ranks.
+func (s *run) k() int {
+	if s.n > 0 {
+		return s.n
+	}
+	return candidates
+}
+
+// whole is 1 when c is an answer on its own (strict), 0 when it is
+// listed for holding a good part of an answerable query.
+func (c candidate) whole() int {
+	if strict(c.dm.Score, c.cov) {
+		return 1
+	}
+	return 0
+}
+
+// accepted is 1 for an answered discussion with an accepted reply.
+func (c candidate) accepted() int {
+	if c.disc && !c.open && c.doc.fields[fAccepted] != "" {
+		return 1
+	}
+	return 0
+}
+
+// recent is when c last changed: a record's update, a discussion's
+// answer (its question while open).
+func (c candidate) recent() time.Time {
+	f := c.doc.fields
+	v := f[fUpdated]
+	if c.disc {
+		if v = f[fAnswered]; v == "" {
+			v = f[fCreated]
 		}
-		return cmp.Compare(a.followed(), b.followed())
-	})
-	return out[:min(len(out), limit)], st, nil
+	}
+	t, _ := time.Parse(time.RFC3339Nano, v)
+	return t
+}
+
+// passes reports whether c reaches the query's trust filters: its vote
+// score, its trust now, its author's reputation (a record, which has no
+// author, passes that one).
+func (s *run) passes(c candidate) bool {
+	q := s.q
+	if q.MinScore != nil && c.sig.Up-c.sig.Down < *q.MinScore {
+		return false
+	}
+	if q.MinTrust != nil && trust.TrustAt(c.sig.Weight, s.now) < *q.MinTrust {
+		return false
+	}
+	if q.MinReputation != nil && c.disc && s.x.reputation(c.sig.Author) < *q.MinReputation {
+		return false
+	}
+	return true
 }
 
 // bestCoverage is the highest coverage among hits (0 for none).
@@ -225,7 +324,7 @@ func (c candidate) relevance() float64 {
 // nothing).
 func (s *run) candidates(ctx context.Context, ts []string, st termStats, fs []keywordFilter) ([]candidate, error) {
 	idx := s.x.rec
-	ids, _, err := topDocs(ctx, s.r, ts, st.common, fs, candidates)
+	ids, _, err := topDocs(ctx, s.r, ts, st.common, fs, s.k())
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -234,17 +333,18 @@ func (s *run) candidates(ctx context.Context, ts []string, st termStats, fs []ke
 	}
 	only := bleve.NewDocIDQuery(ids)
 	only.SetBoost(0)
-	hits, err := s.rank(ctx, bleve.NewConjunctionQuery(only, textQuery(ts, st.common)), candidates)
+	hits, err := s.rank(ctx, bleve.NewConjunctionQuery(only, textQuery(ts, st.common)), s.k())
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	out := make([]candidate, 0, len(hits))
 	for _, dm := range hits {
 		c := candidate{dm: dm, cov: coverage(dm, st.weight), disc: isDiscussionDoc(dm.ID)}
+		if c.doc, err = load(idx, dm.ID); err != nil {
+			return nil, err
+		}
+		c.sig = decodeSignals(c.doc.fields[fSignals])
 		if c.disc {
-			if c.doc, err = load(idx, dm.ID); err != nil {
-				return nil, err
-			}
 			c.open = c.doc.fields[fStatus] != knowledge.StatusAnswered
 		}
 		out = append(out, c)

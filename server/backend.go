@@ -22,6 +22,7 @@ import (
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Backend is every store interface of the domain, with what the process
@@ -38,6 +39,7 @@ type Backend interface {
 	signing.Store
 	knowledge.Store
 	peers.Store
+	trust.Store
 	// The change log, its durable cursors and its trimming.
 	changelog.Log
 	changelog.Cursors
@@ -68,7 +70,7 @@ func openPostgres(o CoreOptions) (*postgres.DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
-	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize)})
+	db, err := postgres.Open(ctx, o.Store, postgres.Options{MaxConns: int32(o.PoolSize), RequireSyncReplica: o.RequireSyncReplica})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

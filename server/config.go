@@ -30,7 +30,11 @@ type Config struct {
 	// StorePoolSize bounds the PostgreSQL connections; 0 for the default
 	// (the larger of 4 and the number of CPUs).
 	StorePoolSize int
-	PublicURL     string // base URL clients see; default http://<Addr>
+	// RequireSyncReplica, with Store, refuses writes (503) and fails
+	// /readyz while the primary has no synchronous standby that kfa's
+	// commits wait for (postgres.Replication.Safe).
+	RequireSyncReplica bool
+	PublicURL          string // base URL clients see; default http://<Addr>
 	// AdminSocket is the admin unix socket path; default <DataDir>/kfa.sock,
 	// "off" disables it.
 	AdminSocket       string
@@ -63,6 +67,7 @@ type Config struct {
 	// pending review; 0: flags never hide anything on their own.
 	FlagHideThreshold int
 	FlagRate          int // flags per minute per agent; 0 disables the limit
+	VoteRate          int // votes and verifications per minute per agent (one budget); 0 disables the limit
 	SearchRate        int // searches per minute per client address; 0 disables the limit
 	AuthFailRate      int // failed bearer authentications per minute per address; 0 disables the limit
 	RequestRate       int // authenticated requests per minute per agent; 0 disables the limit
@@ -145,6 +150,14 @@ type Config struct {
 	// PushObserver, when set, hears of every recorded delivery attempt,
 	// besides the metrics (tests, embedding).
 	PushObserver webhook.Observer
+	// FollowTick is how often this process's followers of the change log
+	// (the live one, the search index) read it without a wake-up: the
+	// safety net for a lost NOTIFY. 0: changelog.DefaultTick. Tests of
+	// the wake-up path set it longer than their patience, so that only a
+	// wake-up can deliver a write; longer than 800 ms it also leaves the
+	// credential cache untrusted between passes (every lookup then reads
+	// the store).
+	FollowTick time.Duration
 	// SigningKeyGrace is how long a rotated-out signing key stays in
 	// /.well-known/jwks.json; default 7 days.
 	SigningKeyGrace time.Duration
@@ -210,6 +223,7 @@ func DefaultConfig() Config {
 		MaxReplies:         200,
 		FlagHideThreshold:  moderation.DefaultHideThreshold,
 		FlagRate:           10,
+		VoteRate:           30,
 		SearchRate:         60,
 		AuthFailRate:       30,
 		RequestRate:        1200,
@@ -259,6 +273,9 @@ func (c *Config) Validate() error {
 		// The value may hold a password: never print it.
 		return errors.New("store: want a postgres://user:password@host:port/database URL, or nothing for the bbolt file in --data")
 	}
+	if c.RequireSyncReplica && c.Store == "" {
+		return errors.New("require-sync-replica: needs --store postgres://... (a bbolt file has no standby)")
+	}
 	if c.StorePoolSize < 0 || c.StorePoolSize > 10000 {
 		return fmt.Errorf("store-pool-size: %d must be between 0 and 10000", c.StorePoolSize)
 	}
@@ -299,7 +316,7 @@ func (c *Config) Validate() error {
 		v    int
 	}{
 		{"ask-rate", c.AskRate}, {"max-open-tasks", c.MaxOpenTasks}, {"reply-rate", c.ReplyRate}, {"max-replies", c.MaxReplies},
-		{"flag-hide-threshold", c.FlagHideThreshold}, {"flag-rate", c.FlagRate},
+		{"flag-hide-threshold", c.FlagHideThreshold}, {"flag-rate", c.FlagRate}, {"vote-rate", c.VoteRate},
 		{"search-rate", c.SearchRate}, {"request-rate", c.RequestRate},
 		{"auth-fail-rate", c.AuthFailRate}, {"max-streams", c.MaxStreams}, {"max-streams-per-agent", c.MaxStreamsPerAgent},
 	} {

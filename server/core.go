@@ -22,6 +22,7 @@ import (
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Core is the store with the domain services over it: what both kfa serve
@@ -38,6 +39,8 @@ type Core struct {
 	Discussions *discussions.Service
 	Moderation  *moderation.Service
 	Records     *knowledge.Service
+	// Trust keeps the votes, verifications, reputations and profiles.
+	Trust *trust.Service
 	// Index is the live search index the admin API syncs and rebuilds; nil
 	// when no server runs (see indexer).
 	Index admin.Indexer
@@ -66,6 +69,9 @@ type CoreOptions struct {
 	Store string
 	// PoolSize bounds the PostgreSQL connections; 0 for pgxpool's default.
 	PoolSize int
+	// RequireSyncReplica refuses PostgreSQL writes without a synchronous
+	// standby (postgres.Options.RequireSyncReplica).
+	RequireSyncReplica bool
 	// ReadOnly opens the file with a shared lock and refuses every write
 	// (kfa mcp without a server); the file must exist.
 	ReadOnly    bool
@@ -78,7 +84,9 @@ type CoreOptions struct {
 	// FlagHideThreshold and FlagRate are the flag policy (see Config).
 	FlagHideThreshold int
 	FlagRate          int
-	Now               func() time.Time
+	// VoteRate is votes and verifications per minute per agent; 0 for none.
+	VoteRate int
+	Now      func() time.Time
 	// PushPolicy is the destination policy of push configs (--push-allow).
 	PushPolicy push.Policy
 	// SigningKeyGrace is how long a rotated-out signing key stays in the
@@ -123,6 +131,7 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		Moderation: moderation.NewService(backend,
 			moderation.Policy{HideThreshold: o.FlagHideThreshold, Rate: ratelimit.PerMinute(o.FlagRate)}, o.Now),
 		Records: knowledge.NewService(backend, o.Now),
+		Trust:   trust.NewService(backend, backend, trust.Limits{Rate: ratelimit.PerMinute(o.VoteRate)}, o.Now),
 		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
 		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
 		Peers:   peers.NewService(backend, federation.Cards{}, o.Now),

@@ -45,7 +45,7 @@ func (s *Server) newLive() {
 			return nil
 		}))
 	}
-	live = changelog.NewRunner(s.core.Store, changelog.NewFanout(parts...), changelog.RunnerOptions{Name: "live", Log: s.log})
+	live = changelog.NewRunner(s.core.Store, changelog.NewFanout(parts...), changelog.RunnerOptions{Name: "live", Tick: s.cfg.FollowTick, Log: s.log})
 	s.live, s.creds = live, creds
 }
 
@@ -70,6 +70,19 @@ func (s *Server) SyncFollowers(ctx context.Context) error {
 		return err
 	}
 	return s.index.Sync(ctx)
+}
+
+// FollowedPast returns once this process's followers (the live one and
+// the search index) have applied the change log's event at pos, or one
+// after it, without asking them for a pass as SyncFollowers does: only
+// a wake-up (a commit here, or another process's NOTIFY) or their tick
+// brings it. The tests of the wake-up path wait on it with a tick
+// (Config.FollowTick) longer than their patience.
+func (s *Server) FollowedPast(ctx context.Context, pos changelog.Position) error {
+	if err := s.live.WaitPast(ctx, pos); err != nil {
+		return err
+	}
+	return s.index.WaitPast(ctx, pos)
 }
 
 // CredCache is the process's credential cache (for tests).

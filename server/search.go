@@ -36,9 +36,11 @@ func (s *Server) openSearch() error {
 		Records:      s.core.Store,
 		Discussions:  s.core.Store,
 		Followed:     s.core.Store,
+		Signals:      s.core.Store,
 		Cursors:      s.core.Store,
 		SynonymsFile: filepath.Join(s.cfg.DataDir, search.SynonymsFile),
 		PublicURL:    s.cfg.PublicURL,
+		Tick:         s.cfg.FollowTick,
 		Log:          s.log,
 	})
 	if err != nil {
@@ -125,6 +127,7 @@ func OpenIndex(ctx context.Context, core *Core, dataDir, publicURL string, log *
 		Records:      core.Store,
 		Discussions:  core.Store,
 		Followed:     core.Store,
+		Signals:      core.Store,
 		SynonymsFile: filepath.Join(dataDir, search.SynonymsFile),
 		PublicURL:    strings.TrimRight(publicURL, "/"),
 		Log:          log,

@@ -29,6 +29,7 @@ import (
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/store/postgres"
 	"github.com/kfa-project/kfa/web"
 	"github.com/kfa-project/kfa/webhook"
 )
@@ -100,9 +101,9 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		return nil, fmt.Errorf("config: push-allow: %w", err)
 	}
 	core, err := OpenCore(CoreOptions{
-		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
+		DataDir: cfg.DataDir, Store: cfg.Store, PoolSize: cfg.StorePoolSize, RequireSyncReplica: cfg.RequireSyncReplica, LockTimeout: cfg.LockTimeout, BatchDelay: cfg.BatchDelay,
 		AskRate: cfg.AskRate, MaxOpen: cfg.MaxOpenTasks, ReplyRate: cfg.ReplyRate, MaxReplies: cfg.MaxReplies,
-		FlagHideThreshold: cfg.FlagHideThreshold, FlagRate: cfg.FlagRate,
+		FlagHideThreshold: cfg.FlagHideThreshold, FlagRate: cfg.FlagRate, VoteRate: cfg.VoteRate,
 		PushPolicy: policy, SigningKeyGrace: cfg.SigningKeyGrace,
 	})
 	if err != nil {
@@ -110,6 +111,9 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 	}
 	obs.watch(core)
 	s := &Server{cfg: cfg, log: log, core: core, broker: broker, obs: obs, serveErr: make(chan error, 8), grpcLn: grpcLn}
+	if pg, ok := core.Store.(*postgres.DB); ok {
+		s.watchReplication(pg)
+	}
 	if cfg.LogRetention > 0 {
 		s.trimmer = changelog.NewTrimmer(core.Store, changelog.TrimmerOptions{Retention: cfg.LogRetention, Log: log})
 	}
@@ -186,6 +190,7 @@ func (s *Server) publicHandler() (*router, error) {
 		Tasks:       s.core.Tasks,
 		Discussions: s.core.Discussions,
 		Moderation:  s.core.Moderation,
+		Trust:       s.core.Trust,
 		Search:      s.index,
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Agents:      s.core.Agents,
@@ -226,7 +231,7 @@ func (s *Server) publicHandler() (*router, error) {
 	}
 	sf := surfaces{
 		discovery: discovery.New(discovery.Deps{Service: svc, Log: s.log, CardMaxAge: s.cfg.CardMaxAge, JWKS: s.core.Signer.JWKS}),
-		health:    health{ready: s.readyCheck, log: s.log},
+		health:    health{ready: s.readyCheck, log: s.log, seen: &readyState{}},
 		a2a: httpjson.New(httpjson.Deps{Service: svc, Log: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes,
 			StreamHeartbeat: s.cfg.StreamHeartbeat}),
 		jsonrpc: rpc,
@@ -249,11 +254,16 @@ func (s *Server) publicHandler() (*router, error) {
 	return rt, nil
 }
 
+// readyCheck is nil when the process serves; otherwise a *notReady,
+// whose public reason names no user, host or port.
 func (s *Server) readyCheck() error {
 	if !s.ready.Load() {
-		return errors.New("starting or shutting down")
+		return &notReady{Public: notReadyStarting}
 	}
-	return s.core.Store.Ping()
+	if err := s.core.Store.Ping(); err != nil {
+		return storeNotReady(err)
+	}
+	return nil
 }
 
 // Start listens on the public address and the admin socket and serves in

@@ -124,6 +124,23 @@ func (s *Service) Inbox(ctx context.Context, c Caller, q InboxQuery) (discussion
 	return s.deps.Discussions.Inbox(ctx, ag.ID, q.UnackedOnly, q.PageSize, q.PageToken)
 }
 
+// UnreadScan bounds how many unacknowledged entries Unread counts.
+const UnreadScan = 99
+
+// Unread counts the caller's unacknowledged inbox entries, up to
+// UnreadScan; more says there are more than that.
+func (s *Service) Unread(ctx context.Context, c Caller) (n int, more bool, err error) {
+	ag, err := requireAgent(c, "the inbox")
+	if err != nil {
+		return 0, false, err
+	}
+	res, err := s.deps.Discussions.Inbox(ctx, ag.ID, true, new(UnreadScan), "")
+	if err != nil {
+		return 0, false, err
+	}
+	return len(res.Entries), res.NextPageToken != "", nil
+}
+
 // Ack acknowledges entries of the caller's inbox. It changes no task.
 func (s *Service) Ack(ctx context.Context, c Caller, ids []string) (discussions.AckResult, error) {
 	ag, err := requireAgent(c, "acknowledging inbox entries")

@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // ToError maps any error to the A2A error a binding sends. It is the one
@@ -105,6 +106,8 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.BadParam("replyId", "is the asker's own reply; the accepted answer is a reply by someone else")
 	case errors.Is(err, moderation.ErrOwnContent):
 		return a2a.Errorf(a2a.OwnContent, "agents cannot flag their own discussions or replies")
+	case errors.Is(err, trust.ErrOwnContent):
+		return a2a.Errorf(a2a.OwnContent, "agents cannot vote on or verify their own answers")
 	case errors.Is(err, discussions.ErrAnswered):
 		return a2a.Errorf(a2a.UnsupportedOperation, "discussion is already answered")
 	case errors.Is(err, agents.ErrInvalidToken):
@@ -121,8 +124,12 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return a2a.Errorf(a2a.Unauthenticated, "%s", err.Error())
 	case errors.Is(err, agents.ErrInvalidName), errors.Is(err, agents.ErrInvalidScope), errors.Is(err, agents.ErrInvalidIdentity):
 		return a2a.Errorf(a2a.InvalidParams, "%s", err.Error())
+	case isCommitUnknown(err):
+		return a2a.Errorf(a2a.Unavailable, "%s", CommitUnknownMessage)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return a2a.Errorf(a2a.Unavailable, "request canceled or timed out")
+	case writesRefused(err) != "":
+		return a2a.Errorf(a2a.Unavailable, "writes are refused until a synchronous standby is back (%s); retry shortly", writesRefused(err))
 	case isUnavailable(err):
 		return a2a.Errorf(a2a.Unavailable, "the database is not answering; retry shortly")
 	}
@@ -135,6 +142,30 @@ func toA2A(err error, prefix string) *a2a.Error {
 func isUnavailable(err error) bool {
 	var u interface{ Unavailable() bool }
 	return errors.As(err, &u) && u.Unavailable()
+}
+
+// CommitUnknownMessage is what a client is told of a write whose commit
+// the database never confirmed (it went away while committing, as in a
+// failover): the write may be stored or not.
+const CommitUnknownMessage = "the database went away while this write was committing: it may or may not have been stored. " +
+	"Retry an ask with the same messageId (it is idempotent); read before you send anything else again"
+
+// isCommitUnknown tells whether err is a write whose outcome is unknown (a
+// store marks such errors with a CommitUnknown method).
+func isCommitUnknown(err error) bool {
+	var u interface{ CommitUnknown() bool }
+	return errors.As(err, &u) && u.CommitUnknown()
+}
+
+// writesRefused is why the store refuses writes for now (a store marks
+// such errors with a WritesRefused method: the PostgreSQL store's
+// --require-sync-replica), "" for another error.
+func writesRefused(err error) string {
+	var r interface{ WritesRefused() string }
+	if errors.As(err, &r) {
+		return r.WritesRefused()
+	}
+	return ""
 }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -27,6 +27,9 @@ type CallerInfo struct {
 	// Skills are the card's skills this caller may use now.
 	Skills []string `json:"skills"`
 	Limits Limits   `json:"limits"`
+	// Reputation is the caller's own reputation (absent for an anonymous
+	// caller, or where the server keeps none).
+	Reputation *int64 `json:"reputation,omitempty"`
 }
 
 // Limits are the caller's limits; a limit that is off is absent.
@@ -35,6 +38,8 @@ type Limits struct {
 	Searches *RateStatus `json:"searches,omitempty"`
 	Asks     *RateStatus `json:"asks,omitempty"`
 	Replies  *RateStatus `json:"replies,omitempty"`
+	// Votes is the votes and verifications (one budget).
+	Votes *RateStatus `json:"votes,omitempty"`
 	// OpenTasks are the caller's WORKING tasks against their bound.
 	OpenTasks *CountStatus `json:"openTasks,omitempty"`
 	// RepliesPerDiscussion bounds the replies one discussion takes.
@@ -87,7 +92,7 @@ func (s *Service) ExtendedCard(ctx context.Context, c Caller) (a2a.AgentCard, er
 	card := s.Card().Card
 	card.Capabilities.Extensions = append(slices.Clip(card.Capabilities.Extensions), a2a.AgentExtension{
 		URI:         CallerExtensionURI,
-		Description: "Who this card was made for (authenticated false: an anonymous caller), and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit).",
+		Description: "Who this card was made for (authenticated false: an anonymous caller), and what it may still do: its scopes, the skills open to it, its limits and what is left of each (absent: no limit), and its reputation.",
 		Params:      params,
 	})
 	return card, nil
@@ -137,8 +142,24 @@ func (s *Service) callerInfo(ctx context.Context, c Caller, ag *agents.Agent) (C
 			info.Limits.Searches = rateStatus(q)
 		}
 	}
+	if s.deps.Trust != nil {
+		rep, err := s.Reputation(ctx, ag.ID)
+		if err != nil {
+			return info, fmt.Errorf("extended card: %w", err)
+		}
+		info.Reputation = &rep
+	}
 	if !s.cfg.ContributorWrites {
 		return info, nil
+	}
+	if s.deps.Trust != nil {
+		q, limited, err := s.deps.Trust.Quota(ctx, ag.ID)
+		if err != nil {
+			return info, fmt.Errorf("extended card: %w", err)
+		}
+		if limited {
+			info.Limits.Votes = rateStatus(q)
+		}
 	}
 	u, err := s.deps.Tasks.Usage(ctx, ag.ID)
 	if err != nil {

@@ -47,16 +47,18 @@ func validateMessage(m *a2a.Message) error {
 		if p.Data != nil {
 			n++
 		}
-		field := fmt.Sprintf("message.parts[%d]", i)
 		if n != 1 {
-			return a2a.BadParam(field, "must hold exactly one of text, raw, url, data (found %d)", n)
+			return a2a.BadParam(partField(i), "must hold exactly one of text, raw, url, data (found %d)", n)
 		}
 		if len(p.Metadata) > 0 && !a2a.IsObject(p.Metadata) {
-			return a2a.BadParam(field+".metadata", "must be a JSON object")
+			return a2a.BadParam(partField(i)+".metadata", "must be a JSON object")
 		}
 	}
 	return nil
 }
+
+// partField names part i of the message, for an error.
+func partField(i int) string { return fmt.Sprintf("message.parts[%d]", i) }
 
 // msgInput is what a message asks for, read from its parts and metadata.
 type msgInput struct {
@@ -78,7 +80,6 @@ func (s *Service) readInput(req *a2a.SendMessageRequest) (msgInput, error) {
 		textSkill string
 	)
 	for i, p := range m.Parts {
-		field := fmt.Sprintf("message.parts[%d]", i)
 		switch {
 		case p.Text != nil:
 			if t := strings.TrimSpace(*p.Text); textSkill == "" && s.skills.byID[t] != nil {
@@ -89,23 +90,25 @@ func (s *Service) readInput(req *a2a.SendMessageRequest) (msgInput, error) {
 		case p.Data != nil:
 			if p.MediaType != "" && !isJSONMedia(p.MediaType) {
 				return msgInput{}, a2a.Errorf(a2a.ContentTypeNotSupported,
-					"%s: media type %q is not supported; data parts must be application/json", field, p.MediaType)
+					"%s: media type %q is not supported; data parts must be application/json", partField(i), p.MediaType)
 			}
 			if in.data != nil {
 				continue // the first data part decides; later ones are ignored
 			}
 			if !a2a.IsObject(p.Data) {
-				return msgInput{}, a2a.BadParam(field+".data", `must be a JSON object such as {"action":"search","query":"..."}`)
+				return msgInput{}, a2a.BadParam(partField(i)+".data", `must be a JSON object such as {"action":"search","query":"..."}`)
 			}
-			if err := json.Unmarshal(p.Data, &in.data); err != nil {
-				return msgInput{}, a2a.BadParam(field+".data", "not a JSON object: %v", err)
+			// The body's decoding checked these bytes already (a2a.Decode):
+			// one pass decodes them, without encoding/json's scan ahead.
+			if err := a2a.Decode(p.Data, &in.data); err != nil {
+				return msgInput{}, a2a.BadParam(partField(i)+".data", "not a JSON object: %v", err)
 			}
 			if err := checkDataKeys(in.data); err != nil {
 				return msgInput{}, err
 			}
 		default:
 			return msgInput{}, a2a.Errorf(a2a.ContentTypeNotSupported,
-				"%s: raw and url parts are not supported; send text or an application/json data part", field)
+				"%s: raw and url parts are not supported; send text or an application/json data part", partField(i))
 		}
 	}
 	in.text = strings.Join(texts, "\n")
@@ -253,7 +256,8 @@ func isJSONMedia(mt string) bool {
 
 // dataKeys are the keys a data part's object is read by, exactly.
 var dataKeys = []string{"action", "skill", "query", "limit", "kind", "product", "environment",
-	"question", "details", "discussionId", "forward"}
+	"question", "details", "discussionId", "replyId", "recordId", "value", "outcome", "note",
+	"forward", "minScore", "minTrust", "minReputation"}
 
 // checkDataKeys refuses a data key that names one kfa reads other than
 // exactly ("QUERY", "discussionid"): it would be ignored, and the request
@@ -276,7 +280,7 @@ func str(obj map[string]json.RawMessage, key string) (string, error) {
 		return "", nil
 	}
 	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := a2a.Decode(raw, &v); err != nil {
 		return "", a2a.BadParam("data."+key, "must be a string")
 	}
 	return v, nil

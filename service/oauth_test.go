@@ -83,7 +83,7 @@ func TestCardOAuth(t *testing.T) {
 		t.Fatalf("the 1.0 card has requirements a2a-go v2.3.1 cannot read: %+v", c.SecurityRequirements)
 	}
 	for _, sk := range c.Skills {
-		if mentions := strings.Contains(sk.Description, `"oauth2" or "oauth2AuthCode" or "oauth2-2"`); mentions != (sk.ID == SkillAsk) {
+		if mentions := strings.Contains(sk.Description, `"oauth2" or "oauth2AuthCode" or "oauth2-2"`); mentions != (sk.ID == SkillAsk || sk.ID == SkillFeedback) {
 			t.Fatalf("skill %s: %s", sk.ID, sk.Description)
 		}
 	}

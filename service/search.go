@@ -51,6 +51,9 @@ func (s *Service) search(ctx context.Context, c Caller, m *a2a.Message, in msgIn
 			}
 			*f.dst = v
 		}
+		if err := trustFilters(in.data, &q); err != nil {
+			return a2a.SendMessageResponse{}, err
+		}
 	}
 	res, err := s.runQuery(ctx, c, &q, "data.")
 	if err != nil {
@@ -92,4 +95,28 @@ func (s *Service) searchAnswer(m *a2a.Message, q knowledge.Query, res knowledge.
 		Role:      a2a.RoleAgent,
 		Parts:     []a2a.Part{a2a.TextPart(s.summary(q.Text, res)), a2a.DataPart(data)},
 	}, nil
+}
+
+// trustFilters reads a data part's minScore, minTrust and minReputation
+// into q: JSON numbers (minScore and minReputation integers).
+func trustFilters(data map[string]json.RawMessage, q *knowledge.Query) error {
+	var err error
+	if q.MinScore, err = intField(data, "minScore"); err != nil {
+		return err
+	}
+	if raw, ok := data["minReputation"]; ok && !bytes.Equal(raw, []byte("null")) {
+		var v int64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return a2a.BadParam("data.minReputation", "must be an integer")
+		}
+		q.MinReputation = &v
+	}
+	if raw, ok := data["minTrust"]; ok && !bytes.Equal(raw, []byte("null")) {
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return a2a.BadParam("data.minTrust", "must be a number")
+		}
+		q.MinTrust = &v
+	}
+	return nil
 }

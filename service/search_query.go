@@ -58,6 +58,9 @@ func (s *Service) runQuery(ctx context.Context, c Caller, q *knowledge.Query, pr
 	if s.deps.Search == nil {
 		return knowledge.Result{}, a2a.Errorf(a2a.Unavailable, "the search index is not loaded yet; try again shortly")
 	}
+	if q.Now.IsZero() {
+		q.Now = s.deps.Now()
+	}
 	res, err := s.deps.Search.Search(ctx, *q)
 	if err != nil {
 		return knowledge.Result{}, fmt.Errorf("search: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Config is what the agent needs to know about the server it runs in.
@@ -93,6 +94,9 @@ type Deps struct {
 	// notifications off (the card says so, and the config methods answer
 	// PushNotificationNotSupportedError).
 	Push *push.Service
+	// Trust keeps votes, verifications, reputations and profiles; nil
+	// turns them off (the calls answer UnsupportedOperation).
+	Trust *trust.Service
 	// Signer, when set, signs the agent card (SignedCard).
 	Signer CardSigner
 	// AccessTokens, when set, verifies the OAuth access tokens of the

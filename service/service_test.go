@@ -20,6 +20,7 @@ import (
 	"github.com/kfa-project/kfa/search"
 	"github.com/kfa-project/kfa/store"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // env is a Service over a real store and search index, with a writer and
@@ -59,6 +60,7 @@ func setup(t *testing.T, contributorWrites bool) env {
 	svc, err := New(Config{PublicURL: "http://kfa.test", Version: "test", ContributorWrites: contributorWrites}, Deps{
 		Tasks:       tasks.NewService(db, tasks.Limits{}, db.Secret(), now),
 		Discussions: discussions.NewService(db, discussions.Limits{}, db.Secret(), now),
+		Trust:       trust.NewService(db, db, trust.Limits{}, now),
 		Search:      idx,
 	})
 	if err != nil {
@@ -108,8 +110,11 @@ func TestCardIsWhatDispatches(t *testing.T) {
 				for _, action := range sk.actions {
 					n++
 					data := map[string]any{"action": action, "query": "bbolt timeout", "question": "Why does Open hang?"}
+					if sk.card.ID == SkillFeedback {
+						data = map[string]any{"action": action, "recordId": "bbolt-timeout", "value": 1, "outcome": "worked"}
+					}
 					res, err := e.svc.SendMessage(context.Background(), Caller{Agent: e.writer}, dataMessage(fmt.Sprint("m", n), data))
-					want := map[string]string{SkillSearch: "message", SkillAsk: "task"}[sk.card.ID]
+					want := map[string]string{SkillSearch: "message", SkillAsk: "task", SkillFeedback: "message"}[sk.card.ID]
 					if sk.off != "" {
 						want = a2a.UnsupportedOperation.Reason
 						if err == nil || !strings.Contains(err.Error(), "disabled") {
@@ -182,7 +187,7 @@ func TestReadInput(t *testing.T) {
 		{"skill id as a text part", text("ask-network", "Why?"), "", SkillAsk, "ask", ""},
 		{"metadata skill", text("Why?"), `{"skill":"ask-network"}`, SkillAsk, "ask", ""},
 		{"data skill defaults its action", data(`{"skill":"knowledge-search","query":"q"}`), "", SkillSearch, "search", ""},
-		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research or ask"},
+		{"unknown action lists the actions", data(`{"action":"dance"}`), "", "", "", "use search, research, ask, verify or vote"},
 		{"action of another skill", data(`{"skill":"knowledge-search","action":"ask"}`), "", "", "", "belongs to ask-network"},
 		{"unknown skill", text("x"), `{"skill":"weather"}`, "", "", "available skills: knowledge-search - Search curated records"},
 		{"data query without action searches", data(`{"query":"q"}`), "", SkillSearch, "search", ""},
@@ -231,6 +236,9 @@ func TestToError(t *testing.T) {
 		{"revoked in flight", fmt.Errorf("reply on d1: %w", agents.ErrRevoked), a2a.Unauthenticated, "invalid, expired or revoked bearer token"},
 		{"canceled request", context.Canceled, a2a.Unavailable, "canceled"},
 		{"store unreachable", fmt.Errorf("ask: %w", unreachable{}), a2a.Unavailable, "database is not answering"},
+		{"commit unknown", fmt.Errorf("ask: %w", commitUnknown{}), a2a.Unavailable, "may or may not have been stored"},
+		{"commit unknown as the request ended", fmt.Errorf("ask: %w", commitUnknown{context.DeadlineExceeded}), a2a.Unavailable, "same messageId"},
+		{"writes refused", fmt.Errorf("reply: %w", refused{}), a2a.Unavailable, "until a synchronous standby is back (no standby streams)"},
 		{"anything else", errors.New("disk on fire"), a2a.Internal, "server log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,6 +258,21 @@ type unreachable struct{}
 
 func (unreachable) Error() string     { return "connection refused" }
 func (unreachable) Unavailable() bool { return true }
+
+// commitUnknown is a write a store could not tell committed or not.
+type commitUnknown struct{ err error }
+
+func (c commitUnknown) Error() string     { return "connection reset while committing" }
+func (c commitUnknown) Unwrap() error     { return c.err }
+func (commitUnknown) Unavailable() bool   { return true }
+func (commitUnknown) CommitUnknown() bool { return true }
+
+// refused is a write a store refuses for now, saying why.
+type refused struct{}
+
+func (refused) Error() string         { return "writes refused: host db1:5432 has no synchronous standby" }
+func (refused) Unavailable() bool     { return true }
+func (refused) WritesRefused() string { return "no standby streams" }
 
 // ListTasksJSON answers, byte for byte, the JSON of the tasks it lists.
 func TestListTasksJSON(t *testing.T) {

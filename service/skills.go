@@ -72,8 +72,10 @@ func registry(contributorWrites bool) []skill {
 				"the network, and get an answer at once as a direct Message: a one-line summary and a data part with the " +
 				"ranked hits. Answered discussions rank with the records; an open discussion that asks the same question is " +
 				"listed so that you join it (ask-network with its discussionId) instead of asking again. Anonymous and read-only. " +
-				`Send a data part {"action":"search"|"research","query":"...","limit":1-5,"kind"?,"product"?,"environment"?} ` +
-				"or a plain text part with the query.",
+				`Send a data part {"action":"search"|"research","query":"...","limit":1-5,"kind"?,"product"?,"environment"?,` +
+				`"minScore"?,"minTrust"?,"minReputation"?} or a plain text part with the query. Each hit carries its answer's ` +
+				"votes, trust (verifications first, then votes, recent ones weighing more) and verifications, and its author's " +
+				"reputation; after applying an answer, report whether it worked with the answer-feedback skill.",
 			Tags:        []string{"search", "knowledge", "anonymous", "read-only"},
 			Examples:    []string{"bbolt timeout opening database file", `{"action":"search","query":"429 Retry-After","limit":3}`},
 			InputModes:  []string{"application/json", "text/plain"},
@@ -82,7 +84,7 @@ func registry(contributorWrites bool) []skill {
 		summary: `Search curated records and asked questions, anonymously: data {"action":"search","query":"..."} or plain text`,
 		actions: []string{"search", "research"},
 		run:     (*Service).runSearch,
-	}, ask}
+	}, ask, feedbackSkill(contributorWrites)}
 }
 
 // skills indexes the registry for dispatch.

@@ -14,9 +14,17 @@ type Command struct {
 	// Solo runs the command in a transaction of its own, decided once: a
 	// large one (an import batch) that a group commit would decide twice
 	// and hold its company behind.
-	Solo   bool
-	Load   func(Loader) error
-	Decide func() (*Writes, error)
+	Solo bool
+	// Bookkeeping marks a command that records what happened already or
+	// keeps the store in order, and answers no client: a push attempt
+	// made, the purge of finished deliveries, the first signing key. A
+	// store that refuses writes for now (PostgreSQL's
+	// --require-sync-replica, while no synchronous standby streams) still
+	// runs it: refusing to record an attempt made would only have the
+	// delivery sent again.
+	Bookkeeping bool
+	Load        func(Loader) error
+	Decide      func() (*Writes, error)
 }
 
 // Engine is what a store is to the commands: it runs one command in one

@@ -105,6 +105,15 @@ func (s *DB) ReadTail(_ context.Context, after changelog.Position, limit int) (c
 	var t changelog.Tail
 	err := s.db.View(func(tx *bolt.Tx) error {
 		t.Trimmed = metaPosition(tx, metaLogTrimmed)
+		if after.Seq > 0 {
+			if v := tx.Bucket(bucketLog).Get(u64(after.Seq)); v != nil {
+				e, err := decodeLogEntry(u64(after.Seq), v)
+				if err != nil {
+					return err
+				}
+				t.At = e
+			}
+		}
 		c := tx.Bucket(bucketLog).Cursor()
 		for k, v := c.Seek(u64(after.Seq + 1)); k != nil && len(t.Events) < limit; k, v = c.Next() {
 			e, err := decodeLogEntry(k, v)

@@ -61,6 +61,8 @@ type DB struct {
 	secret   []byte           // keys page tokens; made once per file
 	commits  *committer       // nil when read-only
 	logWake  changelog.Signal // woken by commits that append to the log
+	// trimStop stops trimLoop (nil when read-only), which closes trimDone.
+	trimStop, trimDone chan struct{}
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -105,6 +107,8 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if !s.readOnly {
 		s.commits = newCommitter(bdb, opts.BatchDelay)
+		s.trimStop, s.trimDone = make(chan struct{}), make(chan struct{})
+		go s.trimLoop(s.trimStop, s.trimDone)
 	}
 	return s, nil
 }
@@ -113,6 +117,11 @@ func Open(path string, opts Options) (*DB, error) {
 func (s *DB) Close() error {
 	if s.commits != nil {
 		s.commits.close()
+	}
+	if s.trimStop != nil {
+		close(s.trimStop)
+		<-s.trimDone
+		s.trimStop = nil
 	}
 	return s.db.Close()
 }

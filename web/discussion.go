@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/service"
 	"github.com/kfa-project/kfa/sessions"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // discussionContent is the discussion page's data.
@@ -30,7 +31,20 @@ type discussionContent struct {
 	// Moderator is set for a visitor with the moderate scope: the page
 	// shows hidden content, marked, with the forms to hide and unhide.
 	Moderator bool
+	// Board holds the replies' signals and the authors' reputations;
+	// signals is each reply's view, by id.
+	Board   trust.Board
+	signals map[string]signalsView
 }
+
+// Author is how an author of the page is shown: a link to the profile,
+// with the reputation.
+func (c discussionContent) Author(name, id string) authorLink {
+	return authorLink{Name: c.Names.Of(name, id), ID: id, Rep: c.Board.Reputation(id), HasRep: c.Board.Reputations != nil}
+}
+
+// Signals is reply r's signals view.
+func (c discussionContent) Signals(r discussions.Reply) signalsView { return c.signals[r.ID] }
 
 // IsAccepted reports whether reply id is the accepted answer.
 func (c discussionContent) IsAccepted(id string) bool {
@@ -86,6 +100,15 @@ func (h *Handler) loadDiscussion(w http.ResponseWriter, r *http.Request, v visit
 		names = append(names, rp.AuthorName)
 	}
 	c.Names = h.names(r.Context(), names...)
+	caller := service.Caller{Agent: v.Agent, Addr: clientAddr(r)}
+	if c.Board, err = h.deps.Service.Signals(r.Context(), caller, d, replies.Replies); err != nil {
+		h.failErr(w, r, v, err)
+		return discussionContent{}, false
+	}
+	c.signals = make(map[string]signalsView, len(replies.Replies))
+	for _, rp := range replies.Replies {
+		c.signals[rp.ID] = h.signals(v, c.Board, trust.ReplyItem(d.ID, rp.ID))
+	}
 	if replies.NextPageToken != "" {
 		c.Next = "/discussions/" + url.PathEscape(d.ID) + "?" + url.Values{"pageToken": {replies.NextPageToken}}.Encode()
 	}

@@ -88,8 +88,11 @@ type Pages struct {
 	Home, Search, DiscussionList, Feed, Discussion, Record http.Handler
 	Records, Moderation                                    http.Handler
 	Reply, Moderate                                        http.Handler // forms
-	LoginPage, LogoutPage                                  http.Handler
-	Login, Logout                                          http.Handler // forms
+	// Agent is an author's profile, Inbox the signed-in person's inbox;
+	// Vote (on a reply or a record) and Ack are forms.
+	Agent, Inbox, Vote, Ack http.Handler
+	LoginPage, LogoutPage   http.Handler
+	Login, Logout           http.Handler // forms
 	// ProviderSignIn and ProviderCallback are the sign-in through an
 	// OAuth provider (oauth_login.go).
 	ProviderSignIn, ProviderCallback http.Handler
@@ -104,6 +107,7 @@ func (h *Handler) Pages() Pages {
 		Home: page(h.home), Search: page(h.search), DiscussionList: page(h.discussionList), Feed: page(h.feed),
 		Discussion: page(h.discussion), Record: page(h.record), Records: page(h.records), Moderation: page(h.queue),
 		Reply: form(h.reply), Moderate: form(h.moderate),
+		Agent: page(h.agent), Inbox: page(h.inbox), Vote: form(h.vote), Ack: form(h.ack),
 		LoginPage: page(h.loginPage), LogoutPage: page(h.logoutPage),
 		Login: form(h.login), Logout: form(h.logout),
 		ProviderSignIn: page(h.providerSignIn), ProviderCallback: page(h.providerCallback),
@@ -134,10 +138,12 @@ func WantsHTML(r *http.Request) bool {
 }
 
 // securityHeaders are sent with every answer of the web view. The policy
-// allows the page's own stylesheet and icon, forms posted to this origin,
-// and nothing else: no script at all, inline or not, and no framing.
+// allows the page's own stylesheet, icon and script (one static file that
+// keeps the reader's place across a vote: every page works without it),
+// forms posted to this origin, and nothing else: no inline script, no
+// other origin's, and no framing.
 var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; " +
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; " +
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Content-Type-Options":       "nosniff",
 	"Referrer-Policy":              "same-origin",

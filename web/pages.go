@@ -4,12 +4,14 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/service"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // homeListLen is how many open and answered questions the home page lists.
@@ -63,6 +65,25 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 type searchForm struct {
 	Query string
 	Kind  string
+	// Trust narrows the answers: "voted" (a score of 1 or more) or
+	// "worked" (a trust of trustWorked or more); "" for any.
+	Trust string
+}
+
+// trustWorked is the trust the "worked" filter asks for: about one
+// "worked" report from the last year.
+const trustWorked = 0.5
+
+// query is the search the form asks for.
+func (f searchForm) query() knowledge.Query {
+	q := knowledge.Query{Text: f.Query, Kind: f.Kind, Limit: knowledge.MaxLimit}
+	switch f.Trust {
+	case "voted":
+		q.MinScore = new(1)
+	case "worked":
+		q.MinTrust = new(trustWorked)
+	}
+	return q
 }
 
 // searchContent is the search page's data.
@@ -92,6 +113,21 @@ type result struct {
 	// Peer names the peer a followed document comes from ("" for a local
 	// one); Page is then its page on the peer.
 	Peer string
+	// Signals are the record's, or the discussion's answer's; Author
+	// wrote the answer (nil for a record).
+	Signals knowledge.Signals
+	Author  *knowledge.Author
+}
+
+// Trust is the result's trust as the page shows it.
+func (r result) Trust() string { return strconv.FormatFloat(r.Signals.Trust, 'f', -1, 64) }
+
+// AuthorLink is the answer's author as a link with the reputation.
+func (r result) AuthorLink() authorLink {
+	if r.Author == nil {
+		return authorLink{}
+	}
+	return authorLink{Name: r.Author.Name, ID: r.Author.ID, Rep: r.Author.Reputation, HasRep: true}
 }
 
 // Search result sources.
@@ -107,7 +143,7 @@ func results(res knowledge.Result) []result {
 	for _, hit := range res.Hits {
 		r := result{Source: sourceRecord, ID: hit.ID, Title: hit.Title, Snippet: hit.Snippet,
 			Page: "/records/" + url.PathEscape(hit.ID), Kind: hit.Kind, Product: hit.Product,
-			Environment: hit.Environment, SourceURL: hit.URL, UpdatedAt: hit.UpdatedAt}
+			Environment: hit.Environment, SourceURL: hit.URL, UpdatedAt: hit.UpdatedAt, Signals: hit.Signals, Author: hit.Author}
 		if hit.Source == knowledge.SourceDiscussion {
 			r.Source, r.Page = sourceDiscussion, "/discussions/"+url.PathEscape(hit.ID)
 			r.Status, r.ReplyCount, r.AnsweredAt = discussions.Status(hit.Status), hit.ReplyCount, hit.AnsweredAt
@@ -125,7 +161,7 @@ func results(res knowledge.Result) []result {
 func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	v := h.person(w, r)
 	q := r.URL.Query()
-	c := searchContent{Form: searchForm{Query: q.Get("q"), Kind: q.Get("kind")}}
+	c := searchContent{Form: searchForm{Query: q.Get("q"), Kind: q.Get("kind"), Trust: q.Get("trust")}}
 	p := page{name: "search", status: http.StatusOK, title: "Search", section: "search", content: &c, maxAge: pageMaxAge}
 	if c.Form.Query == "" {
 		h.render(w, r, v, p)
@@ -134,9 +170,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	c.Searched = true
 	p.title = "Search: " + c.Form.Query
 	caller := service.Caller{Agent: v.Agent, Addr: clientAddr(r)}
-	res, err := h.deps.Service.Search(r.Context(), caller, knowledge.Query{
-		Text: c.Form.Query, Kind: c.Form.Kind, Limit: knowledge.MaxLimit,
-	})
+	res, err := h.deps.Service.Search(r.Context(), caller, c.Form.query())
 	if err != nil {
 		e := service.ToError(err)
 		if e.Kind.HTTPStatus >= 500 || e.RetryAfter > 0 {
@@ -200,7 +234,8 @@ func (h *Handler) discussionList(w http.ResponseWriter, r *http.Request) {
 
 // recordContent is the record page's data.
 type recordContent struct {
-	Record knowledge.Record
+	Record  knowledge.Record
+	Signals signalsView
 }
 
 // record shows one knowledge record with its source link.
@@ -215,8 +250,13 @@ func (h *Handler) record(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, v, err)
 		return
 	}
-	h.render(w, r, v, page{name: "record", status: http.StatusOK, title: rec.Title, content: recordContent{Record: rec},
-		maxAge: pageMaxAge})
+	b, err := h.deps.Service.RecordSignals(r.Context(), service.Caller{Agent: v.Agent, Addr: clientAddr(r)}, rec.ID)
+	if err != nil {
+		h.failErr(w, r, v, err)
+		return
+	}
+	c := recordContent{Record: rec, Signals: h.signals(v, b, trust.RecordItem(rec.ID))}
+	h.render(w, r, v, page{name: "record", status: http.StatusOK, title: rec.Title, content: c, maxAge: pageMaxAge})
 }
 
 func isInputErr(err error) bool {

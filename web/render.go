@@ -19,7 +19,8 @@ var templateFiles embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"home", "search", "discussions", "discussion", "record", "records", "moderation", "login", "logout", "error"}
+var pageNames = []string{"home", "search", "discussions", "discussion", "record", "records", "moderation", "login", "logout", "error",
+	"agent", "inbox"}
 
 // Cache lifetimes of public pages. A signed-in person's pages are never
 // cached (private, no-store).
@@ -45,6 +46,8 @@ func funcs(now func() time.Time, md *markdown.Renderer) template.FuncMap {
 		"disclist": newDiscList,
 		// modform is a moderator's form on one item (template "modform").
 		"modform": newModForm,
+		// int narrows a count to an int (for plural).
+		"int": func(n int64) int { return int(n) },
 	}
 }
 
@@ -70,6 +73,23 @@ type pageData struct {
 	Here    string
 	Assets  assets
 	Content any
+	// Unread counts a signed-in person's unread inbox entries (More: more
+	// than service.UnreadScan).
+	Unread unread
+}
+
+// unread is the header's count of unread inbox entries.
+type unread struct {
+	N    int
+	More bool
+}
+
+// Label is the count as the header shows it: "3", "99+".
+func (u unread) Label() string {
+	if u.More {
+		return strconv.Itoa(u.N) + "+"
+	}
+	return strconv.Itoa(u.N)
 }
 
 // page is one answer to render.
@@ -88,6 +108,14 @@ type page struct {
 // max-age, are private and not stored.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, v visitor, p page) {
 	d := pageData{Title: p.title, Section: p.section, Visitor: v, Here: r.URL.RequestURI(), Assets: h.assets, Content: p.content}
+	if v.Agent != nil {
+		// A failed count costs the header its number only.
+		n, more, err := h.deps.Service.Unread(r.Context(), service.Caller{Agent: v.Agent})
+		if err != nil {
+			h.logError(w, "count unread inbox entries", err)
+		}
+		d.Unread = unread{N: n, More: more}
+	}
 	var buf bytes.Buffer
 	if err := h.pages[p.name].ExecuteTemplate(&buf, "layout", d); err != nil {
 		h.logError(w, "render page", err)

@@ -20,6 +20,7 @@ var staticFiles embed.FS
 type assets struct {
 	CSS  string // path of the stylesheet
 	Icon string // path of the icon
+	JS   string // path of the script
 	// files maps a served name to its content and type.
 	files map[string]asset
 }
@@ -37,6 +38,7 @@ func loadAssets() (assets, error) {
 	}{
 		{"kfa.css", "text/css; charset=utf-8", &as.CSS},
 		{"icon.svg", "image/svg+xml", &as.Icon},
+		{"kfa.js", "text/javascript; charset=utf-8", &as.JS},
 	} {
 		b, err := staticFiles.ReadFile("static/" + f.file)
 		if err != nil {

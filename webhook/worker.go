@@ -54,10 +54,14 @@ const (
 	blockedPoll = 250 * time.Millisecond
 	// recordRetryCap bounds the wait between two tries at recording one
 	// attempt.
-	recordRetryCap = 30 * time.Second
+	recordRetryCap = 2 * time.Second
 	// recordTimeout bounds one try at recording an attempt; it runs on
 	// when the worker stops, so an attempt made is recorded if it can be.
 	recordTimeout = 10 * time.Second
+	// claimMargin is how long a claim (push.Claimer) outlasts the request
+	// it is for: the time its attempt has to be recorded, across a
+	// failover, before another sender may send the delivery again.
+	claimMargin = 5 * time.Second
 )
 
 // Config tunes a Worker.
@@ -72,7 +76,8 @@ type Config struct {
 	Keep time.Duration
 	// RecordRetry is the first wait before the worker tries again to
 	// record an attempt the store failed to record; each later wait
-	// doubles, up to 30s. The delivery is not sent again meanwhile.
+	// doubles, up to 2s (within a claim's margin: see push.Claimer). The
+	// delivery is not sent again meanwhile.
 	// Default 100ms.
 	RecordRetry time.Duration
 	// Now is the clock; default time.Now.
@@ -336,9 +341,23 @@ func (w *Worker) run(ctx context.Context, dest string) {
 		failing atomic.Bool // a record failed: send no more until it is in
 	)
 	defer records.Wait()
+	claimer, _ := w.store.(push.Claimer)
 	for _, d := range list {
 		if ctx.Err() != nil || failing.Load() || (w.locks != nil && !w.locks.Held(dest)) {
 			return
+		}
+		if claimer != nil {
+			now := w.cfg.Now()
+			ok, err := claimer.Claim(ctx, d.ID, now, now.Add(w.sender.cfg.Timeout+claimMargin))
+			if err != nil {
+				if ctx.Err() == nil {
+					w.cfg.Log.Error("push: claim a delivery", "delivery", d.ID, "destination", dest, "err", err)
+				}
+				return
+			}
+			if !ok {
+				continue // recorded or claimed meanwhile: not ours to send
+			}
 		}
 		a, ok := w.attempt(ctx, d)
 		if !ok {

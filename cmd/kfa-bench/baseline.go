@@ -16,13 +16,20 @@ import (
 	"github.com/kfa-project/kfa/client"
 )
 
-// The CPU an honest ask costs the server, against "today": the kfa of
-// baselineCommit, built from this clone's own history, under the same
-// load in alternating rounds (issue 24's first target).
+// The CPU an honest ask costs the server, against "today": the kfa of an
+// earlier commit, built from this clone's own history, under the same
+// load in alternating rounds. Each issue that set a CPU target names its
+// own "today": every baseline runs beside this build in the same rounds.
 
 // baselineCommit is main when issue 24 began: the "today" its CPU target
-// halves.
-const baselineCommit = "dcd64102706b19334e531ca7f9bf233f4926cf3d"
+// halves. engine2Commit is main when issue 32 began.
+const (
+	baselineCommit = "dcd64102706b19334e531ca7f9bf233f4926cf3d"
+	engine2Commit  = "de7e1022caf7eb56e893ef8cf19aeb34e70946a5"
+)
+
+// defaultBaselines are the commits measured beside this build by default.
+var defaultBaselines = []string{baselineCommit, engine2Commit}
 
 // maxCPURatio is issue 24's bound on this build's server CPU per honest
 // ask, as a share of the baseline's.
@@ -62,6 +69,17 @@ func shortCommit(commit string) string {
 	return commit[:min(7, len(commit))]
 }
 
+// baselineOf is the baseline of commit in bls, or one that says it was
+// not measured in this run.
+func baselineOf(bls []Baseline, commit string) Baseline {
+	for _, bl := range bls {
+		if bl.Commit == commit {
+			return bl
+		}
+	}
+	return Baseline{Commit: commit, Skipped: "not measured: this run's --baseline does not name commit " + shortCommit(commit)}
+}
+
 // Ratio is this build's CPU per ask as a share of the baseline's.
 func (bl Baseline) Ratio() float64 { return ratio(bl.Now.CPUPerAskUs, bl.Today.CPUPerAskUs) }
 
@@ -78,7 +96,7 @@ func buildBaseline(ctx context.Context, commit, dir string) (bin, skipped string
 		return "", fmt.Sprintf("commit %s is not in this clone's git history (%s; a shallow clone? git fetch --unshallow, or pass --baseline-kfa BIN)",
 			short, strings.TrimSpace(string(out))), nil
 	}
-	src := filepath.Join(dir, "baseline-src")
+	src := filepath.Join(dir, "baseline-src-"+short)
 	if err := gitArchive(ctx, commit, src); err != nil {
 		return "", "", fmt.Errorf("git archive %s: %w", short, err)
 	}
@@ -168,12 +186,14 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 	return f.Close()
 }
 
-// measureBaseline runs honest asks (the asks phase's) against a fresh kfa
-// serve of this build and one of bin, the baseline's, in alternating
-// rounds, and reads each server's CPU time.
-func (b *bench) measureBaseline(ctx context.Context, bin string) (Baseline, error) {
-	bl := Baseline{Commit: b.baseline}
-	var procs [2]*kfaProc // today, now
+// measureBaselines runs honest asks (the asks phase's) against a fresh
+// kfa serve of each baseline binary (bls[i] is bins[i]'s, its Skipped
+// empty) and one of this build, in alternating rounds, and reads each
+// server's CPU time. Every baseline gets this build's figures of the same
+// rounds as its Now.
+func (b *bench) measureBaselines(ctx context.Context, bls []Baseline, bins []string) ([]Baseline, error) {
+	n := len(bins) + 1 // the baselines, then this build
+	procs := make([]*kfaProc, n)
 	defer func() {
 		for _, p := range procs {
 			if p != nil {
@@ -181,11 +201,16 @@ func (b *bench) measureBaseline(ctx context.Context, bin string) (Baseline, erro
 			}
 		}
 	}()
-	var agents [2][]agent
-	for i, exe := range []string{bin, b.kfaBin} {
+	names := make([]string, n)
+	for i := range bins {
+		names[i] = "baseline-" + shortCommit(bls[i].Commit)
+	}
+	names[n-1] = "baseline-now"
+	agents := make([][]agent, n)
+	for i, exe := range append(append([]string{}, bins...), b.kfaBin) {
 		p, err := b.startKFABin(ctx, exe, filepath.Join(b.dir, fmt.Sprintf("baseline-%d", i)))
 		if err != nil {
-			return bl, fmt.Errorf("baseline: %w", err)
+			return nil, fmt.Errorf("baseline: %w", err)
 		}
 		procs[i] = p
 		if err := b.importRecords(ctx, p); err != nil {
@@ -195,13 +220,13 @@ func (b *bench) measureBaseline(ctx context.Context, bin string) (Baseline, erro
 		for j := range b.agents {
 			a, err := adm.CreateAgent(ctx, fmt.Sprintf("bench-%03d", j), []string{"read", "post"})
 			if err != nil {
-				return bl, fmt.Errorf("baseline: create agent: %w", err)
+				return nil, fmt.Errorf("baseline: create agent: %w", err)
 			}
 			agents[i] = append(agents[i], agent{id: a.ID, token: a.Token})
 		}
 	}
 	// What each uses idle, over the same second.
-	var idle [2]time.Duration
+	idle := make([]time.Duration, n)
 	for i, p := range procs {
 		idle[i] = p.cpuTime()
 	}
@@ -213,22 +238,27 @@ func (b *bench) measureBaseline(ctx context.Context, bin string) (Baseline, erro
 
 	hc := httpClient(b.writers + 8)
 	defer hc.CloseIdleConnections()
-	var phases [2]*phase
+	phases := make([]*phase, n)
 	for i, p := range procs {
 		sendURL, ags := p.url+"/a2a/v1/message:send", agents[i]
-		phases[i] = &phase{name: []string{"baseline-today", "baseline-now"}[i], workers: b.writers, cpu: p.cpuTime,
-			profile: b.profiler(p, []string{"baseline-today", "baseline-now"}[i]),
+		phases[i] = &phase{name: names[i], workers: b.writers, cpu: p.cpuTime, profile: b.profiler(p, names[i]),
 			fn: func(ctx context.Context, w *worker, i int) error {
 				return do(ctx, hc, w, call{method: http.MethodPost, url: sendURL, token: ags[w.id%len(ags)].token,
 					body: askBody(w.id, i, "", "cpu"), a2a: true})
 			}}
 	}
-	var c0 [2]time.Duration
+	c0 := make([]time.Duration, n)
 	for i, p := range procs {
 		c0[i] = p.cpuTime()
 	}
-	b.logf("baseline: %d rounds of honest asks on kfa %s and on this build, alternating, %d workers", b.nRounds, shortCommit(bl.Commit), b.writers)
-	b.rounds(ctx, phases[0], phases[1])
+	var labels []string
+	for _, bl := range bls[:len(bins)] {
+		labels = append(labels, shortCommit(bl.Commit))
+	}
+	b.logf("baseline: %d rounds of honest asks on kfa %s and on this build, alternating, %d workers",
+		b.nRounds, strings.Join(labels, ", "), b.writers)
+	b.rounds(ctx, phases...)
+	runs := make([]CPURun, n)
 	for i, p := range procs {
 		used := settle(ctx, p) - c0[i]
 		run := CPURun{Asks: phases[i].total.throughput(b.writers), IdleCPUPerSec: idle[i].Seconds() / idleFor.Seconds()}
@@ -236,16 +266,17 @@ func (b *bench) measureBaseline(ctx context.Context, bin string) (Baseline, erro
 			run.CPUPerAskUs = used.Seconds() / n * 1e6
 			run.RoundCPUPerAskUs = phases[i].cpuUsed.Seconds() / n * 1e6
 		}
-		if i == 0 {
-			bl.Today = run
-		} else {
-			bl.Now = run
+		runs[i] = run
+	}
+	out := append([]Baseline{}, bls...)
+	for i := range bins {
+		out[i].Today, out[i].Now = runs[i], runs[n-1]
+		if runs[i].Asks.Ops == 0 || runs[n-1].Asks.Ops == 0 {
+			return out, fmt.Errorf("baseline: no ask succeeded (kfa %s: %s; this build: %s)",
+				shortCommit(out[i].Commit), runs[i].Asks.FirstError, runs[n-1].Asks.FirstError)
 		}
 	}
-	if bl.Today.Asks.Ops == 0 || bl.Now.Asks.Ops == 0 {
-		return bl, fmt.Errorf("baseline: no ask succeeded (kfa %s: %s; this build: %s)", shortCommit(bl.Commit), bl.Today.Asks.FirstError, bl.Now.Asks.FirstError)
-	}
-	return bl, nil
+	return out, nil
 }
 
 // settle waits until p has finished the work its requests left behind

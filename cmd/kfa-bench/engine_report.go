@@ -36,18 +36,7 @@ func (r *Results) judgeEngine() {
 		r.Targets = append(r.Targets, Target{Group: engineGroup, Name: name, Want: want, Skipped: why})
 	}
 
-	bl := r.Baseline
-	name := "server CPU per honest ask vs kfa " + shortCommit(bl.Commit) + " (alternating rounds)"
-	switch {
-	case bl.Skipped != "":
-		skip(name, fmt.Sprintf("<= %.2fx", maxCPURatio), bl.Skipped)
-	case bl.Now.CPUPerAskUs == 0 || bl.Today.CPUPerAskUs == 0:
-		skip(name, fmt.Sprintf("<= %.2fx", maxCPURatio), "not measured: no CPU time of the servers (it is read from /proc)")
-	default:
-		q := bl.Ratio()
-		add(name, fmt.Sprintf("<= %.2fx", maxCPURatio), fmt.Sprintf("%s (%s µs vs %s µs)", times(q), f1(bl.Now.CPUPerAskUs), f1(bl.Today.CPUPerAskUs)),
-			q, q > 0 && q <= maxCPURatio)
-	}
+	judgeCPU(baselineOf(r.Baselines, baselineCommit), maxCPURatio, add, skip)
 
 	q := ratio(r.KFA.Asks.PerSec, r.Ceilings.Create.PerSec)
 	add("durable asks vs the Batch create ceiling", ">= "+pct(minAskShare), pct(q), q, q >= minAskShare)
@@ -107,11 +96,45 @@ func (r *Results) judgeEngine() {
 	add(followName, followWant, got+")", f.All.MaxMs, f.Met())
 }
 
-// printBaseline writes the CPU per ask of this build and the baseline's.
-func printBaseline(out io.Writer, bl Baseline) {
+// judgeCPU adds the target of this build's server CPU per honest ask
+// against bl's, at most bound times it.
+func judgeCPU(bl Baseline, bound float64, add func(name, want, got string, v float64, met bool), skip func(name, want, why string)) {
+	name := "server CPU per honest ask vs kfa " + shortCommit(bl.Commit) + " (alternating rounds)"
+	want := fmt.Sprintf("<= %.2fx", bound)
+	switch {
+	case bl.Skipped != "":
+		skip(name, want, bl.Skipped)
+	case bl.Now.CPUPerAskUs == 0 || bl.Today.CPUPerAskUs == 0:
+		skip(name, want, "not measured: no CPU time of the servers (it is read from /proc)")
+	default:
+		q := bl.Ratio()
+		add(name, want, fmt.Sprintf("%s (%s µs vs %s µs)", times(q), f1(bl.Now.CPUPerAskUs), f1(bl.Today.CPUPerAskUs)),
+			q, q > 0 && q <= bound)
+	}
+}
+
+// baselineNames says what each known baseline commit was.
+var baselineNames = map[string]string{
+	baselineCommit: "main when issue 24 began",
+	engine2Commit:  "main when issue 32 began",
+}
+
+// printBaselines writes the CPU per ask of this build and of each
+// baseline, measured in the same alternating rounds.
+func printBaselines(out io.Writer, bls []Baseline) {
 	fmt.Fprintln(out)
-	if bl.Skipped != "" {
-		fmt.Fprintf(out, "SERVER CPU PER HONEST ASK vs kfa %s: %s\n", shortCommit(bl.Commit), bl.Skipped)
+	var measured []Baseline
+	for _, bl := range bls {
+		if bl.Skipped != "" {
+			fmt.Fprintf(out, "SERVER CPU PER HONEST ASK vs kfa %s: %s\n", shortCommit(bl.Commit), bl.Skipped)
+			continue
+		}
+		measured = append(measured, bl)
+	}
+	if len(bls) == 0 {
+		fmt.Fprintln(out, "SERVER CPU PER HONEST ASK: not measured (--baseline \"\")")
+	}
+	if len(measured) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -122,19 +145,31 @@ func printBaseline(out io.Writer, bl Baseline) {
 		row(name, fmt.Sprint(c.Asks.Workers), f1(c.Asks.PerSec), f1(c.Asks.P50Ms), f1(c.Asks.P99Ms), fmt.Sprint(c.Asks.Errors),
 			f1(c.CPUPerAskUs), f1(c.RoundCPUPerAskUs), pct(c.IdleCPUPerSec))
 	}
-	line("kfa "+shortCommit(bl.Commit)+" (main when issue 24 began)", bl.Today)
-	line("this build", bl.Now)
-	row("  this build vs "+shortCommit(bl.Commit), "", times(ratio(bl.Now.Asks.PerSec, bl.Today.Asks.PerSec)), "", "", "",
-		times(bl.Ratio()), times(ratio(bl.Now.RoundCPUPerAskUs, bl.Today.RoundCPUPerAskUs)))
+	label := func(bl Baseline) string {
+		name := "kfa " + shortCommit(bl.Commit)
+		if what := baselineNames[bl.Commit]; what != "" {
+			name += " (" + what + ")"
+		}
+		return name
+	}
+	for _, bl := range measured {
+		line(label(bl), bl.Today)
+	}
+	now := measured[0].Now
+	line("this build", now)
+	for _, bl := range measured {
+		row("  this build vs "+shortCommit(bl.Commit), "", times(ratio(now.Asks.PerSec, bl.Today.Asks.PerSec)), "", "", "",
+			times(bl.Ratio()), times(ratio(now.RoundCPUPerAskUs, bl.Today.RoundCPUPerAskUs)))
+	}
 	_ = tw.Flush()
 	fmt.Fprintln(out, "CPU µs/ask: the server's user+system time from its first round to the end of the work its last one left (search indexing), per acknowledged ask")
-	for _, c := range []struct {
-		name string
-		run  CPURun
-	}{{"kfa " + shortCommit(bl.Commit), bl.Today}, {"this build", bl.Now}} {
-		if c.run.Asks.FirstError != "" {
-			fmt.Fprintf(out, "first error in asks on %s: %s\n", c.name, c.run.Asks.FirstError)
+	for _, bl := range measured {
+		if bl.Today.Asks.FirstError != "" {
+			fmt.Fprintf(out, "first error in asks on kfa %s: %s\n", shortCommit(bl.Commit), bl.Today.Asks.FirstError)
 		}
+	}
+	if now.Asks.FirstError != "" {
+		fmt.Fprintf(out, "first error in asks on this build: %s\n", now.Asks.FirstError)
 	}
 }
 

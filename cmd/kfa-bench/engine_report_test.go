@@ -80,7 +80,7 @@ func TestJudgeEngine(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Results{Ceilings: Ceilings{Create: tp(100)}, KFA: KFA{Asks: tp(tc.asks)}, Baseline: tc.baseline, Stores: tc.stores}
+			r := Results{Ceilings: Ceilings{Create: tp(100)}, KFA: KFA{Asks: tp(tc.asks)}, Baselines: []Baseline{tc.baseline}, Stores: tc.stores}
 			r.judgeEngine()
 			got := engineTargets(&r)
 			if len(got) != 9 {

@@ -67,6 +67,26 @@ func (b *bench) importRSS(ctx context.Context, n int) (ImportBench, error) {
 	if m, err := p.memory(); err == nil {
 		res.StartRSSMiB = m.VmHWMMiB
 	}
+	stopSampling := sampleMemory(p)
+	t0 := time.Now()
+	out, err := execCommand(ctx, b.kfaBin, "records", "import", file, "--data", dataDir).CombinedOutput()
+	res.Seconds = time.Since(t0).Seconds()
+	peak := stopSampling()
+	if err != nil {
+		if !bytes.Contains(out, []byte("Imported")) {
+			res.Skipped = "not measurable: " + truncate(string(bytes.TrimSpace(out)), 200)
+			return res, nil
+		}
+		return res, fmt.Errorf("kfa records import: %w: %s", err, truncate(string(bytes.TrimSpace(out)), 300))
+	}
+	res.PeakRSSMiB, res.PeakAnonMiB, res.PeakFileMiB = peak.VmHWMMiB, peak.AnonMiB, peak.FileMiB
+	return res, nil
+}
+
+// sampleMemory samples p's RssAnon and RssFile every 100 ms until the
+// function it returns is called, which returns the highest of each and
+// p's VmHWM (its peak RSS) then.
+func sampleMemory(p *kfaProc) func() Memory {
 	stop := make(chan struct{})
 	sampled := make(chan Memory)
 	go func() {
@@ -79,28 +99,17 @@ func (b *bench) importRSS(ctx context.Context, n int) (ImportBench, error) {
 			}
 			select {
 			case <-stop:
+				if m, err := p.memory(); err == nil {
+					peak.VmHWMMiB, peak.RSSMiB = m.VmHWMMiB, m.RSSMiB
+				}
 				sampled <- peak
 				return
 			case <-t.C:
 			}
 		}
 	}()
-	t0 := time.Now()
-	out, err := execCommand(ctx, b.kfaBin, "records", "import", file, "--data", dataDir).CombinedOutput()
-	res.Seconds = time.Since(t0).Seconds()
-	close(stop)
-	peak := <-sampled
-	if err != nil {
-		if !bytes.Contains(out, []byte("Imported")) {
-			res.Skipped = "not measurable: " + truncate(string(bytes.TrimSpace(out)), 200)
-			return res, nil
-		}
-		return res, fmt.Errorf("kfa records import: %w: %s", err, truncate(string(bytes.TrimSpace(out)), 300))
+	return func() Memory {
+		close(stop)
+		return <-sampled
 	}
-	m, err := p.memory()
-	if err != nil {
-		return res, err
-	}
-	res.PeakRSSMiB, res.PeakAnonMiB, res.PeakFileMiB = m.VmHWMMiB, peak.AnonMiB, peak.FileMiB
-	return res, nil
 }

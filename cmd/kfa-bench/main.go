@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -50,11 +51,11 @@ type bench struct {
 	curve      bool // the cost curves of asks and GetTask
 	verbose    bool
 	store      string // a PostgreSQL URL: also run the load phases on it (one and two processes), "" for bbolt only
-	// baseline is the commit whose kfa the CPU per ask is compared with,
-	// "" for none; baselineBin is its binary, when given or built.
-	baseline    string
-	baselineBin string
-	storePool   int // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
+	// baselines are the commits whose kfa the CPU per ask is compared
+	// with (none: not compared); baselineBins their binaries, when given.
+	baselines    []string
+	baselineBins []string
+	storePool    int // kfa serve --store-pool-size on PostgreSQL; 0 leaves kfa's default
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -109,8 +110,9 @@ func runMain(ctx context.Context, args []string) int {
 	fs.BoolVar(&b.preload, "preload", true, "measure the bulk-loaded sizes too (the loader is this build's store code: the kfa binary must read its files)")
 	fs.IntVar(&b.storePool, "store-pool-size", 0, "with --store: PostgreSQL connections per kfa process (kfa serve --store-pool-size; 0: kfa's default)")
 	fs.BoolVar(&b.verbose, "v", true, "log progress to stderr")
-	fs.StringVar(&b.baseline, "baseline", baselineCommit, "measure the server CPU per ask against the kfa of this `commit` too, built from this clone's git history (default: main when issue 24 began); \"\" skips it")
-	fs.StringVar(&b.baselineBin, "baseline-kfa", "", "the baseline's kfa `binary`, instead of building it from --baseline")
+	var baselines, baselineBins string
+	fs.StringVar(&baselines, "baseline", strings.Join(defaultBaselines, ","), "measure the server CPU per ask against the kfa of these `commits` too (comma-separated), each built from this clone's git history (default: main when issue 24 began, and when issue 32 began); \"\" skips it")
+	fs.StringVar(&baselineBins, "baseline-kfa", "", "the baselines' kfa `binaries` (comma-separated, one per --baseline commit, in order), instead of building them")
 	fs.StringVar(&b.store, "store", "", "also run the load phases (asks, GetTask, ListTasks, search, replies) on kfa with this PostgreSQL database (`URL` postgres://...; the role makes and drops a database per setup), with one and with two processes, beside bbolt")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -120,6 +122,12 @@ func runMain(ctx context.Context, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "kfa-bench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	b.baselines, b.baselineBins = splitList(baselines), splitList(baselineBins)
+	if len(b.baselineBins) > 0 && len(b.baselineBins) != len(b.baselines) {
+		fmt.Fprintf(os.Stderr, "kfa-bench: --baseline-kfa names %d binaries for %d --baseline commits; give one per commit, in order\n",
+			len(b.baselineBins), len(b.baselines))
 		return 2
 	}
 	if b.store == "" {
@@ -189,24 +197,9 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if b.kfaBin, err = buildKFA(b.kfaBin, b.dir); err != nil {
 		return err
 	}
-	var baseline Baseline
-	if b.baseline != "" || b.baselineBin != "" {
-		baseline.Commit = b.baseline
-		if b.baselineBin != "" {
-			if b.baselineBin, err = filepath.Abs(b.baselineBin); err != nil {
-				return err
-			}
-		} else {
-			b.logf("baseline: building kfa of commit %s from the git history", b.baseline)
-			if b.baselineBin, baseline.Skipped, err = buildBaseline(ctx, b.baseline, b.dir); err != nil {
-				return err
-			}
-			if baseline.Skipped != "" {
-				b.logf("baseline: %s", baseline.Skipped)
-			}
-		}
-	} else {
-		baseline.Skipped = "--baseline \"\": not measured"
+	bls, bins, err := b.prepareBaselines(ctx)
+	if err != nil {
+		return err
 	}
 	res := Results{
 		Quick: b.quick, Started: started, Machine: describeMachine(b.dir, b.kfaBin),
@@ -216,12 +209,12 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 	if res.Ceilings, res.KFA, err = b.measureLoad(ctx); err != nil {
 		return err
 	}
-	if b.baselineBin != "" {
-		if baseline, err = b.measureBaseline(ctx, b.baselineBin); err != nil {
+	if len(bins) > 0 {
+		if bls, err = b.measureBaselines(ctx, bls, bins); err != nil {
 			return err
 		}
 	}
-	res.Baseline = baseline
+	res.Baselines = bls
 	grpcRes, err := b.measureGRPC(ctx)
 	if err != nil {
 		return err
@@ -233,6 +226,9 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 			return err
 		}
 		res.Stores = &st
+		b.logf("failover: two processes on a primary and its synchronous standby, the primary stopped under asks and the standby promoted")
+		fb := b.measureFailover(ctx)
+		res.Failover = &fb
 	}
 	b.logf("push notifications: a reply completing 1,000 tasks with a config each")
 	if res.Push, err = b.pushDelivery(ctx); err != nil {
@@ -266,6 +262,49 @@ func (b *bench) runAll(ctx context.Context, jsonPath string, keep bool) error {
 		fmt.Fprintf(os.Stderr, "kfa-bench: work directory kept at %s\n", b.dir)
 	}
 	return nil
+}
+
+// prepareBaselines builds (or takes) the baselines' binaries. It returns
+// every baseline, those measurable first, in order, with the binaries
+// of those; the others say why they are not.
+func (b *bench) prepareBaselines(ctx context.Context) ([]Baseline, []string, error) {
+	var ok, skipped []Baseline
+	var bins []string
+	for i, commit := range b.baselines {
+		bl := Baseline{Commit: commit}
+		var bin string
+		if len(b.baselineBins) > 0 {
+			abs, err := filepath.Abs(b.baselineBins[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			bin = abs
+		} else {
+			b.logf("baseline: building kfa of commit %s from the git history", shortCommit(commit))
+			var err error
+			if bin, bl.Skipped, err = buildBaseline(ctx, commit, b.dir); err != nil {
+				return nil, nil, err
+			}
+			if bl.Skipped != "" {
+				b.logf("baseline: %s", bl.Skipped)
+				skipped = append(skipped, bl)
+				continue
+			}
+		}
+		ok, bins = append(ok, bl), append(bins, bin)
+	}
+	return append(ok, skipped...), bins, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func execCommand(ctx context.Context, name string, args ...string) *exec.Cmd {

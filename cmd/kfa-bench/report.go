@@ -20,11 +20,14 @@ type Results struct {
 	Push     PushBench   `json:"push"`
 	Import   ImportBench `json:"import"`
 	Sizes    []Size      `json:"sizes"`
-	// Baseline is the server CPU per ask of this build against the kfa of
-	// an earlier commit.
-	Baseline Baseline `json:"baseline"`
+	// Baselines are the server CPU per ask of this build against the kfa
+	// of earlier commits, measured in the same rounds.
+	Baselines []Baseline `json:"baselines"`
 	// Stores is the bbolt / PostgreSQL comparison (--store), nil without it.
 	Stores *StoreBench `json:"stores,omitempty"`
+	// Failover is asks per second through a failover (with --store, on
+	// a cluster of its own), nil without --store.
+	Failover *FailoverBench `json:"failover,omitempty"`
 	// GRPC is the gRPC binding beside HTTP+JSON (grpc.go).
 	GRPC    *GRPCBench `json:"grpc,omitempty"`
 	Targets []Target   `json:"targets"`
@@ -46,7 +49,8 @@ type Settings struct {
 // Target is one of the issue's targets, judged on this run.
 type Target struct {
 	// Group is the heading the target is printed under: "" for those of
-	// docs/performance.md, engineGroup for issue 24's.
+	// docs/performance.md, engineGroup for issue 24's, engine2Group for
+	// issue 32's.
 	Group string  `json:"group,omitempty"`
 	Name  string  `json:"name"`
 	Want  string  `json:"want"`
@@ -104,6 +108,7 @@ func (r *Results) judge() {
 	add("reply completing 1,000 tasks, p99", "< 100 ms", fmt.Sprintf("%.1f ms", k.Reply1000.P99Ms), k.Reply1000.P99Ms,
 		k.Reply1000.N > 0 && k.Reply1000.P99Ms < 100)
 	r.judgeEngine()
+	r.judgeEngine2()
 }
 
 func times(q float64) string { return fmt.Sprintf("%.2fx", q) }
@@ -214,15 +219,22 @@ func (r *Results) print(out io.Writer) {
 		row("")
 	}
 	row("SERVER", "startup ms", "RSS MiB", "anon MiB", "file MiB", "db MiB")
+	row("through the asks phase: VmHWM, highest anon and file sampled", "", f1(k.AsksMemory.VmHWMMiB), f1(k.AsksMemory.AnonMiB),
+		f1(k.AsksMemory.FileMiB), "")
 	row("after the load phases above", f1(k.StartupMs), f1(k.Memory.RSSMiB), f1(k.Memory.AnonMiB), f1(k.Memory.FileMiB), f1(k.DBMiB))
 	_ = tw.Flush()
 
 	printCurve(out, k.Curve)
-	printBaseline(out, r.Baseline)
+	printBaselines(out, r.Baselines)
 	r.GRPC.print(out)
 	if r.Stores != nil {
 		printStores(out, *r.Stores)
 		printFollow(out, r.Stores.Follow)
+	}
+	if r.Failover != nil {
+		for _, line := range failoverLines(*r.Failover) {
+			fmt.Fprintln(out, line)
+		}
 	}
 	if len(r.Sizes) > 0 {
 		fmt.Fprintln(out)

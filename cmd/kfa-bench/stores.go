@@ -64,14 +64,17 @@ type StoreBench struct {
 
 // StoreRun is the load phases against one setup.
 type StoreRun struct {
-	Name          string     `json:"name"`
-	Procs         int        `json:"procs"`
-	Asks          Throughput `json:"asks"`
-	GetTask       Throughput `json:"getTask"`
-	ListTasks     Throughput `json:"listTasks"`
-	Search        Throughput `json:"search"`
-	SearchSkipped string     `json:"searchSkipped,omitempty"`
-	Replies       Throughput `json:"replies"`
+	Name      string     `json:"name"`
+	Procs     int        `json:"procs"`
+	Asks      Throughput `json:"asks"`
+	GetTask   Throughput `json:"getTask"`
+	ListTasks Throughput `json:"listTasks"`
+	// ListDiscussions is the public discussions list's first page
+	// (GET /api/v1/discussions, anonymous, the default page size).
+	ListDiscussions Throughput `json:"listDiscussions"`
+	Search          Throughput `json:"search"`
+	SearchSkipped   string     `json:"searchSkipped,omitempty"`
+	Replies         Throughput `json:"replies"`
 }
 
 // storeSkipped says which phases the comparison leaves out.
@@ -299,7 +302,7 @@ func (b *bench) measureTargets(ctx context.Context, targets []*storeTarget) {
 			}
 		}
 	}
-	b.logf("stores: GetTask, ListTasks and search, %d rounds, %d workers", b.nRounds, b.readers)
+	b.logf("stores: GetTask, ListTasks, ListDiscussions and search, %d rounds, %d workers", b.nRounds, b.readers)
 	gets := each("gettask", b.readers, func(t *storeTarget) op {
 		return func(ctx context.Context, w *worker, _ int) error {
 			a := t.all[w.rng.IntN(len(t.all))]
@@ -312,12 +315,17 @@ func (b *bench) measureTargets(ctx context.Context, targets []*storeTarget) {
 				token: t.agents[w.rng.IntN(len(t.agents))].token, a2a: true})
 		}
 	})
+	discs := each("listdiscussions", b.readers, func(t *storeTarget) op {
+		return func(ctx context.Context, w *worker, _ int) error {
+			return do(ctx, hc, w, call{method: http.MethodGet, url: t.proc(w).url + "/api/v1/discussions"})
+		}
+	})
 	searches := each("search", b.readers, func(t *storeTarget) op {
 		return func(ctx context.Context, w *worker, _ int) error {
 			return do(ctx, hc, w, call{method: http.MethodPost, url: t.proc(w).url + "/a2a/v1/message:send", body: searchBody, a2a: true})
 		}
 	})
-	reads := append(append([]*phase{}, gets...), lists...)
+	reads := append(append(append([]*phase{}, gets...), lists...), discs...)
 	for i, t := range targets {
 		if t.run.SearchSkipped == "" {
 			reads = append(reads, searches[i])
@@ -327,6 +335,7 @@ func (b *bench) measureTargets(ctx context.Context, targets []*storeTarget) {
 	for i, t := range targets {
 		t.run.GetTask = gets[i].total.throughput(b.readers)
 		t.run.ListTasks = lists[i].total.throughput(b.readers)
+		t.run.ListDiscussions = discs[i].total.throughput(b.readers)
 		if t.run.SearchSkipped == "" {
 			t.run.Search = searches[i].total.throughput(b.readers)
 		}

@@ -46,6 +46,7 @@ func storeRows(sb StoreBench) [][]string {
 	phase("durable ask (new task + discussion)", func(r StoreRun) Throughput { return r.Asks }, never)
 	phase("GetTask", func(r StoreRun) Throughput { return r.GetTask }, never)
 	phase("ListTasks, page of 50", func(r StoreRun) Throughput { return r.ListTasks }, never)
+	phase("ListDiscussions, first page", func(r StoreRun) Throughput { return r.ListDiscussions }, never)
 	phase("search (message:send)", func(r StoreRun) Throughput { return r.Search }, func(r StoreRun) bool { return r.SearchSkipped != "" })
 	phase("reply (qualifying, completes 1 task)", func(r StoreRun) Throughput { return r.Replies }, never)
 	return rows
@@ -70,7 +71,7 @@ func printStores(out io.Writer, sb StoreBench) {
 		for _, t := range []struct {
 			name string
 			tp   Throughput
-		}{{"asks", r.Asks}, {"gettask", r.GetTask}, {"listtasks", r.ListTasks}, {"search", r.Search}, {"replies", r.Replies}} {
+		}{{"asks", r.Asks}, {"gettask", r.GetTask}, {"listtasks", r.ListTasks}, {"listdiscussions", r.ListDiscussions}, {"search", r.Search}, {"replies", r.Replies}} {
 			if t.tp.FirstError != "" {
 				fmt.Fprintf(out, "first error in %s on %s: %s\n", t.name, r.Name, t.tp.FirstError)
 			}

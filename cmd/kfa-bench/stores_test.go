@@ -44,12 +44,12 @@ func TestWithDatabase(t *testing.T) {
 func TestStoreRows(t *testing.T) {
 	tp := func(perSec, p99 float64) Throughput { return Throughput{PerSec: perSec, Latency: Latency{P99Ms: p99}} }
 	sb := StoreBench{Server: "15.0, fsync=off", Skipped: storeSkipped, Runs: []StoreRun{
-		{Name: "bbolt, 1 process", Procs: 1, Asks: tp(1000, 20), GetTask: tp(4000, 5), ListTasks: tp(2000, 9), Search: tp(500, 40), Replies: tp(800, 30)},
-		{Name: "PostgreSQL, 1 process", Procs: 1, Asks: tp(250, 80), GetTask: tp(2000, 9), ListTasks: tp(1000, 20), SearchSkipped: "not measurable", Replies: tp(400, 60)},
-		{Name: "PostgreSQL, 2 processes", Procs: 2, Asks: tp(500, 70), GetTask: tp(3000, 7), ListTasks: tp(1500, 12), Search: tp(600, 30), Replies: tp(200, 90)},
+		{Name: "bbolt, 1 process", Procs: 1, Asks: tp(1000, 20), GetTask: tp(4000, 5), ListTasks: tp(2000, 9), ListDiscussions: tp(1000, 10), Search: tp(500, 40), Replies: tp(800, 30)},
+		{Name: "PostgreSQL, 1 process", Procs: 1, Asks: tp(250, 80), GetTask: tp(2000, 9), ListTasks: tp(1000, 20), ListDiscussions: tp(400, 30), SearchSkipped: "not measurable", Replies: tp(400, 60)},
+		{Name: "PostgreSQL, 2 processes", Procs: 2, Asks: tp(500, 70), GetTask: tp(3000, 7), ListTasks: tp(1500, 12), ListDiscussions: tp(600, 20), Search: tp(600, 30), Replies: tp(200, 90)},
 	}}
 	rows := storeRows(sb)
-	if len(rows) != 6 {
+	if len(rows) != 7 {
 		t.Fatalf("%d rows: %q", len(rows), rows)
 	}
 	// header: name, then ops/s and p99 per setup, and a ratio for each setup after the first
@@ -60,6 +60,7 @@ func TestStoreRows(t *testing.T) {
 		"durable ask (new task + discussion)":  {"1000", "20.0", "250", "80.0", "0.25x", "500", "70.0", "0.50x"},
 		"GetTask":                              {"4000", "5.00", "2000", "9.00", "0.50x", "3000", "7.00", "0.75x"},
 		"ListTasks, page of 50":                {"2000", "9.00", "1000", "20.0", "0.50x", "1500", "12.0", "0.75x"},
+		"ListDiscussions, first page":          {"1000", "10.0", "400", "30.0", "0.40x", "600", "20.0", "0.60x"},
 		"search (message:send)":                {"500", "40.0", "n/a", "", "-", "600", "30.0", "1.20x"},
 		"reply (qualifying, completes 1 task)": {"800", "30.0", "400", "60.0", "0.50x", "200", "90.0", "0.25x"},
 	}

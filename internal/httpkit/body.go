@@ -68,38 +68,41 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 
 // DecodeJSON validates and decodes a JSON object into v, naming the field
 // of a type mismatch, and refusing a key that names a field of v other
-// than exactly (encoding/json would take "MESSAGEID" for messageId).
+// than exactly (encoding/json would take "MESSAGEID" for messageId). The
+// body is read once: a2a.Decode checks it as it decodes.
 func DecodeJSON(body []byte, v any) error {
-	if err := a2a.CheckJSON(body); err != nil {
-		var se *a2a.SyntaxError
-		if errors.As(err, &se) {
-			return a2a.Errorf(a2a.ParseError, "request body is not valid JSON: %v", err)
-		}
+	err := a2a.Decode(body, v)
+	var (
+		se *a2a.SyntaxError
+		sh *a2a.ShapeError
+		te *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &se):
+		return a2a.Errorf(a2a.ParseError, "request body is not valid JSON: %v", err)
+	case errors.As(err, &sh):
 		return a2a.Errorf(a2a.InvalidParams, "request body refused: %v", err)
-	}
-	if !a2a.IsObject(body) {
+	case !a2a.IsObject(body):
 		return a2a.Errorf(a2a.InvalidParams, "request body must be a JSON object")
-	}
-	if err := a2a.CheckFields(body, v); err != nil {
-		return a2a.AsParam(err, "")
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := te.Field
-			if field == "" {
-				field = "body"
-			}
-			return a2a.BadParam(field, "must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
 		}
-		// A type that refuses a field itself (api.ReplyRequest) has said
-		// what is wrong, in the caller's words: pass that on as it is.
-		if e, ok := a2a.AsError(err); ok {
-			return e
-		}
-		return a2a.Errorf(a2a.InvalidParams, "request body does not match the expected shape: %v", err)
+		return a2a.BadParam(field, "must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
 	}
-	return nil
+	var fe *a2a.FieldError
+	if errors.As(err, &fe) {
+		return fe.Param("")
+	}
+	// A type that refuses a field itself (api.ReplyRequest) has said what
+	// is wrong, in the caller's words: pass that on as it is.
+	if e, ok := a2a.AsError(err); ok {
+		return e
+	}
+	return a2a.Errorf(a2a.InvalidParams, "request body does not match the expected shape: %v", err)
 }
 
 func jsonKind(goKind string) string {

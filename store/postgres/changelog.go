@@ -67,8 +67,9 @@ func (s *DB) ReadLog(ctx context.Context, after changelog.Position, limit int) (
 // ReadTail implements changelog.Log in one statement (so one snapshot):
 // the readable events after after; the written time of the oldest event
 // that committed but is not readable yet (an older transaction still
-// runs), which is when the read stops being complete; and the trimmed
-// point.
+// runs), which is when the read stops being complete; the trimmed point;
+// and the event at after (one probe of the primary key), by which a
+// follower notices that a failover lost events it had read.
 func (s *DB) ReadTail(ctx context.Context, after changelog.Position, limit int) (changelog.Tail, error) {
 	rows, err := s.pool.Query(ctx, `WITH h AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS x),
 		ev AS (SELECT c.tx, c.seq, c.kind, c.subject, c.owner, c.ref, c.note, c.at_ms FROM change_log c, h
@@ -77,6 +78,7 @@ func (s *DB) ReadTail(ctx context.Context, after changelog.Position, limit int) 
 		SELECT 0 AS part, tx, seq, kind, subject, owner, ref, note, at_ms FROM ev
 		UNION ALL SELECT 1, 0, 0, '', '', '', '', '', written_ms FROM held
 		UNION ALL SELECT 2, trimmed_tx, trimmed_seq, '', '', '', '', '', 0 FROM log_trim
+		UNION ALL SELECT 3, tx, seq, kind, subject, owner, ref, note, at_ms FROM change_log WHERE tx = $1 AND seq = $2
 		ORDER BY 1, 2, 3`, int64(after.Tx), int64(after.Seq), limit)
 	if err != nil {
 		return changelog.Tail{}, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
@@ -94,8 +96,12 @@ func (s *DB) ReadTail(ctx context.Context, after changelog.Position, limit int) 
 			return changelog.Tail{}, unavailable(fmt.Errorf("postgres: read the change log: %w", err))
 		}
 		switch part {
-		case 0:
+		case 0, 3:
 			e.Pos, e.Kind, e.At = changelog.Position{Tx: uint64(tx), Seq: uint64(seq)}, changelog.Kind(kind), fromMS(at)
+			if part == 3 {
+				t.At = e
+				continue
+			}
 			t.Events = append(t.Events, e)
 		case 1:
 			t.Held = fromMS(at)
@@ -219,11 +225,18 @@ func (s *DB) committed() {
 	}
 }
 
-// Reconnect backoff of the log's listener.
+// Reconnect backoff of the log's listener. After a failover the
+// listener finds the new primary within listenRetryMax of its promotion.
 const (
 	listenRetryMin = 100 * time.Millisecond
-	listenRetryMax = 5 * time.Second
+	listenRetryMax = 2 * time.Second
 )
+
+// listenIdle is how long the listener waits for a notification before it
+// checks its connection with a ping: a server that vanished without
+// closing it (a machine down, a network cut) is noticed within about
+// this long, not when the operating system gives up on the connection.
+const listenIdle = 5 * time.Second
 
 // notifyMinGap bounds how often one process sends NOTIFY: commits that
 // come closer together share one.
@@ -258,13 +271,13 @@ func (s *DB) notifyLoop(ctx context.Context, done chan<- struct{}) {
 // logListenLoop LISTENs on logChannel and wakes this process's followers
 // at each notification, and after every (re)connection, since
 // notifications sent while it was not connected are lost.
-func (s *DB) logListenLoop(ctx context.Context, url string, ready chan<- struct{}, done chan<- struct{}) {
+func (s *DB) logListenLoop(ctx context.Context, ready chan<- struct{}, done chan<- struct{}) {
 	defer close(done)
 	backoff := listenRetryMin
 	once := false
 	for ctx.Err() == nil {
 		func() {
-			conn, err := pgx.Connect(ctx, url)
+			conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 			if err != nil {
 				return
 			}
@@ -279,10 +292,22 @@ func (s *DB) logListenLoop(ctx context.Context, url string, ready chan<- struct{
 			backoff = listenRetryMin
 			s.logWake.Notify()
 			for {
-				if _, err := conn.WaitForNotification(ctx); err != nil {
+				wctx, cancel := context.WithTimeout(ctx, listenIdle)
+				_, err := conn.WaitForNotification(wctx)
+				cancel()
+				switch {
+				case err == nil:
+					s.logWake.Notify()
+				case ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded):
 					return
+				default: // idle: is the server still there?
+					pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+					err := conn.Ping(pctx)
+					cancel()
+					if err != nil {
+						return
+					}
 				}
-				s.logWake.Notify()
 			}
 		}()
 		select {

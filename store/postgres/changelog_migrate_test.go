@@ -4,12 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/internal/pgtest"
+	"github.com/kfa-project/kfa/store/storetest"
 )
 
 // TestMigrateFeedToLog: a schema-4 database's records feed becomes the
@@ -57,17 +57,10 @@ func TestMigrateFeedToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// The events are readable once every older transaction on the
-	// cluster has ended (other tests' included): wait for that.
-	var evs []changelog.Event
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		tail, err := db.ReadTail(ctx, changelog.Position{}, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if evs = tail.Events; tail.Held.IsZero() && len(evs) > 0 || time.Now().After(deadline) {
-			break
-		}
+	storetest.Settle(t, db) // the migration's events wait for the cluster's older transactions
+	evs, err := db.ReadLog(ctx, changelog.Position{}, 100)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var got []string
 	for _, e := range evs {

@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/internal/pgtest"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/store/postgres"
+	"github.com/kfa-project/kfa/store/storetest"
 )
 
 // TestTrimTwoProcesses: two processes (two pools) on one database trim
@@ -42,23 +43,8 @@ func TestTrimTwoProcesses(t *testing.T) {
 	upsert(b, now, "fresh-0") // the newest event is a fresh one
 	// Events are readable, and trimmable, once every transaction older
 	// than them ended, on the whole cluster (other tests' included):
-	// settle waits for that, so that the trims below see every old one.
-	settle := func() {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-			tail, err := a.ReadTail(ctx, changelog.Position{Tx: 1 << 62}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tail.Held.IsZero() {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the log stays held back")
-			}
-		}
-	}
-	settle()
+	// Settle waits for that, so that the trims below see every old one.
+	storetest.Settle(t, a)
 	var wg sync.WaitGroup
 	removed := make([]int, 2)
 	for i, db := range []*postgres.DB{a, b} {
@@ -79,7 +65,7 @@ func TestTrimTwoProcesses(t *testing.T) {
 	if removed[0]+removed[1] != 30 {
 		t.Fatalf("the two processes removed %d and %d, want the 30 superseded versions between them", removed[0], removed[1])
 	}
-	settle()
+	storetest.Settle(t, a)
 	_, chs, err := a.Changes(ctx, changelog.Position{}, 100)
 	if err != nil {
 		t.Fatal(err)

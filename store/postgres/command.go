@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +62,9 @@ const (
 	CmdAccept         = commands.CmdAccept
 	CmdFlag           = commands.CmdFlag
 	CmdModerate       = commands.CmdModerate
+	// CmdVote and CmdVerify are the trust signals.
+	CmdVote   = commands.CmdVote
+	CmdVerify = commands.CmdVerify
 
 	// TripsRead counts the reads (one round trip each); TripsWrite the
 	// writes that are not commands, of which none is left: every write
@@ -120,28 +125,101 @@ func (s *DB) RoundTrips(name string) RoundTrips {
 
 // tripConn counts the writes of one connection to the server. pgconn
 // writes each group of messages it then waits on with one Write, so a
-// Write is a round trip.
+// Write is a round trip. It also tells lost when the server ends the
+// connection under it.
 type tripConn struct {
 	net.Conn
 	writes atomic.Uint64
+	lost   func()
+	total  *atomic.Uint64 // the pool's, every connection's writes
 }
 
 func (c *tripConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
-	return c.Conn.Write(b)
+	c.total.Add(1)
+	n, err := c.Conn.Write(b)
+	if err != nil && serverGone(err) {
+		c.lost()
+	}
+	return n, err
 }
 
-// countTrips makes every connection of the pool count its round trips.
-func countTrips(cfg *pgxpool.Config) {
+func (c *tripConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil && serverGone(err) {
+		c.lost()
+	}
+	return n, err
+}
+
+// serverGone tells whether a connection's read or write error says that
+// the server closed or reset it (it stopped, crashed, or a failover cut
+// it off), as opposed to a deadline pgx set to cancel a query.
+func serverGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// wrapConns makes every connection of the pool (and those the store opens
+// with the pool's settings: the listener's, the destination locks') count
+// its round trips, each on its own and all of them in total, and call
+// lost when the server ends it.
+func wrapConns(cfg *pgxpool.Config, lost func(), total *atomic.Uint64) {
 	dial := cfg.ConnConfig.DialFunc
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &tripConn{Conn: c}, nil
+		return &tripConn{Conn: c, lost: lost, total: total}, nil
 	}
 }
+
+// resetGap bounds how often a lost connection resets the pool.
+const resetGap = time.Second
+
+// resetPool closes every idle connection of the pool, and those in use
+// as they come back, once a connection found the server gone: when the
+// primary stops or a failover moves it, every connection to it is dead,
+// and each would otherwise fail one request before the pool dropped it.
+// New connections go to whichever host is the primary then.
+func (s *DB) resetPool() {
+	now := time.Now().UnixNano()
+	last := s.lastReset.Load()
+	if now-last < int64(resetGap) || !s.lastReset.CompareAndSwap(last, now) || s.pool == nil {
+		return
+	}
+	// At once, before the request that met the dead connection fails, so
+	// that the next request finds no idle connection to the old server
+	// (Reset only takes the pool's lock: it closes the idle connections in
+	// goroutines of its own, and those in use as they come back).
+	s.pool.Reset()
+}
+
+// primaryOnly makes every connection go to a primary, whatever the URL
+// says of target_session_attrs: kfa writes, so a standby (read-only) is
+// never one of its connections, and a multi-host URL finds the primary
+// among its hosts after a failover. A URL without connect_timeout gets
+// defaultConnectTimeout per host, so that a host that does not answer at
+// all (a machine down) holds a connection up that long at most before the
+// next host is tried.
+func primaryOnly(cfg *pgx.ConnConfig) {
+	if cfg.ValidateConnect == nil {
+		cfg.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+}
+
+// defaultConnectTimeout is a connection's bound per host when the URL
+// sets no connect_timeout.
+const defaultConnectTimeout = 3 * time.Second
+
+// AllRoundTrips is the round trips every connection of the pool has made
+// since Open, whatever made them: commands, reads, the log's NOTIFY and
+// statement preparation. On a pool of one connection that is otherwise
+// idle, its growth over one call is exactly what that call cost.
+func (s *DB) AllRoundTrips() uint64 { return s.allTrips.Load() }
 
 // connTrips is the round trips conn has made so far (0 when it does not
 // count them).
@@ -177,10 +255,12 @@ func (p *pending) flush() error {
 	return err
 }
 
-// commandFlush is command with a load that may flush.
-func (s *DB) commandFlush(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) error {
+// commandFlush is command with a load that may flush. A bookkeeping
+// command (storage.Command.Bookkeeping) is never refused by
+// Options.RequireSyncReplica.
+func (s *DB) commandFlush(ctx context.Context, name string, bookkeeping bool, load func(p *pending) error, decide func() (func(execer) error, error)) error {
 	for attempt := 1; ; attempt++ {
-		wrote, err := s.commandOnce(ctx, name, load, decide)
+		wrote, err := s.commandOnce(ctx, name, bookkeeping, load, decide)
 		if err == nil {
 			if wrote {
 				s.committed()
@@ -190,6 +270,9 @@ func (s *DB) commandFlush(ctx context.Context, name string, load func(p *pending
 		var r refusal
 		if errors.As(err, &r) {
 			return r.err
+		}
+		if isCommitUnknown(err) {
+			return err // it may have committed: never again
 		}
 		if attempt == maxAttempts || !retryable(err) {
 			return unavailable(err)
@@ -209,7 +292,7 @@ type refusal struct{ err error }
 func (r refusal) Error() string { return r.err.Error() }
 
 // commandOnce is one attempt of command.
-func (s *DB) commandOnce(ctx context.Context, name string, load func(p *pending) error, decide func() (func(execer) error, error)) (wrote bool, err error) {
+func (s *DB) commandOnce(ctx context.Context, name string, bookkeeping bool, load func(p *pending) error, decide func() (func(execer) error, error)) (wrote bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
@@ -245,10 +328,16 @@ func (s *DB) commandOnce(ctx context.Context, name string, load func(p *pending)
 		rollback(ctx, conn)
 		return false, err
 	}
+	if !bookkeeping {
+		if err := s.writable(); err != nil {
+			rollback(ctx, conn)
+			return false, err
+		}
+	}
 	w.b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, w.b).Close(); err != nil {
 		rollback(ctx, conn)
-		return false, err
+		return false, commitFailed(err)
 	}
 	return true, nil
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
 	"github.com/kfa-project/kfa/push"
+	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/store/postgres"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // TestCommandRoundTrips: the commands that load the acting agent first
@@ -48,6 +50,17 @@ func TestCommandRoundTrips(t *testing.T) {
 	}
 	config := func(taskID string, i int) push.Config {
 		return push.Config{ID: fmt.Sprint("c", i), TaskID: taskID, OwnerID: alice.ID, URL: "https://hooks.example.com/kfa", CreatedAt: at}
+	}
+	// Two votes of carol's before the trust rows run, unmeasured, prepare
+	// the statements the measured ones use (a vote window's first write is
+	// an insert, the next ones updates: a statement pgx prepares, one
+	// round trip, the first time it runs).
+	lim := trust.Limits{Rate: ratelimit.Rate{Events: 100}}
+	for i := range 2 {
+		w := newAnswered(4900 + i)
+		if _, err := db.Vote(ctx, trust.VoteCommand{Item: trust.ReplyItem(w.disc, w.reply.ID), AgentID: carol.ID, Value: 1, At: at}, lim); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, tc := range []struct {
 		name string
@@ -115,6 +128,22 @@ func TestCommandRoundTrips(t *testing.T) {
 				return err
 			})
 		}},
+		{"vote", postgres.CmdVote, func(t *testing.T, i int) error {
+			a := newAnswered(5000 + i)
+			return measured(t, db, postgres.CmdVote, func() error {
+				_, err := db.Vote(ctx, trust.VoteCommand{Item: trust.ReplyItem(a.disc, a.reply.ID), AgentID: carol.ID, Value: 1, At: at}, lim)
+				return err
+			})
+		}},
+		{"verify", postgres.CmdVerify, func(t *testing.T, i int) error {
+			a := newAnswered(6000 + i)
+			return measured(t, db, postgres.CmdVerify, func() error {
+				_, err := db.Verify(ctx, trust.VerifyCommand{Item: trust.ReplyItem(a.disc, a.reply.ID), AgentID: carol.ID,
+					AgentName: carol.Name, Outcome: trust.Worked, Environment: "linux", At: at},
+					lim)
+				return err
+			})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i := range 4 {
@@ -143,7 +172,7 @@ func measured(t *testing.T, db *postgres.DB, cmd string, do func() error) error 
 		t.Fatalf("%s also made %d reads and %d other writes", cmd, r.Commands-reads.Commands, w.Commands-writes.Commands)
 	}
 	if trips := after.Trips - before.Trips; before.Commands > 0 && trips > 2 {
-		t.Fatalf("%s took %d round trips, want at most 2", cmd, trips)
+		t.Fatalf("%s took %d round trips, want at most 2 (run %d)", cmd, trips, before.Commands)
 	}
 	return nil
 }

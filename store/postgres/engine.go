@@ -325,7 +325,7 @@ func (w *pgWrites) exec(sql string, args ...any) error {
 
 // Run implements storage.Engine, in two round trips.
 func (s *DB) Run(ctx context.Context, c storage.Command) error {
-	return s.commandFlush(ctx, c.Name, func(p *pending) error {
+	return s.commandFlush(ctx, c.Name, c.Bookkeeping, func(p *pending) error {
 		l := &loader{p: p}
 		if err := c.Load(l); err != nil {
 			return err

@@ -147,11 +147,24 @@ func TestAskRoundTrips(t *testing.T) {
 // discussions, windows and counters, and whatever rows hold totals); bob
 // asks, carol replies to him, bob asks again and cancels: none of them
 // may wait on a lock. It polls pg_stat_activity for a backend of this
-// database waiting on a lock, so it fails at the first wait rather than
-// on a timeout.
+// database waiting on a lock the holder holds, so it fails at the first
+// wait rather than on a timeout. It polls on a connection of its own: in
+// the holder's transaction pg_stat_activity is a snapshot taken at its
+// first read, which never shows a wait that begins later, and forever
+// shows one caught then (the notifier's NOTIFY waiting its turn for the
+// cluster's notification queue, which other tests' NOTIFYs hold: no row
+// of ours, hence only waits on the holder count).
 func TestNoRowEveryWriteWaitsOn(t *testing.T) {
 	url := pgtest.URL(t)
-	db := openURL(t, url)
+	// One connection in the store's pool, made by the setup below, so that
+	// the discussion totals' shard of every connection that writes is
+	// known when the holder locks the others' (a connection the pool
+	// opened later could fall in a locked shard, and wait on it).
+	db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
 	now := func() time.Time { return time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC) }
 	e := newEngine(t, db)
 	// Limits on, so that every kind of row a command can write exists.
@@ -227,6 +240,12 @@ func TestNoRowEveryWriteWaitsOn(t *testing.T) {
 			return nil
 		}()
 	}()
+	watcher, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(ctx)
+	holderPID := holder.PgConn().PID()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -238,8 +257,8 @@ func TestNoRowEveryWriteWaitsOn(t *testing.T) {
 			return
 		case <-tick.C:
 			var waiting []string
-			rows, err := holder.Query(ctx, `SELECT query FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+			rows, err := watcher.Query(ctx, `SELECT query FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock' AND $1::int = ANY(pg_blocking_pids(pid))`, holderPID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,3 +19,23 @@ func (s *DB) ConnTrips() uint64 {
 	defer c.Release()
 	return connTrips(c)
 }
+
+// OpenConns opens n connections of the pool at once and returns them to
+// it, so that the pool holds n idle ones; it then says how many the pool
+// holds.
+func (s *DB) OpenConns(ctx context.Context, n int) (int, error) {
+	var held []interface{ Release() }
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for range n {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		held = append(held, c)
+	}
+	return int(s.pool.Stat().TotalConns()), nil
+}

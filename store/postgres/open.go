@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,7 +43,11 @@ type DB struct {
 	stopLog context.CancelFunc
 	logDone []chan struct{} // closed when notifyLoop and logListenLoop end
 
-	trips sync.Map // command name -> *tripStats (RoundTrips)
+	trips    sync.Map       // command name -> *tripStats (RoundTrips)
+	allTrips *atomic.Uint64 // every connection's round trips (AllRoundTrips)
+
+	repl      replication
+	lastReset atomic.Int64 // unix nanos of the pool's last Reset (resetPool)
 }
 
 // Options configure Open.
@@ -50,6 +55,10 @@ type Options struct {
 	// MaxConns bounds the pool; 0 keeps pgxpool's default (the larger of
 	// 4 and the number of CPUs).
 	MaxConns int32
+	// RequireSyncReplica refuses every write (an unavailable error, 503)
+	// while the primary has no synchronous standby that kfa's commits
+	// wait for (see Replication.Safe), as checked every ReplicationCheck.
+	RequireSyncReplica bool
 }
 
 // ErrSchemaNewer is a database migrated by a newer kfa than this one.
@@ -65,18 +74,22 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	countTrips(cfg)
+	primaryOnly(cfg.ConnConfig)
+	db := &DB{poke: make(chan struct{}, 1), allTrips: new(atomic.Uint64)}
+	db.repl.require = opts.RequireSyncReplica
+	wrapConns(cfg, db.resetPool, db.allTrips)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, poke: make(chan struct{}, 1)}
+	db.pool = pool
 	db.Commands = commands.New(db)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	if err := db.startLog(ctx, url); err != nil {
+	db.checkReplication(ctx)
+	if err := db.startLog(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -117,14 +130,15 @@ func (s *DB) Close() error {
 // startLog starts the change log's notifier and listener, and waits until
 // the listener listens (or ctx ends), so that no commit after Open goes
 // unheard.
-func (s *DB) startLog(ctx context.Context, url string) error {
+func (s *DB) startLog(ctx context.Context) error {
 	lctx, cancel := context.WithCancel(context.Background())
 	s.stopLog = cancel
 	ready := make(chan struct{})
-	notified, listened := make(chan struct{}), make(chan struct{})
-	s.logDone = []chan struct{}{notified, listened}
+	notified, listened, watched := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s.logDone = []chan struct{}{notified, listened, watched}
 	go s.notifyLoop(lctx, notified)
-	go s.logListenLoop(lctx, url, ready, listened)
+	go s.logListenLoop(lctx, ready, listened)
+	go s.watchReplication(lctx, watched)
 	select {
 	case <-ready:
 		return nil
@@ -134,7 +148,8 @@ func (s *DB) startLog(ctx context.Context, url string) error {
 	}
 }
 
-// stopLogLoops ends the notifier and the listener; safe to call twice.
+// stopLogLoops ends the notifier, the listener and the replication
+// watcher; safe to call twice.
 func (s *DB) stopLogLoops() {
 	if s.stopLog == nil {
 		return
@@ -150,15 +165,17 @@ func (s *DB) stopLogLoops() {
 // does not.
 const pingTimeout = 2 * time.Second
 
-// Ping checks that the database answers a query.
+// Ping checks that the database answers a query, and, with
+// Options.RequireSyncReplica, that the store takes writes (the last check
+// of the standbys found a synchronous one).
 func (s *DB) Ping() error {
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
 	_, err := s.pool.Exec(ctx, "SELECT 1")
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		return unavailable(fmt.Errorf("postgres: %w", err))
 	}
-	return nil
+	return s.writable()
 }
 
 type migration struct {

@@ -131,6 +131,14 @@ func (s *DB) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return fromMS(*ms), true, nil
 }
 
+// Claim implements push.Claimer: its destination locks are session
+// locks, which a failover ends while their senders live.
+func (s *DB) Claim(ctx context.Context, id string, at, until time.Time) (bool, error) {
+	return s.ClaimDelivery(ctx, id, at, until)
+}
+
+var _ push.Claimer = (*DB)(nil)
+
 // Delivery implements push.OutboxStore in one statement.
 func (s *DB) Delivery(ctx context.Context, id string) (push.Delivery, error) {
 	ds, err := readDocs(ctx, s, storedoc.DecodeDelivery, "SELECT doc FROM push_deliveries WHERE id = $1", id)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -47,4 +48,60 @@ func isUnreachable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
+}
+
+// commitUnknownError is a write whose COMMIT was sent but whose answer
+// never came: the connection broke, the server went down, or the request
+// ended while it waited (for a synchronous standby, say). The transaction
+// may have committed or not, and nothing in this process can tell, so the
+// write is never run again here and never answered as a success: the
+// bindings answer 503 UNAVAILABLE, and a client retries with the same
+// messageId (an ask), or reads before it writes again (see
+// docs/scale-out.md, "Failover").
+type commitUnknownError struct{ err error }
+
+func (e *commitUnknownError) Error() string {
+	return "postgres: the database went away while the write was committing; it may or may not have been stored: " + e.err.Error()
+}
+func (e *commitUnknownError) Unwrap() error { return e.err }
+
+// Unavailable implements the mark unavailableError has.
+func (e *commitUnknownError) Unavailable() bool { return true }
+
+// CommitUnknown marks a write whose outcome is unknown, for the bindings'
+// message.
+func (e *commitUnknownError) CommitUnknown() bool { return true }
+
+// commitFailed classifies the error of a batch that ended with COMMIT (or
+// of pgx's Commit): an error the server answered for a statement, the
+// COMMIT included, aborted the transaction, and comes back as it is; any
+// other error (a broken connection, a shutdown that cut the session, the
+// context ending while the server worked) leaves the outcome unknown.
+func commitFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrTxCommitRollback) {
+		return err // the transaction had failed already: ROLLBACK was its end
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && severity(pe) == "ERROR" && !isUnreachable(pe) {
+		return err
+	}
+	return &commitUnknownError{err: err}
+}
+
+// isCommitUnknown tells whether err is a write of unknown outcome, which
+// must not run again.
+func isCommitUnknown(err error) bool {
+	var ce *commitUnknownError
+	return errors.As(err, &ce)
+}
+
+// severity is pe's severity in English (ERROR, FATAL, PANIC).
+func severity(pe *pgconn.PgError) string {
+	if pe.SeverityUnlocalized != "" {
+		return pe.SeverityUnlocalized
+	}
+	return pe.Severity
 }

@@ -44,3 +44,34 @@ func TestUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitFailed: an error the server answered for a statement of the
+// COMMIT's batch aborted the transaction; anything else after COMMIT was
+// sent leaves its outcome unknown, and is never retried.
+func TestCommitFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		unknown bool
+	}{
+		{"committed", nil, false},
+		{"unique violation", &pgconn.PgError{Severity: "ERROR", Code: "23505"}, false},
+		{"deadlock", fmt.Errorf("batch: %w", &pgconn.PgError{Severity: "ERROR", Code: "40P01"}), false},
+		{"rolled back already", pgx.ErrTxCommitRollback, false},
+		{"dropped", io.ErrUnexpectedEOF, true},
+		{"shut down while committing", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true},
+		{"crash of another backend", &pgconn.PgError{Severity: "FATAL", Code: "57P02"}, true},
+		{"request ended", context.Canceled, true},
+		{"timed out", context.DeadlineExceeded, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := commitFailed(tc.err)
+			if isCommitUnknown(err) != tc.unknown {
+				t.Fatalf("commitFailed(%v) = %v, unknown %v, want %v", tc.err, err, isCommitUnknown(err), tc.unknown)
+			}
+			if tc.unknown && !errors.Is(err, tc.err) {
+				t.Fatalf("the mark hides the cause: %v", err)
+			}
+		})
+	}
+}

@@ -21,7 +21,7 @@ func logLine(e changelog.Event) string {
 // positions grow.
 func readAll(t *testing.T, l changelog.Log, after changelog.Position, size int) []changelog.Event {
 	t.Helper()
-	settle(t, l)
+	Settle(t, l)
 	var out []changelog.Event
 	for {
 		page, err := l.ReadLog(context.Background(), after, size)
@@ -47,7 +47,7 @@ func testChangeLog(t *testing.T, open Opener) {
 	e := newPushEnv(t, open)
 	ctx := context.Background()
 	l := e.store.(changelog.Log)
-	settle(t, l)
+	Settle(t, l)
 	start, err := l.LogState(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +135,15 @@ func testChangeLog(t *testing.T, open Opener) {
 	}
 	if end.Last != evs[len(evs)-1].Pos || end.Epoch == "" || end.Epoch != start.Epoch {
 		t.Fatalf("state %+v, want Last %v and the same epoch as %+v", end, evs[len(evs)-1].Pos, start)
+	}
+	// A read names the event it reads after, so that a follower can tell
+	// whether the log still holds the event it read there (Tail.At).
+	mid := evs[len(evs)/2]
+	if tail, err := l.ReadTail(ctx, mid.Pos, 1); err != nil || tail.At.Pos != mid.Pos || tail.At.Kind != mid.Kind || tail.At.ID != mid.ID {
+		t.Fatalf("read after %v: At %+v, %v; want the event there, %+v", mid.Pos, tail.At, err, mid)
+	}
+	if tail, err := l.ReadTail(ctx, changelog.Position{}, 1); err != nil || tail.At != (changelog.Event{}) {
+		t.Fatalf("read from the start: At %+v, %v; want none", tail.At, err)
 	}
 	if more, err := l.ReadLog(ctx, end.Last, 10); err != nil || len(more) != 0 {
 		t.Fatalf("read after the last: %v, %v", more, err)

@@ -42,7 +42,7 @@ func newTrimEnv(t *testing.T, open Opener) *trimEnv {
 // agentEvents makes n agents now: n agent.created events written now.
 func (e *trimEnv) agentEvents(t *testing.T, prefix string, n int) []changelog.Event {
 	t.Helper()
-	settle(t, e.log)
+	Settle(t, e.log)
 	st, err := e.log.LogState(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func (e *trimEnv) kept(t *testing.T) string {
 
 func (e *trimEnv) trimBefore(t *testing.T, before time.Time) int {
 	t.Helper()
-	settle(t, e.log)
+	Settle(t, e.log)
 	n, err := e.trim.TrimLog(context.Background(), before)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func testChangeLogTrim(t *testing.T, open Opener) {
 		e.agentEvents(t, "old", 20)
 		e.clock.Advance(48 * time.Hour)
 		horizon := e.clock.Now().Add(-24 * time.Hour)
-		settle(t, e.log)
+		Settle(t, e.log)
 		start, err := e.log.LogState(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -272,27 +272,6 @@ func testTrimRecordsFeed(t *testing.T, e *trimEnv) {
 	after := allChanges(t, e.recs)
 	if n := len(after); n == 0 || after[n-1].ID != "d" || after[n-1].Op != knowledge.OpDelete {
 		t.Fatalf("after trimming all: %+v, want d's deletion kept as the newest record event", after)
-	}
-}
-
-// settle waits until every event committed so far is readable. On
-// PostgreSQL an event is hidden while a transaction that began before it
-// still runs, anywhere on the cluster (other tests' databases included).
-func settle(t *testing.T, l changelog.Log) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a guard, not a measure
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		tail, err := l.ReadTail(context.Background(), changelog.Position{Tx: 1 << 62}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tail.Held.IsZero() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the log's events written since %s are still not readable", tail.Held)
-		}
-		time.Sleep(wait)
 	}
 }
 

@@ -43,6 +43,8 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"Answers", testConcurrentAnswers},
 		{"DiscussionTotals", testConcurrentTotals},
 		{"Peers", testConcurrentPeers},
+		{"SignalRate", testConcurrentSignalRate},
+		{"SignalsAndHides", testConcurrentSignalsAndHides},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, pair) })
 	}

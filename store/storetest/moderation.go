@@ -38,7 +38,7 @@ func (e *env) answered(t *testing.T, alice, bob agents.Agent, msgID string) (tas
 // read before would lag behind events already committed).
 func (e *env) logHead(t *testing.T) changelog.Position {
 	t.Helper()
-	settle(t, e.store)
+	Settle(t, e.store)
 	st, err := e.store.LogState(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func (e *env) logHead(t *testing.T) changelog.Position {
 // eventsSince are the log's events after pos, once all are readable.
 func (e *env) eventsSince(t *testing.T, pos changelog.Position) []changelog.Event {
 	t.Helper()
-	settle(t, e.store)
+	Settle(t, e.store)
 	evs, err := e.store.ReadLog(context.Background(), pos, 1000)
 	if err != nil {
 		t.Fatal(err)

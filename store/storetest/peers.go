@@ -89,7 +89,7 @@ func testPeers(t *testing.T, open Opener) {
 		t.Fatal("two holders lease one peer")
 	}
 
-	settle(t, s)
+	Settle(t, s)
 	before, err := s.LogState(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -181,16 +181,26 @@ func testPushOutbox(t *testing.T, open Opener) {
 	// A retry moves it later; delivered, it is due no more and takes no
 	// other attempt.
 	now := e.clock.Now()
-	r1, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{At: now, Status: 503, Outcome: push.OutcomeRetry, NextAt: now.Add(time.Minute)})
+	r1, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{N: 1, At: now, Status: 503, Outcome: push.OutcomeRetry, NextAt: now.Add(time.Minute)})
 	if err != nil || r1.State != push.Pending || r1.Attempts != 1 || !r1.NextAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("retry: %+v %v", r1, err)
+	}
+	// The same attempt recorded again (its first record's COMMIT went
+	// unanswered, and the worker tried again) is counted once.
+	if again, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{N: 1, At: now, Status: 503, Outcome: push.OutcomeRetry, NextAt: now.Add(time.Minute)}); err != nil ||
+		again.Attempts != 1 || len(again.Recent) != 1 || again.State != push.Pending {
+		t.Fatalf("the first attempt recorded again: %+v %v, want it counted once", again, err)
 	}
 	if due := dueAll(t, e.store, now); len(due) != 2 {
 		t.Fatalf("due after a retry: %d", len(due))
 	}
-	r2, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{At: now.Add(time.Minute), Status: 200, Outcome: push.OutcomeDelivered})
+	r2, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{N: 2, At: now.Add(time.Minute), Status: 200, Outcome: push.OutcomeDelivered})
 	if err != nil || r2.State != push.Delivered || r2.Attempts != 2 || len(r2.Recent) != 2 || !r2.FinishedAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("delivered: %+v %v", r2, err)
+	}
+	if again, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{N: 2, At: now.Add(time.Minute), Status: 200, Outcome: push.OutcomeDelivered}); err != nil ||
+		again.State != push.Delivered || again.Attempts != 2 {
+		t.Fatalf("the delivering attempt recorded again: %+v %v, want the delivery as it is", again, err)
 	}
 	if _, err := e.store.RecordAttempt(ctx, d.ID, push.Attempt{At: now, Outcome: push.OutcomeDelivered}); !isErr(err, push.ErrNotPending) {
 		t.Fatalf("an attempt on a delivered one: %v", err)

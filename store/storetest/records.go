@@ -51,7 +51,7 @@ type feedView struct {
 func viewFeed(t *testing.T, s knowledge.Store) feedView {
 	t.Helper()
 	if l, ok := s.(changelog.Log); ok {
-		settle(t, l)
+		Settle(t, l)
 	}
 	ctx := context.Background()
 	st, err := s.Feed(ctx)
@@ -286,7 +286,7 @@ func testChangesAsNow(t *testing.T, open RecordsOpener) {
 func allChanges(t *testing.T, s knowledge.Store) []knowledge.Change {
 	t.Helper()
 	if l, ok := s.(changelog.Log); ok {
-		settle(t, l)
+		Settle(t, l)
 	}
 	var out []knowledge.Change
 	var after changelog.Position

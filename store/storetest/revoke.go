@@ -15,12 +15,14 @@ import (
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // testRevokedAgentCommitsNothing: a request is authenticated before its
 // command runs, so a revoke can commit in between. Every command an agent
 // makes (ask, join, reply, cancel, flag, accept, ack, push config put
-// and delete, a web session) loads the agent under its lock and is
+// and delete, a web session, a vote, a verification, a moderator's
+// reputation reset) loads the agent under its lock and is
 // refused agents.ErrRevoked when it was revoked, writing nothing: the
 // store is driven here as a request that authenticated just before the
 // revoke would drive it.
@@ -42,13 +44,18 @@ func testRevokedAgentCommitsNothing(t *testing.T, open Opener) {
 	if err != nil || len(inbox.Entries) != 1 {
 		t.Fatalf("xavier's inbox: %+v %v", inbox, err)
 	}
+	ts := e.signals(trust.Limits{})
+	// zoe's reputation, for the reset to have something to take.
+	if _, err := ts.Vote(ctx, as(yuki), replyOf(zoes), 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.ag.Revoke(ctx, xavier.ID); err != nil {
 		t.Fatal(err)
 	}
 	head := e.logHead(t)
 	e.clock.Advance(time.Second)
 
-	as := discussions.Author{ID: xavier.ID, Name: xavier.Name}
+	author := discussions.Author{ID: xavier.ID, Name: xavier.Name}
 	join := askInput(xavier, "x4", "")
 	join.JoinDiscussionID = open1.DiscussionID
 	for _, c := range []struct {
@@ -61,7 +68,7 @@ func testRevokedAgentCommitsNothing(t *testing.T, open Opener) {
 		}},
 		{"ask again with a used message id", func() error { _, _, err := e.tk.Ask(ctx, askInput(xavier, "x1", "again")); return err }},
 		{"join", func() error { _, _, err := e.tk.Ask(ctx, join); return err }},
-		{"reply (it would complete yuki's task)", func() error { _, err := e.ds.Reply(ctx, as, open1.DiscussionID, "late"); return err }},
+		{"reply (it would complete yuki's task)", func() error { _, err := e.ds.Reply(ctx, author, open1.DiscussionID, "late"); return err }},
 		{"cancel", func() error { _, _, err := e.tk.Cancel(ctx, xavier.ID, mine.ID); return err }},
 		{"flag", func() error { _, err := m.Flag(ctx, flagger(xavier), replyTarget(zoes.Reply), "spam", ""); return err }},
 		{"accept", func() error { _, err := e.ds.Accept(ctx, xavier.ID, answered.DiscussionID, yukis.Reply.ID); return err }},
@@ -74,6 +81,13 @@ func testRevokedAgentCommitsNothing(t *testing.T, open Opener) {
 		}},
 		{"delete a push config", func() error {
 			_, err := e.store.DeletePushConfig(ctx, xavier.ID, mine.ID, cfg.ID, e.clock.Now())
+			return err
+		}},
+		{"vote", func() error { _, err := ts.Vote(ctx, as(xavier), replyOf(zoes), 1); return err }},
+		{"verify", func() error { _, err := ts.Verify(ctx, as(xavier), replyOf(zoes), "worked", "linux", ""); return err }},
+		{"reset a reputation as a moderator", func() error {
+			_, err := ts.Reset(ctx, trust.Reset{AgentID: zoe.ID, Reason: "farmed",
+				Actor: moderation.Actor{Kind: moderation.ActorAgent, ID: xavier.ID, Name: xavier.Name}})
 			return err
 		}},
 		{"start a web session", func() error {

@@ -24,6 +24,7 @@ import (
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
+	"github.com/kfa-project/kfa/trust"
 )
 
 // Store is everything a kfa backend implements.
@@ -37,6 +38,7 @@ type Store interface {
 	push.OutboxStore
 	signing.Store
 	peerdom.Store
+	trust.Store
 	changelog.Log
 	storage.Engine
 }
@@ -98,6 +100,13 @@ func Run(t *testing.T, open Opener) {
 		{"ListOldest", testListOldest},
 		{"Peers", testPeers},
 		{"Forwards", testForwards},
+		{"VoteOnce", testVoteOnce},
+		{"SignalRefusals", testSignalRefusals},
+		{"SignalRate", testSignalRate},
+		{"VerifyOnce", testVerifyOnce},
+		{"RecordSignals", testRecordSignals},
+		{"Reputation", testReputation},
+		{"Profile", testProfile},
 		{"Engine", testEngine},
 		{"EngineUnder", testEngineUnder},
 		{"RevokedAgentCommitsNothing", testRevokedAgentCommitsNothing},
