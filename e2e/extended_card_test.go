@@ -74,7 +74,7 @@ func TestExtendedCard(t *testing.T) {
 	}
 	l := ci.Limits
 	if ci.AgentID != alice.ID || ci.Name != "alice" || mustJSON(ci.Scopes) != `["read","post"]` ||
-		mustJSON(ci.Skills) != `["knowledge-search","ask-network"]` ||
+		mustJSON(ci.Skills) != `["knowledge-search","ask-network","answer-feedback"]` ||
 		l.Asks == nil || *l.Asks != (service.RateStatus{Limit: 3, WindowSeconds: 60, Remaining: 3}) ||
 		l.OpenTasks == nil || *l.OpenTasks != (service.CountStatus{Limit: 10, Used: 0, Remaining: 10}) ||
 		l.Replies == nil || l.Replies.Limit != 4 || l.Replies.Remaining != 4 ||

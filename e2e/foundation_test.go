@@ -51,7 +51,7 @@ func TestAgentCard(t *testing.T) {
 	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications || !card.Capabilities.ExtendedAgentCard {
 		t.Fatalf("capabilities: %+v", card.Capabilities)
 	}
-	if got := skillIDs(card); got != "knowledge-search,ask-network" {
+	if got := skillIDs(card); got != "knowledge-search,ask-network,answer-feedback" {
 		t.Fatalf("skills %s", got)
 	}
 	if card.SecuritySchemes["bearer"].HTTPAuth == nil || card.SecuritySchemes["bearer"].HTTPAuth.Scheme != "Bearer" {

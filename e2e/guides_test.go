@@ -87,7 +87,7 @@ func TestCard03(t *testing.T) {
 		t.Fatalf("the 0.3 SDK cannot read the 0.3 card: %v", err)
 	}
 	if card.ProtocolVersion != "0.3.0" || card.URL != "http://kfa.test/a2a/jsonrpc" || card.PreferredTransport != sdk03.TransportProtocolJSONRPC ||
-		!card.SupportsAuthenticatedExtendedCard || len(card.Skills) != 2 || card.SecuritySchemes["bearer"] == nil || card.SecuritySchemes["apiKey"] == nil {
+		!card.SupportsAuthenticatedExtendedCard || len(card.Skills) != 3 || card.SecuritySchemes["bearer"] == nil || card.SecuritySchemes["apiKey"] == nil {
 		t.Fatalf("0.3 card: %+v", card)
 	}
 	if k, ok := card.SecuritySchemes["apiKey"].(sdk03.APIKeySecurityScheme); !ok || k.Name != "X-API-Key" || k.In != sdk03.APIKeySecuritySchemeInHeader {

@@ -53,7 +53,7 @@ func TestSDKInterop(t *testing.T) {
 	ctx := context.Background()
 	alice, _ := h.agent("alice")
 	c, card := sdkClient(t, h, alice.Token)
-	if len(card.Skills) != 2 || card.Skills[1].ID != "ask-network" || card.SecuritySchemes["bearer"] == nil {
+	if len(card.Skills) != 3 || card.Skills[1].ID != "ask-network" || card.Skills[2].ID != "answer-feedback" || card.SecuritySchemes["bearer"] == nil {
 		t.Fatalf("SDK view of the card: skills %d, schemes %v", len(card.Skills), card.SecuritySchemes)
 	}
 

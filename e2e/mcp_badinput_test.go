@@ -30,7 +30,7 @@ func TestMCPBadInput(t *testing.T) {
 	t.Run("tool errors", func(t *testing.T) {
 		// Worded like the A2A errors, for the model that reads them.
 		long := strings.Repeat("é", 1001)
-		const searchTakes = "(search takes query, limit, kind, product, environment)"
+		const searchTakes = "(search takes query, limit, kind, product, environment, minScore, minTrust, minReputation)"
 		for _, tc := range []struct {
 			name string
 			tool string
