@@ -52,6 +52,9 @@ var (
 	MethodNotAllowed = Kind{"MethodNotAllowedError", "METHOD_NOT_ALLOWED", -32601, 405, "UNIMPLEMENTED"}
 	PayloadTooLarge  = Kind{"PayloadTooLargeError", "PAYLOAD_TOO_LARGE", -32600, 413, "INVALID_ARGUMENT"}
 	Unavailable      = Kind{"UnavailableError", "UNAVAILABLE", -32603, 503, "UNAVAILABLE"}
+	// CursorExpired is a change feed cursor the feed can no longer resume
+	// from (410 Gone): the reader starts again from the beginning.
+	CursorExpired = Kind{"CursorExpiredError", "CURSOR_EXPIRED", -32602, 410, "FAILED_PRECONDITION"}
 )
 
 // FieldViolation names one bad field of a request (google.rpc.BadRequest).

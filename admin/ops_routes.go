@@ -51,6 +51,9 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 		}
 		out.IndexLag = &lag
 	}
+	if ps, err := h.deps.Operator.Peers(r.Context()); err == nil && len(ps) > 0 {
+		out.Peers = api.FromPeers(ps, h.deps.Operator.Now()).Peers
+	}
 	httpkit.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -60,6 +60,13 @@ func (h *Handler) routes(r *mux.Router) {
 	r.HandleFunc("/admin/v1/push/keys", h.listKeys).Methods(get)
 	r.HandleFunc("/admin/v1/push/keys/rotate", h.rotateKey).Methods(post)
 
+	// Peers (federation).
+	r.HandleFunc("/admin/v1/peers", h.listPeers).Methods(get)
+	r.HandleFunc("/admin/v1/peers", h.addPeer).Methods(post)
+	r.HandleFunc("/admin/v1/peers/{name}/pause", h.pausePeer).Methods(post)
+	r.HandleFunc("/admin/v1/peers/{name}/resume", h.resumePeer).Methods(post)
+	r.HandleFunc("/admin/v1/peers/{name}/remove", h.removePeer).Methods(post)
+
 	// MCP for kfa mcp (stdio), while the server holds the database.
 	if h.deps.MCP != nil {
 		r.Handle("/admin/v1/mcp", h.deps.MCP)

@@ -88,6 +88,9 @@ type Stats struct {
 	// IndexLag is how many feed changes the search index has not applied
 	// yet; null when this server cannot tell.
 	IndexLag *int64 `json:"indexLag"`
+	// Peers are the peers this server follows or forwards to
+	// (federation), when it has any.
+	Peers []Peer `json:"peers,omitempty"`
 }
 
 // The stores DatabaseStats.Backend names.

@@ -80,6 +80,9 @@ func DecideReply(st ReplyState, r discussions.Reply, lim discussions.Limits) (Re
 			DiscussionID: r.DiscussionID, ReplyID: r.ID, AuthorID: r.AuthorID, AuthorName: r.AuthorName,
 			Body: r.Body, At: r.CreatedAt,
 		}
+		if r.Origin != nil {
+			ref.OriginPeer, ref.OriginURL = r.Origin.Peer, r.Origin.URL
+		}
 		for _, t := range st.Working {
 			if !t.CompleteByReply(ref) {
 				continue

@@ -7,6 +7,7 @@ import (
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/asknet"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/storage"
 	"github.com/kfa-project/kfa/tasks"
 	"github.com/kfa-project/kfa/trust"
@@ -42,6 +43,9 @@ type askRun struct {
 	// command's task as it is, and a store may decide more than once.
 	wire *tasks.WireJSON
 	task Task
+	// copy is the followed document of the new discussion's origin, for
+	// a question a peer forwarded here (its placeholder replaces it).
+	copy *peers.Document
 }
 
 func (x *askRun) load(l storage.Loader) error {
@@ -53,6 +57,10 @@ func (x *askRun) load(l storage.Loader) error {
 	x.join = nil
 	if x.cr.JoinDiscussionID != "" {
 		storage.One(l, Discussions, k(x.cr.JoinDiscussionID), storage.Share, &x.join)
+	}
+	x.copy = nil
+	if key := peers.PlaceholderKey(x.cr.Discussion); key != "" && x.cr.JoinDiscussionID == "" {
+		storage.One(l, Followed, k(key), storage.Lock, &x.copy)
 	}
 	return nil
 }
@@ -77,9 +85,13 @@ func (x *askRun) decide() (*storage.Writes, error) {
 		}
 		x.wire = &wr
 	}
-	w := &storage.Writes{Ops: make([]storage.Op, 0, 6)}
+	w := &storage.Writes{Ops: make([]storage.Op, 0, 7)}
 	if x.out.Discussion != nil {
 		storage.Put(w, Discussions, nil, x.out.Discussion)
+		if p, evs, ok := peers.DecidePlaceholder(x.copy, *x.out.Discussion, x.cr.Task.CreatedAt); ok {
+			storage.Put(w, Followed, x.copy, &p)
+			x.out.Events = append(x.out.Events, evs...)
+		}
 		post, moves := trust.QuestionPosted(*x.out.Discussion)
 		storage.Put(w, Posts, nil, &post)
 		addMoves(w, moves)

@@ -67,7 +67,13 @@ func (p *proc) logText() string {
 // unless it is empty (bbolt then), with extra flags after the usual ones.
 func serve(t *testing.T, bin, data, store string, extra ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
+	return serveAt(t, bin, data, store, freeAddr(t))
+}
+
+// serveAt is serve on addr, with extra flags: a server restarted after a
+// kill keeps its address (its peers and its public URL name it).
+func serveAt(t *testing.T, bin, data, store, addr string, extra ...string) *proc {
+	t.Helper()
 	args := []string{"serve", "--data", data, "--addr", addr,
 		"--ask-rate", "0", "--max-open-tasks", "0", "--reply-rate", "0", "--max-replies", "0", "--search-rate", "0", "--auth-fail-rate", "0", "--log-level", "warn",
 		"--push-allow", "127.0.0.1"}
@@ -342,17 +348,24 @@ func verify(t *testing.T, base string, l *ledger) {
 
 func TestCrashRecovery(t *testing.T) { crashRecovery(t, "") }
 
+// crashCycles is the number of kill cycles: KFA_CRASH_CYCLES, or 3.
+func crashCycles(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("KFA_CRASH_CYCLES")
+	if v == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("KFA_CRASH_CYCLES=%q: want a positive number", v)
+	}
+	return n
+}
+
 // crashRecovery kills kfa serve under load, on bbolt or (store set) on
 // that PostgreSQL database, restarts it and verifies everything.
 func crashRecovery(t *testing.T, store string) {
-	cycles := 3
-	if v := os.Getenv("KFA_CRASH_CYCLES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("KFA_CRASH_CYCLES=%q: want a positive number", v)
-		}
-		cycles = n
-	}
+	cycles := crashCycles(t)
 	dir, err := os.MkdirTemp("", "kfa-crash-")
 	if err != nil {
 		t.Fatal(err)

@@ -136,6 +136,26 @@ type Discussion struct {
 	HiddenAt time.Time `json:"hiddenAt,omitzero"`
 	// HiddenReplies counts its hidden replies.
 	HiddenReplies int `json:"hiddenReplies,omitempty"`
+	// Origin, for a question a peer forwarded here, is where it was asked
+	// first (Server and ID); nil for a question asked here.
+	Origin *Origin `json:"origin,omitempty"`
+	// NoForward says that the question is not to be asked on this
+	// server's peers: its asker said so, or it came from a peer.
+	NoForward bool `json:"noForward,omitempty"`
+}
+
+// Origin says where a discussion or a reply was first written, when that
+// was on another kfa (federation).
+type Origin struct {
+	// Peer is this server's name for the peer it came from ("" when it
+	// is not one of our peers: a question forwarded here).
+	Peer string `json:"peer,omitempty"`
+	// Server is the public URL of the server it was written on.
+	Server string `json:"server"`
+	// ID is its id there (a forwarded question's discussion).
+	ID string `json:"id,omitempty"`
+	// URL is its page there.
+	URL string `json:"url,omitempty"`
 }
 
 // VisibleReplies is the number of replies readers are shown.
@@ -157,6 +177,10 @@ type Reply struct {
 	// hidden: unhiding it gives the mark back, unless the asker has
 	// accepted another reply since.
 	Unaccepted bool `json:"unaccepted,omitempty"`
+	// Origin, for a reply that came back from a peer (the answer to a
+	// forwarded question), names the peer and the reply's page there; nil
+	// for a reply written here.
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // Qualifies reports whether r, on d, is a reply by someone else than the

@@ -259,6 +259,10 @@ func named(id string, err error) error {
 	return err
 }
 
+// ValidateReplyBody checks a reply's text: 1 to MaxReplyLen characters
+// of valid text, new lines allowed.
+func ValidateReplyBody(body string) error { return input.Text("body", body, 1, MaxReplyLen, true) }
+
 // Author is who posts a reply.
 type Author struct {
 	ID   string
@@ -271,7 +275,7 @@ type Author struct {
 // a discussion at its reply bound ErrTooManyReplies; neither writes
 // anything or spends any budget.
 func (s *Service) Reply(ctx context.Context, author Author, discussionID, body string) (ReplyResult, error) {
-	if err := input.Text("body", body, 1, MaxReplyLen, true); err != nil {
+	if err := ValidateReplyBody(body); err != nil {
 		return ReplyResult{}, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)

@@ -29,7 +29,7 @@ var (
 	stores = []string{"store", "store/postgres", "store/transfer", "store/storetest", "store/internal/storedoc"}
 	// domain holds the rules as pure decisions, and the store interfaces.
 	domain = []string{"agents", "tasks", "discussions", "knowledge", "push", "sessions", "signing", "ratelimit",
-		"input", "pagetoken", "asknet", "changelog", "moderation"}
+		"input", "pagetoken", "asknet", "changelog", "moderation", "peers"}
 	// followers read the change log through the domain's interfaces.
 	followers = []string{"search", "webhook", "events", "metrics"}
 	// mains wire the parts together.

@@ -30,6 +30,7 @@ type hitJSON struct {
 	Answer      string  `json:"answerReplyId,omitempty"`
 	Body        string  `json:"body,omitempty"`
 	Replies     []reply `json:"replies,omitempty"`
+	Origin      *Origin `json:"origin,omitempty"`
 	signalsJSON
 	Author *Author `json:"author,omitempty"`
 }
@@ -68,7 +69,7 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 	out := hitJSON{
 		Source: h.Source, ID: h.ID, Title: h.Title, Kind: h.Kind, Product: h.Product, Environment: h.Environment,
 		Score: math.Round(h.Score*1e4) / 1e4, Snippet: h.Snippet, PageURL: h.PageURL, URL: h.URL, Body: h.Body,
-		signalsJSON: signalsOf(h.Signals), Author: h.Author,
+		Origin: h.Origin, signalsJSON: signalsOf(h.Signals), Author: h.Author,
 	}
 	if h.Source == SourceDiscussion {
 		n := h.ReplyCount

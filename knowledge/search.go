@@ -127,6 +127,18 @@ type Hit struct {
 	// AnswerReplyID is the reply an answered discussion's snippet shows:
 	// the accepted one, else the most trusted, else the first answer.
 	AnswerReplyID string
+
+	// Origin, for a document followed from a peer, names the peer and
+	// the document's page there (PageURL is that page too); nil for a
+	// local one.
+	Origin *Origin
+}
+
+// Origin is where a followed document comes from: this server's name of
+// the peer, and the document's URL there.
+type Origin struct {
+	Peer string `json:"peer"`
+	URL  string `json:"url"`
 }
 
 // HitReply is one reply of a discussion result.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -30,6 +31,10 @@ func (fixedService) RecordChanges(context.Context, knowledge.Position, int) (kno
 
 func (fixedService) GetDiscussion(context.Context, string, service.RepliesQuery) (discussions.Discussion, discussions.Replies, error) {
 	return discussions.Discussion{}, discussions.Replies{}, discussions.ErrNotFound
+}
+
+func (fixedService) Followed(context.Context, string) (peers.Document, error) {
+	return peers.Document{}, peers.ErrNoDocument
 }
 
 func (fixedService) Authenticate(_ context.Context, cred service.Credential, _ bool) (service.Caller, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -32,6 +33,16 @@ func (t *tools) fetch(ctx context.Context, in FetchInput) (FetchOutput, error) {
 		if !errors.Is(err, discussions.ErrNotFound) {
 			return FetchOutput{}, t.fail(ctx, err)
 		}
+	}
+	if peers.IsDocumentKey(id) {
+		d, err := t.d.Service.Followed(ctx, id)
+		if errors.Is(err, peers.ErrNoDocument) {
+			return FetchOutput{}, toolErrorf(OutcomeNotFound, "no document followed from a peer has the id %q; pass the id of a search result", id)
+		}
+		if err != nil {
+			return FetchOutput{}, t.fail(ctx, err)
+		}
+		return followedDoc(d), nil
 	}
 	r, err := t.d.Service.Record(ctx, id)
 	if errors.Is(err, knowledge.ErrNotFound) || errors.Is(err, input.ErrInvalid) {
@@ -90,4 +101,41 @@ func (t *tools) discussionDoc(d discussions.Discussion, replies []discussions.Re
 		md.ShownReplies = &shown
 	}
 	return FetchOutput{ID: d.ID, Title: d.Title, Text: b.String(), URL: url, Metadata: md}
+}
+
+// followedDoc is a document followed from a peer, as fetch shows it: a
+// record's body, or a thread's question and replies, with its origin; its
+// URL is its page on the peer.
+func followedDoc(d peers.Document) FetchOutput {
+	o := &Origin{Peer: d.Peer, URL: d.URL}
+	if r := d.Record; r != nil {
+		return FetchOutput{ID: d.Key, Title: r.Title, Text: r.Body, URL: d.URL, Metadata: FetchMetadata{
+			Source: SourceRecord, Kind: r.Kind, Product: r.Product, Environment: r.Environment, Tags: r.Tags, SourceURL: r.URL,
+			UpdatedAt: knowledge.FormatTime(r.UpdatedAt), Origin: o}}
+	}
+	th := d.Thread
+	var b strings.Builder
+	fmt.Fprintf(&b, "Question by %s, %s:\n%s\n", th.AuthorName, knowledge.FormatTime(th.CreatedAt), th.Title)
+	if th.Body != "" {
+		fmt.Fprintf(&b, "\n%s\n", th.Body)
+	}
+	n := len(th.Replies)
+	for i, r := range th.Replies {
+		accepted := ""
+		if r.ID == th.AcceptedReplyID {
+			accepted = " (the answer the asker accepted)"
+		}
+		entry := fmt.Sprintf("\nReply %d of %d%s, by %s, %s:\n%s\n", i+1, n, accepted, r.AuthorName, knowledge.FormatTime(r.CreatedAt), r.Body)
+		if b.Len()+len(entry) > maxFetchText {
+			break
+		}
+		b.WriteString(entry)
+	}
+	md := FetchMetadata{Source: SourceDiscussion, Kind: th.Kind, Product: th.Product, Environment: th.Environment,
+		Status: string(th.Status), ReplyCount: &n, AuthorName: th.AuthorName, CreatedAt: knowledge.FormatTime(th.CreatedAt),
+		AcceptedReplyID: th.AcceptedReplyID, Origin: o}
+	if !th.AnsweredAt.IsZero() {
+		md.AnsweredAt = knowledge.FormatTime(th.AnsweredAt)
+	}
+	return FetchOutput{ID: d.Key, Title: th.Title, Text: b.String(), URL: d.URL, Metadata: md}
 }

@@ -44,6 +44,9 @@ func resultOf(h knowledge.Hit) SearchResult {
 	if a := h.Author; a != nil {
 		r.Author = &SearchAuthor{ID: a.ID, Name: a.Name, Reputation: a.Reputation}
 	}
+	if h.Origin != nil {
+		r.Origin = &Origin{Peer: h.Origin.Peer, URL: h.Origin.URL}
+	}
 	if h.Source == knowledge.SourceRecord {
 		r.SourceURL = h.URL
 		if !h.UpdatedAt.IsZero() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/service"
 )
 
@@ -25,6 +26,9 @@ type Service interface {
 	Record(ctx context.Context, id string) (knowledge.Record, error)
 	RecordChanges(ctx context.Context, after knowledge.Position, limit int) (knowledge.ChangesPage, error)
 	GetDiscussion(ctx context.Context, id string, q service.RepliesQuery) (discussions.Discussion, discussions.Replies, error)
+	// Followed reads a document followed from a peer (fetch of a peer:
+	// id).
+	Followed(ctx context.Context, key string) (peers.Document, error)
 	// Authenticate resolves Token for whoami.
 	Authenticate(ctx context.Context, cred service.Credential, required bool) (service.Caller, error)
 	// ResourceMetadataURL is the protected resource metadata an anonymous

@@ -71,6 +71,9 @@ type SearchResult struct {
 	Trust         float64             `json:"trust" jsonschema:"The answer's trust: verifications first, then votes, recent ones weighing more."`
 	Verifications SearchVerifications `json:"verifications" jsonschema:"How many agents reported that the answer worked, or failed."`
 	Author        *SearchAuthor       `json:"author,omitempty" jsonschema:"Who wrote a discussion's answer (who asked an open one), with their reputation."`
+
+	// Origin names the peer a followed document comes from (federation).
+	Origin *Origin `json:"origin,omitempty" jsonschema:"For a document followed from another kfa server (a peer): the peer's name here and the document's URL there. A local result has none."`
 }
 
 // SearchVerifications are a result's standing reports.
@@ -85,6 +88,12 @@ type SearchAuthor struct {
 	ID         string `json:"id"`
 	Name       string `json:"name"`
 	Reputation int64  `json:"reputation"`
+}
+
+// Origin is where a followed document comes from.
+type Origin struct {
+	Peer string `json:"peer" jsonschema:"This server's name for the peer."`
+	URL  string `json:"url" jsonschema:"The document's page on the peer."`
 }
 
 // FetchInput is the arguments of fetch.
@@ -122,6 +131,9 @@ type FetchMetadata struct {
 	AnsweredAt   string `json:"answeredAt,omitempty"`
 	// AcceptedReplyID is the reply the asker accepted as the answer.
 	AcceptedReplyID string `json:"acceptedReplyId,omitempty" jsonschema:"The reply the discussion's asker accepted as the answer."`
+
+	// Origin names the peer a followed document comes from (federation).
+	Origin *Origin `json:"origin,omitempty" jsonschema:"For a document followed from another kfa server (a peer): the peer's name here and the document's URL there."`
 }
 
 // ChangesInput is the arguments of get_changes.

@@ -16,15 +16,19 @@ type Kind string
 const (
 	KindDiscussion Kind = "discussion"
 	KindReply      Kind = "reply"
+	// KindDocument is a document followed from a peer (federation):
+	// this server's moderators hide it here, with the same commands and
+	// log; package peers decides it (peers.DecideModerate).
+	KindDocument Kind = "document"
 )
 
-// ParseKind reads "discussion" or "reply".
+// ParseKind reads "discussion", "reply" or "document".
 func ParseKind(s string) (Kind, error) {
 	switch Kind(s) {
-	case KindDiscussion, KindReply:
+	case KindDiscussion, KindReply, KindDocument:
 		return Kind(s), nil
 	}
-	return "", input.Errorf("kind", "must be discussion or reply, not %q", clip(s, 32))
+	return "", input.Errorf("kind", "must be discussion, reply or document, not %q", clip(s, 32))
 }
 
 // Reason is why an agent flags an item.

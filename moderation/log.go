@@ -83,7 +83,12 @@ type Entry struct {
 // the action's key: deciding a command again (a rerun of its
 // transaction) writes the same entry, and ids sort by time. seq orders
 // the entries of one command.
-func entryID(at time.Time, seq byte, parts ...string) string {
+func entryID(at time.Time, seq byte, parts ...string) string { return EntryID(at, seq, parts...) }
+
+// EntryID is the id of a log entry at at, derived from the action's key
+// parts (see entryID): a decision of another package that writes to the
+// log (peers.DecideModerate) makes its entries' ids so too.
+func EntryID(at time.Time, seq byte, parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write([]byte(p))

@@ -210,12 +210,25 @@ func (x *Index) apply(ctx context.Context, evs []changelog.Event) error {
 	if err := x.indexRecords(ctx, recs.list); err != nil {
 		return err
 	}
+	keys, purged := followedEvents(evs)
+	if len(purged) > 0 {
+		n, err := x.purgeFollowed(ctx, purged)
+		if err != nil {
+			return err
+		}
+		st.Followed = max(0, st.Followed-n)
+	}
 	b := x.rec.NewBatch()
 	n, err := x.indexDiscussions(ctx, b, discs.list, changed)
 	if err != nil {
 		return err
 	}
 	st.Discussions += n
+	nf, err := x.indexFollowed(ctx, b, keys.list)
+	if err != nil {
+		return err
+	}
+	st.Followed = max(0, st.Followed+nf)
 	if err := x.refreshReputations(ctx, b, authors.list); err != nil {
 		return err
 	}

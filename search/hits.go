@@ -79,6 +79,10 @@ func (x *Index) hitOf(c candidate, research bool, now time.Time) (knowledge.Hit,
 		Snippet: s.snippet(c.dm, []string{fBody}, fBody),
 		PageURL: x.o.PublicURL + "/records/" + url.PathEscape(c.dm.ID), URL: f[fURL],
 		Signals: c.sig.hitSignals(now),
+		Origin:  originOf(c.dm.ID, f),
+	}
+	if h.Origin != nil {
+		h.PageURL = h.Origin.URL
 	}
 	h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, f[fUpdated])
 	if research {
@@ -114,8 +118,11 @@ func (x *Index) discussionHit(c candidate, research bool, now time.Time) (knowle
 		Source: knowledge.SourceDiscussion, ID: id, Title: f[fTitle],
 		Kind: f[fKind], Product: f[fProduct], Environment: f[fEnv], Score: c.relevance(),
 		PageURL: x.o.PublicURL + "/discussions/" + url.PathEscape(id),
-		Status:  knowledge.StatusOpen,
+		Status:  knowledge.StatusOpen, Origin: originOf(id, f),
 		Signals: c.sig.hitSignals(now), Author: x.author(c.sig.Author, c.sig.AuthorName), AnswerReplyID: c.sig.Reply,
+	}
+	if h.Origin != nil {
+		h.PageURL = h.Origin.URL
 	}
 	h.ReplyCount, _ = strconv.Atoi(f[fReplies])
 	h.AcceptedReplyID = f[fAccepted]

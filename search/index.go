@@ -54,6 +54,9 @@ type Options struct {
 	// records: answered ones rank with them, open ones are found by a
 	// query that asks the same question.
 	Discussions DiscussionSource
+	// Followed, when set, has the documents followed from peers indexed
+	// beside the local ones (followed.go).
+	Followed FollowedSource
 	// Signals, when set, has the records' and the answers' votes and
 	// verifications indexed with them (they rank hits and are shown with
 	// them), and the authors' reputations kept beside.
@@ -110,6 +113,7 @@ type Index struct {
 	persisted chan error   // the last persistence mark's callback, nil when none is out; guarded by writeMu
 	pos       atomic.Pointer[changelog.Position]
 	discCount atomic.Int64 // discussions indexed, for Status
+	followed  atomic.Int64 // followed documents indexed, for Status
 
 	runMu  sync.Mutex
 	runner *changelog.Runner // nil while not following
@@ -313,6 +317,7 @@ func (x *Index) setApplied(st appliedState) {
 	p := st.Pos
 	x.pos.Store(&p)
 	x.discCount.Store(int64(st.Discussions))
+	x.followed.Store(int64(st.Followed))
 }
 
 // Applied returns the change log position the index has applied up to.
@@ -348,7 +353,7 @@ func (x *Index) Status(ctx context.Context) (knowledge.IndexStatus, error) {
 
 // records is how many of the index's docs documents are records.
 func (x *Index) records(docs uint64) int {
-	return max(0, int(docs)-int(x.discCount.Load()))
+	return max(0, int(docs)-int(x.discCount.Load())-int(x.followed.Load()))
 }
 
 // Lag is about how many change log events the index has yet to apply

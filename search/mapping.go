@@ -15,7 +15,7 @@ import (
 // schemaVersion names the mapping below. An index built by another version
 // is rebuilt on open, so changing the mapping or the analysers only needs
 // a new value here.
-const schemaVersion = "kfa-search-5"
+const schemaVersion = "kfa-search-6"
 
 // Field names. Records and discussions share one index, so that one
 // query ranks both by the same term statistics; the text fields and the
@@ -175,12 +175,13 @@ func indexMapping(syn *Synonyms) (*mapping.IndexMappingImpl, error) {
 		fURL: storedOnly(), fUpdated: storedOnly(), fSource: keyword(), fUpdatedMS: sortable(),
 		fStatus: storedOnly(), fReplies: storedOnly(), fCreated: storedOnly(), fAnswered: storedOnly(),
 		fAnswer: storedOnly(), fDetails: storedOnly(), fThread: storedOnly(), fAccepted: storedOnly(), fSignals: storedOnly(),
+		fPeer: keyword(), fOrigin: storedOnly(),
 	} {
 		doc.AddFieldMappingsAt(name, f)
 	}
 	// No field is in bleve's composite _all field (IncludeInAll is false
 	// for each), and no query reads it, but bleve still made and indexed
-	// an empty one with every document: disabled (kfa-search-5).
+	// an empty one with every document: disabled (since kfa-search-5).
 	doc.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	m.DefaultMapping = doc
 	m.StoreDynamic = false

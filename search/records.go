@@ -229,6 +229,9 @@ func (x *Index) build(ctx context.Context, idx bleve.Index, discussionsNow bool)
 	if err := x.buildRecords(ctx, idx); err != nil {
 		return appliedState{}, err
 	}
+	if st.Followed, err = x.buildFollowed(ctx, idx); err != nil {
+		return appliedState{}, err
+	}
 	switch {
 	case x.o.Discussions == nil:
 	case discussionsNow:

@@ -200,7 +200,8 @@ func (s *run) find(ctx context.Context, ts []string, limit int) ([]candidate, te
 // by its weight at trust.Epoch, which orders as trust now does), then
 // the more relevant (score times coverage: of two matches, the one that
 // holds more of the question ranks first, even when the other holds its
-// few words in a title), then the more recent. Trust never lifts a
+// few words in a title), then this server's own documents before those
+// followed from its peers, then the more recent. Trust never lifts a
 // partial match above an answer: an accepted answer to another question
 // that shares a word or two with this one is not this one's answer.
 func byRank(a, b candidate) int {
@@ -214,6 +215,11 @@ func byRank(a, b candidate) int {
 		return c
 	}
 	if c := cmp.Compare(b.relevance(), a.relevance()); c != 0 {
+		return c
+	}
+	// At equal relevance, this server's own documents rank before those
+	// followed from its peers.
+	if c := cmp.Compare(a.followed(), b.followed()); c != 0 {
 		return c
 	}
 	return b.recent().Compare(a.recent())
@@ -287,6 +293,14 @@ func bestCoverage(hits []candidate) float64 {
 // acceptedBoost raises an answered discussion whose asker accepted a
 // reply: of two that match alike, the accepted answer ranks first.
 const acceptedBoost = 1.1
+
+// followed is 1 for a document followed from a peer, 0 for a local one.
+func (c candidate) followed() int {
+	if isFollowedID(strings.TrimPrefix(c.dm.ID, discPrefix)) {
+		return 1
+	}
+	return 0
+}
 
 // relevance is what hits are ranked by, and the score they show.
 func (c candidate) relevance() float64 {

@@ -24,8 +24,10 @@ type appliedState struct {
 	Kind        changelog.Kind     `json:"kind,omitempty"`
 	ID          string             `json:"id,omitempty"`
 	Discussions int                `json:"discussions"`
-	Walking     bool               `json:"walking,omitempty"`
-	WalkAfter   string             `json:"walkAfter,omitempty"`
+	// Followed counts the documents followed from peers indexed.
+	Followed  int    `json:"followed,omitempty"`
+	Walking   bool   `json:"walking,omitempty"`
+	WalkAfter string `json:"walkAfter,omitempty"`
 }
 
 // stateRecord is appliedState as the index holds it; an index of an

@@ -16,6 +16,7 @@ import (
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/metrics"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -37,6 +38,7 @@ type Backend interface {
 	push.OutboxStore
 	signing.Store
 	knowledge.Store
+	peers.Store
 	trust.Store
 	// The change log, its durable cursors and its trimming.
 	changelog.Log

@@ -75,6 +75,9 @@ type Config struct {
 	MaxStreams         int           // open task streams in total; 0 disables the limit
 	MaxStreamsPerAgent int           // open task streams per agent; 0 disables the limit
 	StreamHeartbeat    time.Duration // keep-alive comment after this much idle time on a stream
+	// PeerPoll is how often each peer's feed is read when nothing wakes
+	// its follower (default federation.DefaultPoll, about 2 s).
+	PeerPoll time.Duration
 
 	MaxBodyBytes      int64
 	MaxHeaderBytes    int

@@ -11,8 +11,10 @@ import (
 	"github.com/kfa-project/kfa/admin"
 	"github.com/kfa-project/kfa/agents"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/federation"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/service"
@@ -52,6 +54,11 @@ type Core struct {
 	Push *push.Service
 	// Signer keeps the signing keys (push notifications sign with them).
 	Signer *signing.Signer
+	// Peers are this server's peers (federation).
+	Peers *peers.Service
+	// Limits are the discussions' limits, which an answer come back
+	// from a peer is held to as well.
+	Limits discussions.Limits
 }
 
 // CoreOptions tune OpenCore.
@@ -113,20 +120,22 @@ func OpenCore(o CoreOptions) (*Core, error) {
 		backend, bolt = db, db
 	}
 	secret := backend.Secret()
+	limits := discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}
 	return &Core{
 		Store:  backend,
 		DB:     bolt,
 		Agents: agents.NewService(backend, o.Now),
 		Tasks: tasks.NewService(backend, tasks.Limits{AskRate: ratelimit.PerMinute(o.AskRate), MaxOpen: o.MaxOpen},
 			secret, o.Now),
-		Discussions: discussions.NewService(backend,
-			discussions.Limits{ReplyRate: ratelimit.PerMinute(o.ReplyRate), MaxReplies: o.MaxReplies}, secret, o.Now),
+		Discussions: discussions.NewService(backend, limits, secret, o.Now),
 		Moderation: moderation.NewService(backend,
 			moderation.Policy{HideThreshold: o.FlagHideThreshold, Rate: ratelimit.PerMinute(o.FlagRate)}, o.Now),
 		Records: knowledge.NewService(backend, o.Now),
 		Trust:   trust.NewService(backend, backend, trust.Limits{Rate: ratelimit.PerMinute(o.VoteRate)}, o.Now),
 		Push:    push.NewService(backend, o.PushPolicy, secret, o.Now),
 		Signer:  signing.New(backend, o.SigningKeyGrace, o.Now),
+		Peers:   peers.NewService(backend, federation.Cards{}, o.Now),
+		Limits:  limits,
 	}, nil
 }
 
@@ -143,7 +152,7 @@ func (c *Core) AdminHandler(log *slog.Logger, version, dataDir, mode string) *ad
 // how the admin API reaches the domain.
 func (c *Core) Operator() *service.Operator {
 	return service.NewOperator(service.OperatorDeps{Agents: c.Agents, Tasks: c.Tasks, Discussions: c.Discussions,
-		Moderation: c.Moderation, Records: c.Records, Outbox: c.Store, Signer: c.Signer})
+		Moderation: c.Moderation, Records: c.Records, Outbox: c.Store, Signer: c.Signer, Peers: c.Peers})
 }
 
 // adminStore is the admin API's view of the store.

@@ -66,6 +66,9 @@ func (s *Server) SyncFollowers(ctx context.Context) error {
 	if err := s.live.Sync(ctx); err != nil {
 		return err
 	}
+	if err := s.fed.Sync(ctx); err != nil {
+		return err
+	}
 	return s.index.Sync(ctx)
 }
 

@@ -37,7 +37,7 @@ func (s *Server) mcpHandlers(svc *service.Service) (http.Handler, error) {
 	tokens, policy := s.oauthDeps()
 	local, err := service.New(service.Config{PublicURL: s.cfg.PublicURL, Version: s.cfg.Version},
 		service.Deps{Tasks: s.core.Tasks, Discussions: s.core.Discussions, Search: s.index, Agents: s.core.Agents,
-			Records: s.core.Records, AccessTokens: tokens, OAuth: policy})
+			Records: s.core.Records, Peers: s.core.Peers, AccessTokens: tokens, OAuth: policy})
 	if err != nil {
 		return nil, err
 	}

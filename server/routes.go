@@ -97,6 +97,8 @@ func routes(s surfaces) []route {
 
 	// kfa's own JSON API: public reads, then the credentialed routes.
 	api := s.api
+	add("/api/v1/changes", fn(api.ListChanges), get, head)
+	add("/api/v1/changes", fn(httpkit.Preflight), opts)
 	add("/api/v1/discussions", fn(api.ListDiscussions), get, head)
 	add("/api/v1/discussions/{id:[^/:]+}:flag", httpkit.Private(fn(api.FlagDiscussion)), post)
 	add("/api/v1/discussions/{id:[^/:]+}/replies/{replyId:[^/:]+}:flag", httpkit.Private(fn(api.FlagReply)), post)

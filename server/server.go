@@ -18,10 +18,12 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discovery"
 	"github.com/kfa-project/kfa/events"
+	"github.com/kfa-project/kfa/federation"
 	"github.com/kfa-project/kfa/grpcbinding"
 	"github.com/kfa-project/kfa/httpjson"
 	"github.com/kfa-project/kfa/jsonrpc"
 	"github.com/kfa-project/kfa/oauth"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/search"
@@ -60,6 +62,8 @@ type Server struct {
 	creds   *agents.CredCache
 
 	worker *webhook.Worker // nil with push notifications off
+	// fed follows the peers and forwards asks (federation.go).
+	fed *federation.Runner
 
 	// oauth verifies the OAuth providers' access tokens (oauth.go); nil
 	// without --oauth-issuer. oauthServices are the services whose card
@@ -118,6 +122,7 @@ func newServer(cfg Config, log *slog.Logger, grpcLn net.Listener) (*Server, erro
 		return nil, err
 	}
 	s.newLive()
+	s.newFederation()
 	if s.oauth, err = s.newOAuth(); err != nil {
 		_ = core.Close()
 		return nil, fmt.Errorf("config: %w", err)
@@ -190,6 +195,8 @@ func (s *Server) publicHandler() (*router, error) {
 		SearchRate:  perMinute(s.cfg.SearchRate),
 		Agents:      s.core.Agents,
 		Records:     s.core.Records,
+		Feed:        peers.NewFeed(s.core.Store, s.cfg.PublicURL),
+		Peers:       s.core.Peers,
 		Sessions:    webSessions,
 		// Failed sign-ins of the web view share this budget.
 		AuthFailures: perMinute(s.cfg.AuthFailRate),
@@ -330,6 +337,7 @@ func (s *Server) startOn(ln net.Listener) (err error) {
 	s.startTLS()
 	s.startGRPC()
 	s.index.Start(context.Background())
+	s.fed.Start(context.Background())
 	if s.trimmer != nil {
 		s.trimmer.Start(context.Background())
 	}
@@ -427,6 +435,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.trimmer.Stop()
 	}
 	s.live.Stop()
+	// The federation runtime writes to the store too.
+	s.fed.Stop()
 	// The delivery worker writes to the store: it stops before the store
 	// closes. A delivery it was sending stays pending and is sent again.
 	if s.worker != nil {

@@ -1,11 +1,14 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/discussions"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 )
@@ -60,6 +63,13 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 			}
 		}
 	}
+	var err error
+	if ai.NoForward, err = noForward(in.data); err != nil {
+		return tasks.Task{}, tasks.View{}, err
+	}
+	if ai.Origin, err = forwardedFrom(req.Message.Metadata); err != nil {
+		return tasks.Task{}, tasks.View{}, err
+	}
 	p, err := s.inlinePush(cfg)
 	if err != nil {
 		return tasks.Task{}, tasks.View{}, err
@@ -71,6 +81,49 @@ func (s *Service) askTask(ctx context.Context, c Caller, req *a2a.SendMessageReq
 		return tasks.Task{}, tasks.View{}, s.askError(ai.JoinDiscussionID, err)
 	}
 	return t, view, nil
+}
+
+// noForward reads the ask data's "forward": false, which keeps the
+// question from this server's peers.
+func noForward(data map[string]json.RawMessage) (bool, error) {
+	raw, ok := data["forward"]
+	if !ok || bytes.Equal(raw, []byte("null")) {
+		return false, nil
+	}
+	var v bool
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false, a2a.BadParam("data.forward", "must be true or false")
+	}
+	return !v, nil
+}
+
+// forwardedFrom reads where a question a peer forwarded here was asked
+// first (the message metadata's kfaOrigin); nil for none.
+func forwardedFrom(meta json.RawMessage) (*discussions.Origin, error) {
+	if len(meta) == 0 {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return nil, nil
+	}
+	raw, ok := m[peers.OriginMetadataKey]
+	if !ok {
+		return nil, nil
+	}
+	var o struct {
+		Server       string `json:"server"`
+		DiscussionID string `json:"discussionId"`
+	}
+	field := "message.metadata." + peers.OriginMetadataKey
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, a2a.BadParam(field, "must be {\"server\": a URL, \"discussionId\": an id}")
+	}
+	origin, err := peers.ParseOrigin(o.Server, o.DiscussionID)
+	if err != nil {
+		return nil, toA2A(err, field+".")
+	}
+	return origin, nil
 }
 
 // askError explains a failed join in terms of the request's fields. A

@@ -11,6 +11,7 @@ import (
 	"github.com/kfa-project/kfa/input"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/tasks"
 	"github.com/kfa-project/kfa/trust"
@@ -53,6 +54,14 @@ func toA2A(err error, prefix string) *a2a.Error {
 	if errors.As(err, &inf) {
 		return a2a.Errorf(a2a.NotFound, "%s", (&moderation.ItemNotFoundError{Kind: inf.Kind, ID: truncate(inf.ID, 64)}).Error())
 	}
+	var pnf *peers.NotFoundError
+	if errors.As(err, &pnf) {
+		return a2a.Errorf(a2a.NotFound, "%s", pnf.Error()).With("peer", truncate(pnf.Name, 64))
+	}
+	var ce *peers.CardError
+	if errors.As(err, &ce) {
+		return a2a.BadParam("url", "%s", truncate(ce.Error(), 500))
+	}
 	var tm *discussions.TooManyRepliesError
 	if errors.As(err, &tm) {
 		id := truncate(tm.ID, 64)
@@ -77,6 +86,14 @@ func toA2A(err error, prefix string) *a2a.Error {
 		return &a2a.Error{Kind: a2a.RateLimited, Message: rl.Msg, RetryAfter: rl.RetryAfter}
 	}
 	switch {
+	case errors.Is(err, peers.ErrExists):
+		return a2a.BadParam("name", "a peer has this name already; remove it first, or choose another name")
+	case errors.Is(err, peers.ErrTooManyPeers):
+		return a2a.Errorf(a2a.UnsupportedOperation, "this server keeps at most %d peers", peers.MaxPeers)
+	case errors.Is(err, peers.ErrNoDocument):
+		return a2a.Errorf(a2a.NotFound, "no followed document has this id")
+	case errors.Is(err, peers.ErrCursorExpired):
+		return a2a.Errorf(a2a.CursorExpired, "%s", err.Error())
 	case errors.Is(err, tasks.ErrNotFound):
 		return a2a.Errorf(a2a.TaskNotFound, "task not found")
 	case errors.Is(err, tasks.ErrNotCancelable):

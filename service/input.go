@@ -257,7 +257,7 @@ func isJSONMedia(mt string) bool {
 // dataKeys are the keys a data part's object is read by, exactly.
 var dataKeys = []string{"action", "skill", "query", "limit", "kind", "product", "environment",
 	"question", "details", "discussionId", "replyId", "recordId", "value", "outcome", "note",
-	"minScore", "minTrust", "minReputation"}
+	"forward", "minScore", "minTrust", "minReputation"}
 
 // checkDataKeys refuses a data key that names one kfa reads other than
 // exactly ("QUERY", "discussionid"): it would be ignored, and the request

@@ -12,6 +12,7 @@ import (
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/signing"
 	"github.com/kfa-project/kfa/tasks"
@@ -31,6 +32,9 @@ type OperatorDeps struct {
 	// Unavailable.
 	Outbox push.OutboxStore
 	Signer *signing.Signer
+	// Peers are this server's peers (operator_peers.go); nil answers
+	// Unavailable.
+	Peers *peers.Service
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/kfa-project/kfa/a2a"
 	"github.com/kfa-project/kfa/api"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 )
 
 // The operator's moderation (kfa moderation, kfa agent revoke
@@ -52,6 +53,14 @@ func (o *Operator) Moderate(ctx context.Context, action moderation.Action, req a
 		return moderation.Result{}, a2a.BadParam("id", "is required: the discussion's or the reply's id")
 	}
 	t, actor := moderation.Target{Kind: moderation.Kind(req.Kind), ID: req.ID}, operatorActor(req.By)
+	if t.Kind == moderation.KindDocument || t.Kind == "" && peers.IsDocumentKey(t.ID) {
+		// A document followed from a peer: hidden here, by the peers'
+		// decision, into the same log.
+		if o.d.Peers == nil {
+			return moderation.Result{}, errNoPeers
+		}
+		return o.d.Peers.Moderate(ctx, action, actor, t.ID, req.Reason)
+	}
 	switch action {
 	case moderation.ActionHide:
 		return m.Hide(ctx, actor, t, req.Reason)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kfa-project/kfa/knowledge"
+	"github.com/kfa-project/kfa/peers"
 )
 
 // What the surfaces read of the records besides searching them: the web
@@ -18,6 +19,23 @@ func (s *Service) Record(ctx context.Context, id string) (knowledge.Record, erro
 // them (the default when nil).
 func (s *Service) ListRecords(ctx context.Context, after string, pageSize *int) (knowledge.RecordPage, error) {
 	return s.deps.Records.List(ctx, after, pageSize)
+}
+
+// Followed returns a document followed from a peer, by its key, when
+// readers may see it (peers.ErrNoDocument for none, a hidden one or a
+// placeholder).
+func (s *Service) Followed(ctx context.Context, key string) (peers.Document, error) {
+	if s.deps.Peers == nil || !peers.IsDocumentKey(key) {
+		return peers.Document{}, peers.ErrNoDocument
+	}
+	d, err := s.deps.Peers.Document(ctx, key)
+	if err != nil {
+		return peers.Document{}, err
+	}
+	if !d.Visible() || (d.Record == nil && d.Thread == nil) {
+		return peers.Document{}, peers.ErrNoDocument
+	}
+	return d, nil
 }
 
 // RecordChanges lists the record changes after a position of the feed,

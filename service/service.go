@@ -14,6 +14,7 @@ import (
 	"github.com/kfa-project/kfa/events"
 	"github.com/kfa-project/kfa/knowledge"
 	"github.com/kfa-project/kfa/moderation"
+	"github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/ratelimit"
 	"github.com/kfa-project/kfa/sessions"
@@ -70,6 +71,12 @@ type Deps struct {
 	Agents *agents.Service
 	// Records are read by id and by the change feed (records.go).
 	Records *knowledge.Service
+	// Feed is the public change feed peers follow (changes.go); nil
+	// answers Unavailable.
+	Feed *peers.Feed
+	// Peers are this server's peers: MCP's fetch reads what was followed
+	// from them (records.go); nil: nothing was.
+	Peers *peers.Service
 	// Sessions are the web view's sign-in sessions (sessions.go); nil
 	// without the web view.
 	Sessions *sessions.Service

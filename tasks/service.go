@@ -198,6 +198,12 @@ type AskInput struct {
 	// Push, when set, is a checked push notification config
 	// (push.Service.Validate) to store with the new task.
 	Push *push.Config
+	// Origin, when set, is where a question forwarded here by a peer was
+	// asked first (federation): the discussion it opens keeps it, and is
+	// never forwarded again. NoForward opts a question out of being
+	// forwarded to this server's peers.
+	Origin    *discussions.Origin
+	NoForward bool
 }
 
 // Ask creates a WORKING task owned by the asker and, unless it joins one,
@@ -286,6 +292,8 @@ func NewAsk(in AskInput, now time.Time, maxOpen int) CreateAsk {
 			Filters:    in.Filters,
 			Status:     discussions.StatusOpen,
 			CreatedAt:  now,
+			Origin:     in.Origin,
+			NoForward:  in.NoForward || in.Origin != nil,
 		}
 		c.Task.DiscussionID = c.Discussion.ID
 	}

@@ -50,6 +50,17 @@ type ReplyRef struct {
 	AuthorName   string
 	Body         string
 	At           time.Time
+	// OriginPeer and OriginURL, for a reply that came back from a peer
+	// (federation), name the peer and the reply's page there: the
+	// artifact's data part carries them as origin.
+	OriginPeer string
+	OriginURL  string
+}
+
+// replyOrigin is the origin member of a reply artifact's data part.
+type replyOrigin struct {
+	Peer string `json:"peer"`
+	URL  string `json:"url,omitempty"`
 }
 
 // CompleteByReply moves a WORKING task to COMPLETED with r as its answer:
@@ -61,12 +72,17 @@ func (t *Task) CompleteByReply(r ReplyRef) bool {
 	if !t.Waiting() || !t.AnswerFor(r.AuthorID, r.DiscussionID) {
 		return false
 	}
+	var origin *replyOrigin
+	if r.OriginPeer != "" {
+		origin = &replyOrigin{Peer: r.OriginPeer, URL: r.OriginURL}
+	}
 	ref, _ := json.Marshal(struct {
-		DiscussionID string `json:"discussionId"`
-		ReplyID      string `json:"replyId"`
-		AuthorID     string `json:"authorId"`
-		AuthorName   string `json:"authorName"`
-	}{r.DiscussionID, r.ReplyID, r.AuthorID, r.AuthorName})
+		DiscussionID string       `json:"discussionId"`
+		ReplyID      string       `json:"replyId"`
+		AuthorID     string       `json:"authorId"`
+		AuthorName   string       `json:"authorName"`
+		Origin       *replyOrigin `json:"origin,omitempty"`
+	}{r.DiscussionID, r.ReplyID, r.AuthorID, r.AuthorName, origin})
 	t.State = a2a.TaskStateCompleted
 	t.StatusTime = r.At
 	t.StatusMessage = &a2a.Message{

@@ -110,6 +110,9 @@ type result struct {
 	Status      discussions.Status
 	ReplyCount  int
 	AnsweredAt  time.Time
+	// Peer names the peer a followed document comes from ("" for a local
+	// one); Page is then its page on the peer.
+	Peer string
 	// Signals are the record's, or the discussion's answer's; Author
 	// wrote the answer (nil for a record).
 	Signals knowledge.Signals
@@ -144,6 +147,9 @@ func results(res knowledge.Result) []result {
 		if hit.Source == knowledge.SourceDiscussion {
 			r.Source, r.Page = sourceDiscussion, "/discussions/"+url.PathEscape(hit.ID)
 			r.Status, r.ReplyCount, r.AnsweredAt = discussions.Status(hit.Status), hit.ReplyCount, hit.AnsweredAt
+		}
+		if hit.Origin != nil {
+			r.Peer, r.Page = hit.Origin.Peer, hit.Origin.URL
 		}
 		out = append(out, r)
 	}

@@ -286,7 +286,7 @@ func TestNoDatabase(t *testing.T) {
 // TestCompletion: the scripts know every command, subcommand and flag.
 func TestCompletion(t *testing.T) {
 	bash := ok(t, "completion", "bash")
-	for _, want := range []string{"complete -o filenames -F _kfa kfa", `"help agent backup check completion discussions inbox init mcp migrate moderation push records reply restore serve stats tasks version"`,
+	for _, want := range []string{"complete -o filenames -F _kfa kfa", `"help agent backup check completion discussions inbox init mcp migrate moderation peer push records reply restore serve stats tasks version"`,
 		`compgen -W "list show cancel"`, "--owner", "--state", "--unacked", "--keep-old", "--metrics-addr", "--as --body"} {
 		if !strings.Contains(bash, want) {
 			t.Errorf("bash completion lacks %q", want)
@@ -295,7 +295,7 @@ func TestCompletion(t *testing.T) {
 	fish := ok(t, "completion", "fish")
 	for _, want := range []string{
 		"complete -c kfa -f\n",
-		"complete -c kfa -n 'not __fish_seen_subcommand_from agent backup check completion discussions inbox init mcp migrate moderation push records reply restore serve stats tasks version' -a tasks -d 'list, show and cancel tasks of every agent'",
+		"complete -c kfa -n 'not __fish_seen_subcommand_from agent backup check completion discussions inbox init mcp migrate moderation peer push records reply restore serve stats tasks version' -a tasks -d 'list, show and cancel tasks of every agent'",
 		"complete -c kfa -n '__fish_seen_subcommand_from tasks; and not __fish_seen_subcommand_from list show cancel' -a list",
 		"complete -c kfa -n '__fish_seen_subcommand_from tasks; and __fish_seen_subcommand_from list' -l owner -x -d 'only tasks of the agent with this id'",
 		"complete -c kfa -n '__fish_seen_subcommand_from stats' -l data -x -a '(__fish_complete_directories)'",

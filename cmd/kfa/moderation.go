@@ -148,12 +148,13 @@ func moderationAction(a moderation.Action) func(ctx context.Context, e env, args
 			"public surface: the API (404, like an unknown one), search, MCP, the web pages (410)\n" +
 			"and the feeds, on every process, within a second. Nothing is deleted, and no task\n" +
 			"changes: a task a hidden reply completed keeps its answer. Hiding settles the item's\n" +
-			"flags. An accepted answer loses its mark while hidden."
+			"flags. An accepted answer loses its mark while hidden. A document followed from a\n" +
+			"peer (its id starts with peer:) is hidden from search here, whatever the peer sends."
 		if a == moderation.ActionUnhide {
 			what = "Make a hidden discussion or reply public again, wherever it was hidden from. A reply\n" +
 				"that was the accepted answer gets its mark back, unless the asker accepted another."
 		}
-		fs := newFlagSet("moderation "+verb, "kfa moderation "+verb+" discussion|reply ID --reason TEXT [--by NAME] [--json]",
+		fs := newFlagSet("moderation "+verb, "kfa moderation "+verb+" discussion|reply|document ID --reason TEXT [--by NAME] [--json]",
 			what+"\nThe action, its reason and --by go into the moderation log.", e,
 			"kfa moderation "+verb+" reply 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --reason 'spam: links to a shop'",
 			"kfa moderation "+verb+" discussion 01JD0Z6X8Q4Y4K2V1T3S5R7P9N --reason 'reviewed: on topic'")
@@ -164,12 +165,13 @@ func moderationAction(a moderation.Action) func(ctx context.Context, e env, args
 		if err != nil {
 			return err
 		}
-		if err := wantArgs(pos, 2, "discussion|reply and an ID"); err != nil {
+		if err := wantArgs(pos, 2, "discussion|reply|document and an ID"); err != nil {
 			return err
 		}
 		kind, err := moderation.ParseKind(pos[0])
 		if err != nil {
-			return usagef("the first argument must be discussion or reply, not %q", oneLine(clip(pos[0], 32)))
+			return usagef("the first argument must be discussion, reply or document (a document followed from a peer), not %q",
+				oneLine(clip(pos[0], 32)))
 		}
 		if strings.TrimSpace(reason) == "" {
 			return usagef("--reason is required: say why, for the moderation log")

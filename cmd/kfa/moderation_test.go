@@ -96,7 +96,7 @@ func TestModerationCommands(t *testing.T) {
 				want string
 			}{
 				{[]string{"moderation", "hide", "reply", replyID}, 2, "--reason is required"},
-				{[]string{"moderation", "hide", "thread", replyID, "--reason", "x"}, 2, "must be discussion or reply"},
+				{[]string{"moderation", "hide", "thread", replyID, "--reason", "x"}, 2, "must be discussion, reply or document"},
 				{[]string{"moderation", "hide", "reply", "01JD0Z6X8Q4Y4K2V1T3S5R7P9N", "--reason", "x"}, 1, "no reply has the id 01JD0Z6X8Q4Y4K2V1T3S5R7P9N"},
 				{[]string{"moderation", "dismiss", "nope"}, 1, "no discussion or reply has the id nope"},
 			} {

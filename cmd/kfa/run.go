@@ -55,6 +55,7 @@ func commands() []command {
 		{"mcp", "serve the MCP tools (search, fetch, get_changes, whoami) over stdio", runMCP},
 		{"push", "list and retry push notification deliveries; rotate the signing key", runPush},
 		{"moderation", "review flags; hide, unhide and dismiss; read the moderation log", runModeration},
+		{"peer", "follow other kfa servers and forward asks to them: add, list, pause, resume, remove", runPeer},
 		{"version", "print the version, commit, Go version and build date", runVersion},
 	}
 }

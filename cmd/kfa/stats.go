@@ -67,5 +67,12 @@ func runStats(ctx context.Context, e env, args []string) error {
 	t.row("Records", fmt.Sprint(st.Records))
 	t.row("Log position", st.LogPosition)
 	t.row("Index lag", lag)
+	for _, p := range st.Peers {
+		state := p.State
+		if p.Purging {
+			state = "removed, purging"
+		}
+		t.row("Peer "+p.Name, fmt.Sprintf("%s, lag %ds, %s", state, p.LagSeconds, plural(p.Documents, "document", "documents")))
+	}
 	return t.flush()
 }

@@ -42,6 +42,7 @@ func RunConcurrent(t *testing.T, pair PairOpener) {
 		{"Revoke", testConcurrentRevoke},
 		{"Answers", testConcurrentAnswers},
 		{"DiscussionTotals", testConcurrentTotals},
+		{"Peers", testConcurrentPeers},
 		{"SignalRate", testConcurrentSignalRate},
 		{"SignalsAndHides", testConcurrentSignalsAndHides},
 	} {

@@ -18,6 +18,7 @@ import (
 	"github.com/kfa-project/kfa/changelog"
 	"github.com/kfa-project/kfa/discussions"
 	"github.com/kfa-project/kfa/moderation"
+	peerdom "github.com/kfa-project/kfa/peers"
 	"github.com/kfa-project/kfa/push"
 	"github.com/kfa-project/kfa/sessions"
 	"github.com/kfa-project/kfa/signing"
@@ -36,6 +37,7 @@ type Store interface {
 	push.ConfigStore
 	push.OutboxStore
 	signing.Store
+	peerdom.Store
 	trust.Store
 	changelog.Log
 	storage.Engine
@@ -96,6 +98,8 @@ func Run(t *testing.T, open Opener) {
 		{"Accept", testAccept},
 		{"HideAuthor", testHideAuthor},
 		{"ListOldest", testListOldest},
+		{"Peers", testPeers},
+		{"Forwards", testForwards},
 		{"VoteOnce", testVoteOnce},
 		{"SignalRefusals", testSignalRefusals},
 		{"SignalRate", testSignalRate},
