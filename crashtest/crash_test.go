@@ -67,7 +67,7 @@ func (p *proc) logText() string {
 // unless it is empty (bbolt then), with extra flags after the usual ones.
 func serve(t *testing.T, bin, data, store string, extra ...string) *proc {
 	t.Helper()
-	return serveAt(t, bin, data, store, freeAddr(t))
+	return serveAt(t, bin, data, store, freeAddr(t), extra...)
 }
 
 // serveAt is serve on addr, with extra flags: a server restarted after a

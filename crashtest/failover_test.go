@@ -200,8 +200,13 @@ func failover(t *testing.T, primary, standby *pgha.Node, f *failLoad, bases, tok
 func requireSync(t *testing.T, base, token string, sync bool) {
 	t.Helper()
 	if !sync {
+		last := ""
 		waitUntil(t, "/readyz to say there is no synchronous standby", func() bool {
 			code, body := readyz(base)
+			if said := fmt.Sprintf("%d %s", code, body); said != last {
+				t.Logf("/readyz of the --require-sync-replica process: %s", said) // what it said instead, if this gives up
+				last = said
+			}
 			return code == http.StatusServiceUnavailable && strings.Contains(body, "not ready: no synchronous standby")
 		})
 		_, err := firstAsk(base, token, time.Now())
